@@ -1,0 +1,3 @@
+from p2pkoikoi.cli import main
+
+raise SystemExit(main())
