@@ -1,0 +1,220 @@
+"""Named rule sets, each traced to a published source.
+
+A preset is nothing but a :class:`~p2pkoikoi.engine.rules.RuleSet` value: the
+engine never asks which preset is in force, it reads the fields.  The reasons
+for every value a source leaves open are written down in ``docs/rules.md``
+("Choices where the sources are silent"); keep the two in step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from p2pkoikoi.engine.errors import InputError
+from p2pkoikoi.engine.rules import (
+    AfterKoiKoi,
+    BothHandYaku,
+    CardDrawTie,
+    DrawnRound,
+    FirstDealer,
+    KoiKoiLimit,
+    KoiKoiMultiplier,
+    KoiKoiWhen,
+    RuleSet,
+    SakeCup,
+    Scoring,
+)
+
+DEFAULT_PRESET: Final = "online"
+
+#: Tane, Tan and Kasu only: the sources that print "+1 for each extra card"
+#: beside those three yaku and nowhere else.
+_PLUS_COUNTS: Final = ("kasu", "tan", "tane")
+
+_ONLINE = RuleSet()
+
+_NINTENDO = dataclasses.replace(
+    _ONLINE,
+    tane_void_with_inoshikacho=True,
+    tan_void_with_akatan_aotan=True,
+    sake_cup=SakeCup.BOTH,
+    double_at=7,
+    koikoi_multiplier=KoiKoiMultiplier.OPPONENT_DOUBLE,
+    koikoi_limit=KoiKoiLimit.ONCE_PER_ROUND,
+    after_koikoi=AfterKoiKoi.NEXT_YAKU_ENDS,
+    drawn_round=DrawnRound.DEALER_PASSES,
+    first_dealer=FirstDealer.CARD_DRAW,
+    rounds=12,
+    scoring=Scoring.SUM,
+)
+
+_RULEBOOK = dataclasses.replace(
+    _ONLINE,
+    hanami=0,
+    tsukimi=0,
+    double_at=7,
+    koikoi_multiplier=KoiKoiMultiplier.OPPONENT_DOUBLE,
+    koikoi_limit=KoiKoiLimit.ONCE_PER_ROUND,
+    after_koikoi=AfterKoiKoi.NEXT_YAKU_ENDS,
+    both_hand_yaku=BothHandYaku.BOTH_SCORE,
+    hand_yaku_before_field_redeal=True,
+    redeal_field_four_pairs=True,
+    hand_swap=True,
+    drawn_round=DrawnRound.DEALER_PASSES,
+    first_dealer=FirstDealer.CARD_DRAW,
+    card_draw_tie=CardDrawTie.REDRAW,
+    rounds=12,
+    scoring=Scoring.SUM,
+)
+
+_VANIKAR = dataclasses.replace(
+    _ONLINE,
+    teshi=0,
+    kuttsuki=0,
+    plus_yaku=_PLUS_COUNTS,
+    double_at=7,
+    koikoi_multiplier=KoiKoiMultiplier.OPPONENT_DOUBLE,
+    drawn_round=DrawnRound.DEALER_PASSES,
+    scoring=Scoring.SUM,
+)
+
+_TRADITIONS = dataclasses.replace(
+    _ONLINE,
+    goko=15,
+    shiko=10,
+    ame_shiko=8,
+    sanko=6,
+    akatan=6,
+    aotan=6,
+    akatan_aotan=0,
+    hanami=0,
+    tsukimi=0,
+    plus_yaku=_PLUS_COUNTS,
+    sake_cup=SakeCup.BOTH,
+    double_at=0,
+    koikoi_multiplier=KoiKoiMultiplier.NONE,
+    both_hand_yaku=BothHandYaku.REDEAL,
+    redeal_field_four_pairs=True,
+    rounds=1,
+    scoring=Scoring.SUM,
+)
+
+_TORACO = dataclasses.replace(
+    _ONLINE,
+    akatan_aotan=0,
+    teshi=0,
+    kuttsuki=0,
+    plus_yaku=_PLUS_COUNTS,
+    sake_cup=SakeCup.BOTH,
+    double_at=7,
+    koikoi_multiplier=KoiKoiMultiplier.OPPONENT_DOUBLE,
+    koikoi_when=KoiKoiWhen.NOT_HAND_EMPTY,
+    redeal_hand_four_of_month=True,
+    redeal_hand_four_pairs=True,
+    rounds=3,
+    scoring=Scoring.SUM,
+)
+
+_FUDAWIKI = dataclasses.replace(
+    _ONLINE,
+    goko=15,
+    sanko=6,
+    tane_void_with_inoshikacho=True,
+    tan_void_with_akatan_aotan=True,
+    sake_cup=SakeCup.BOTH,
+    double_at=7,
+    koikoi_multiplier=KoiKoiMultiplier.OPPONENT_DOUBLE,
+    both_hand_yaku=BothHandYaku.DRAW,
+    redeal_field_four_pairs=True,
+    first_dealer=FirstDealer.CARD_DRAW,
+    rounds=12,
+    scoring=Scoring.SUM,
+)
+
+PRESETS: Final[dict[str, RuleSet]] = {
+    "online": _ONLINE,
+    "nintendo": _NINTENDO,
+    "rulebook": _RULEBOOK,
+    "vanikar": _VANIKAR,
+    "traditions": _TRADITIONS,
+    "toraco": _TORACO,
+    "fudawiki": _FUDAWIKI,
+}
+
+PRESET_SOURCES: Final[dict[str, str]] = {
+    "online": "the peer-to-peer online game's own rules (seed 002), Nintendo's yaku values",
+    "nintendo": "Nintendo's Japanese hanafuda rules, as seed 002 and the rule-variants reference "
+    "summarise them",
+    "rulebook": "the printed Hanafuda Rulebook's Koi-Koi rules and set reference sheet (seed 000)",
+    "vanikar": "the Vanikar app's Koi-Koi rules and scoring table (seed 001)",
+    "traditions": "the Traditions app's single-deal Koi-Koi against the computer (seed 003)",
+    "toraco": "the TORACO Hanafuda app's 3-round Koi-Koi (seed 004)",
+    "fudawiki": "Fuda Wiki's common Koi-Koi rules: Goko 15, Sanko 6, one yaku per group, "
+    "unlimited calls",
+}
+
+_SETTING_HELP: Final[dict[str, str]] = {
+    "goko": "points for Goko, all five brights (0 = off)",
+    "shiko": "points for Shiko, four brights without the Rain man (0 = off)",
+    "ame_shiko": "points for Ame-shiko, four brights including the Rain man (0 = off)",
+    "sanko": "points for Sanko, three brights without the Rain man (0 = off)",
+    "inoshikacho": "points for Inoshikacho, the Boar, Deer and Butterflies (0 = off)",
+    "akatan": "points for Akatan, the three red poetry ribbons (0 = off)",
+    "aotan": "points for Aotan, the three blue ribbons (0 = off)",
+    "akatan_aotan": "points for holding both ribbon sets, replacing Akatan and Aotan "
+    "(0 = they simply add up)",
+    "tane": "points for Tane, any five animals (0 = off)",
+    "tan": "points for Tan, any five ribbons (0 = off)",
+    "kasu": "points for Kasu, any ten chaff cards (0 = off)",
+    "hanami": "points for Hanami-zake, the Curtain and the Sake cup (0 = off)",
+    "tsukimi": "points for Tsukimi-zake, the Moon and the Sake cup (0 = off)",
+    "teshi": "points for Teshi, being dealt all four cards of a month (0 = off)",
+    "kuttsuki": "points for Kuttsuki, being dealt four pairs (0 = off)",
+    "plus_yaku": "yaku that score +1 for each card of their kind beyond the ones they need",
+    "tane_void_with_inoshikacho": "Tane scores nothing once Inoshikacho is made",
+    "tan_void_with_akatan_aotan": "Tan scores nothing once Akatan or Aotan is made",
+    "sake_cup": "whether the Sake cup counts only as an animal or also as a chaff card",
+    "viewing_needs_other_yaku": "Hanami and Tsukimi score only beside another yaku",
+    "rain_out": "whether Willow or Paulownia cards spoil Hanami and Tsukimi",
+    "double_at": "a round total of at least this many points is doubled (0 = never)",
+    "koikoi_multiplier": "how koi-koi calls multiply the round winner's score",
+    "koikoi_limit": "how many koi-koi calls a round allows",
+    "after_koikoi": "after a koi-koi, whether a raise offers a new choice or ends the round",
+    "koikoi_when": "when a player who may stop may also call koi-koi",
+    "both_hand_yaku": "what happens when both players are dealt a hand yaku",
+    "hand_yaku_before_field_redeal": "hands are checked for hand yaku before the field "
+    "is checked for a redeal",
+    "redeal_field_four_of_month": "deal again when the field shows all four cards of a month",
+    "redeal_field_four_pairs": "deal again when the field shows four pairs",
+    "redeal_hand_four_of_month": "deal again when a hand holds all four cards of a month",
+    "redeal_hand_four_pairs": "deal again when a hand holds four pairs",
+    "hand_swap": "the non-dealer may swap hands with the dealer before looking",
+    "forced_capture": "a player holding a card that matches the field must play one",
+    "drawn_round": "what happens when both hands run out and nobody stopped",
+    "oya_ken_points": "points the dealer scores for a drawn round under oya-ken",
+    "first_dealer": "how the first dealer is chosen",
+    "card_draw_tie": "who deals when both drawn cards are of one month",
+    "next_dealer": "who deals the next round",
+    "rounds": "number of rounds in the match",
+    "scoring": "running totals, or a pool paid by the loser of each round",
+    "pool_stake": "points each player starts with under pool scoring",
+    "knockout": "under pool scoring, a player left with 0 points loses at once",
+}
+
+
+def get_preset(name: str) -> RuleSet:
+    """The preset called ``name`` (case and surrounding space ignored)."""
+    key = name.strip().lower() if isinstance(name, str) else name
+    try:
+        return PRESETS[key]
+    except (KeyError, TypeError):
+        raise InputError(f"unknown preset: {name!r} (choose from: {', '.join(PRESETS)})") from None
+
+
+def describe_setting(name: str) -> str:
+    """One English line explaining a RuleSet field, for ``p2pkoikoi rules`` and the UI."""
+    try:
+        return _SETTING_HELP[name]
+    except KeyError:
+        raise InputError(f"unknown rule setting: {name}") from None

@@ -1,0 +1,421 @@
+"""Yaku scoring: which yaku a captured pile makes, and what a round is worth.
+
+This runs after every turn of every random playout, so :func:`total` must cost
+a few microseconds.  Everything that depends only on the :class:`RuleSet` is
+worked out once per rule set into a :class:`_Compiled` value (points tables
+indexed by card counts, the chaff mask with or without the Sake cup, the
+bright yaku for each of the 32 bright subsets); a call is then a handful of
+``&``, ``int.bit_count()`` and tuple look-ups.  :func:`evaluate` uses the same
+tables and only adds the bookkeeping of *which* yaku and cards, so the two
+cannot drift apart (``tests/test_yaku.py`` checks that they agree).
+
+Semantics fixed here (and in ``docs/rules.md``):
+
+* Only the best bright yaku counts (the one worth most; on a tie, the one first
+  in :data:`~p2pkoikoi.engine.rules.YAKU_IDS`).  A bright yaku switched off
+  (0 points) never counts, so with Shikō off four brights fall back to Sankō.
+* ``plus_yaku`` counts cards of the yaku's own kind beyond those it needs:
+  Inoshikachō and Tane count animals (beyond 3 and 5), Akatan, Aotan and Tan
+  count ribbons (beyond 3, 3 and 5), the combined Akatan+Aotan counts ribbons
+  beyond 6, Kasu counts chaff beyond 10 (the Sake cup included when it counts
+  as chaff).  It has no effect on the bright and viewing yaku, which have no
+  "extra card" to count.
+* A yaku "is made" only when it scores points: Tane is void beside
+  Inoshikachō only if Inoshikachō is switched on, and so on.
+* Hanami and Tsukimi that need another yaku need one that is not a viewing
+  yaku, counted after every void rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from p2pkoikoi.engine.cards import (
+    ANIMALS,
+    BLUE_RIBBONS,
+    BRIGHTS,
+    CHAFF,
+    CURTAIN,
+    INOSHIKACHO,
+    MONTH_MASKS,
+    MOON,
+    POEM_RIBBONS,
+    RAIN_MAN,
+    RIBBONS,
+    SAKE_CUP,
+)
+from p2pkoikoi.engine.rules import (
+    YAKU_IDS,
+    KoiKoiMultiplier,
+    RainOut,
+    RuleSet,
+    SakeCup,
+)
+
+#: yaku id -> (English, romaji, Japanese)
+YAKU_INFO: Final[dict[str, tuple[str, str, str]]] = {
+    "goko": ("Five brights", "Gokō", "五光"),
+    "shiko": ("Four brights", "Shikō", "四光"),
+    "ame_shiko": ("Rainy four brights", "Ame-shikō", "雨四光"),
+    "sanko": ("Three brights", "Sankō", "三光"),
+    "inoshikacho": ("Boar, deer and butterflies", "Inoshikachō", "猪鹿蝶"),
+    "akatan": ("Red poetry ribbons", "Akatan", "赤短"),
+    "aotan": ("Blue ribbons", "Aotan", "青短"),
+    "akatan_aotan": ("Red and blue ribbons", "Akatan Aotan no Chōfuku", "赤短・青短の重複"),
+    "tane": ("Animals", "Tane", "タネ"),
+    "tan": ("Ribbons", "Tan", "タン"),
+    "kasu": ("Chaff", "Kasu", "カス"),
+    "hanami": ("Flower viewing", "Hanami-zake", "花見酒"),
+    "tsukimi": ("Moon viewing", "Tsukimi-zake", "月見酒"),
+    "teshi": ("Four of a month in hand", "Teshi", "手四"),
+    "kuttsuki": ("Four pairs in hand", "Kuttsuki", "くっつき"),
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class YakuScore:
+    """One yaku made: its id, its points (extra cards included) and its cards as a mask."""
+
+    id: str
+    points: int
+    cards: int
+
+    @property
+    def name(self) -> str:
+        return YAKU_INFO[self.id][0]
+
+    @property
+    def romaji(self) -> str:
+        return YAKU_INFO[self.id][1]
+
+    @property
+    def japanese(self) -> str:
+        return YAKU_INFO[self.id][2]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Multiplier:
+    """One factor applied to a round's base points, with a reason a player can read."""
+
+    factor: int
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """How a round's score came about: yaku, their sum, the multipliers, the result."""
+
+    yaku: tuple[YakuScore, ...]
+    base: int
+    multipliers: tuple[Multiplier, ...]
+    score: int
+
+
+# ----- card masks used below -----
+_BRIGHT_IDS: Final = tuple(i for i in range(48) if BRIGHTS >> i & 1)
+_RAIN: Final = RAIN_MAN.bit
+_SAKE: Final = SAKE_CUP.bit
+_CURTAIN_SAKE: Final = CURTAIN.bit | _SAKE
+_MOON_SAKE: Final = MOON.bit | _SAKE
+_POEM_BLUE: Final = POEM_RIBBONS | BLUE_RIBBONS
+_WILLOW: Final = MONTH_MASKS[11]
+_PAULOWNIA: Final = MONTH_MASKS[12]
+_ID_INDEX: Final = {yid: i for i, yid in enumerate(YAKU_IDS)}
+
+
+def _count_table(points: int, need: int, size: int, plus: bool) -> tuple[int, ...]:
+    """Points by number of cards of the kind: 0 below ``need``, +1 per extra with ``plus``."""
+    if points <= 0:
+        return (0,) * (size + 1)
+    return tuple(0 if n < need else points + (n - need if plus else 0) for n in range(size + 1))
+
+
+def _best_bright(brights: int, rules: RuleSet) -> tuple[str, int, int] | None:
+    """The best bright yaku for a set of captured brights: (id, points, cards)."""
+    n = brights.bit_count()
+    rain = bool(brights & _RAIN)
+    plain = brights & ~_RAIN
+    candidates: list[tuple[str, int, int]] = []
+    if n == 5:
+        candidates.append(("goko", rules.goko, brights))
+    if plain.bit_count() >= 4:
+        candidates.append(("shiko", rules.shiko, plain))
+    if rain and n >= 4:
+        candidates.append(("ame_shiko", rules.ame_shiko, brights))
+    if plain.bit_count() >= 3:
+        candidates.append(("sanko", rules.sanko, plain))
+    best: tuple[str, int, int] | None = None
+    for cand in candidates:
+        if cand[1] > 0 and (best is None or cand[1] > best[1]):
+            best = cand
+    return best
+
+
+class _Compiled:
+    """Everything :func:`total` and :func:`evaluate` need from one RuleSet, worked out once."""
+
+    __slots__ = (
+        "rules",
+        "bright_pts",
+        "bright_yaku",
+        "kasu_mask",
+        "kasu_tab",
+        "tane_tab",
+        "tan_tab",
+        "ino_tab",
+        "aka_tab",
+        "ao_tab",
+        "combo_tab",
+        "combo_on",
+        "tane_void",
+        "tan_void",
+        "hanami",
+        "tsukimi",
+        "viewing_on",
+        "viewing_needs_other",
+        "rain_out",
+        "plus",
+    )
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        plus = frozenset(rules.plus_yaku)
+        self.plus = plus
+        # brights: index by the captured-brights mask itself (32 keys)
+        self.bright_pts: dict[int, int] = {}
+        self.bright_yaku: dict[int, tuple[str, int, int] | None] = {}
+        for sub in range(32):
+            mask = 0
+            for j, cid in enumerate(_BRIGHT_IDS):
+                if sub >> j & 1:
+                    mask |= 1 << cid
+            best = _best_bright(mask, rules)
+            self.bright_yaku[mask] = best
+            self.bright_pts[mask] = best[1] if best else 0
+        self.kasu_mask = CHAFF | (_SAKE if rules.sake_cup is SakeCup.BOTH else 0)
+        self.kasu_tab = _count_table(rules.kasu, 10, 48, "kasu" in plus)
+        self.tane_tab = _count_table(rules.tane, 5, 48, "tane" in plus)
+        self.tan_tab = _count_table(rules.tan, 5, 48, "tan" in plus)
+        # The yaku below are checked for their named cards first; the table
+        # then only prices the kind count (always >= the cards needed).
+        self.ino_tab = _count_table(rules.inoshikacho, 3, 48, "inoshikacho" in plus)
+        self.aka_tab = _count_table(rules.akatan, 3, 48, "akatan" in plus)
+        self.ao_tab = _count_table(rules.aotan, 3, 48, "aotan" in plus)
+        self.combo_tab = _count_table(rules.akatan_aotan, 6, 48, "akatan_aotan" in plus)
+        self.combo_on = rules.akatan_aotan > 0
+        self.tane_void = rules.tane_void_with_inoshikacho
+        self.tan_void = rules.tan_void_with_akatan_aotan
+        self.hanami = rules.hanami
+        self.tsukimi = rules.tsukimi
+        self.viewing_on = rules.hanami > 0 or rules.tsukimi > 0
+        self.viewing_needs_other = rules.viewing_needs_other_yaku
+        self.rain_out = rules.rain_out
+
+
+_CACHE: dict[int, _Compiled] = {}
+_CACHE_MAX: Final = 64
+
+
+def _compiled(rules: RuleSet) -> _Compiled:
+    """The compiled tables for ``rules``, cached by identity.
+
+    Keyed by ``id(rules)`` because hashing a 45-field dataclass costs more than
+    the whole evaluation; the entry holds the RuleSet itself, so its id cannot
+    be reused while cached, and ``is`` confirms the hit.
+    """
+    comp = _CACHE.get(id(rules))
+    if comp is not None and comp.rules is rules:
+        return comp
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    comp = _Compiled(rules)
+    _CACHE[id(rules)] = comp
+    return comp
+
+
+def total(captured: int, rules: RuleSet, field: int = 0) -> int:
+    """The sum of the points of every yaku in ``captured`` (the hot path).
+
+    Agrees with ``sum(y.points for y in evaluate(captured, rules, field))``.
+    """
+    c = _CACHE.get(id(rules))
+    if c is None or c.rules is not rules:
+        c = _compiled(rules)
+    na = (captured & ANIMALS).bit_count()
+    nr = (captured & RIBBONS).bit_count()
+    s = c.bright_pts[captured & BRIGHTS] + c.kasu_tab[(captured & c.kasu_mask).bit_count()]
+    ino = c.ino_tab[na] if captured & INOSHIKACHO == INOSHIKACHO else 0
+    s += ino
+    if not (ino and c.tane_void):
+        s += c.tane_tab[na]
+    if captured & _POEM_BLUE == _POEM_BLUE and c.combo_on:
+        rib = c.combo_tab[nr]
+    else:
+        rib = c.aka_tab[nr] if captured & POEM_RIBBONS == POEM_RIBBONS else 0
+        if captured & BLUE_RIBBONS == BLUE_RIBBONS:
+            rib += c.ao_tab[nr]
+    s += rib
+    if not (rib and c.tan_void):
+        s += c.tan_tab[nr]
+    if captured & _SAKE and c.viewing_on:
+        view = 0
+        if captured & _CURTAIN_SAKE == _CURTAIN_SAKE:
+            view = c.hanami
+        if captured & _MOON_SAKE == _MOON_SAKE:
+            view += c.tsukimi
+        if view:
+            return s + _viewing(c, captured, field, s)
+    return s
+
+
+def _viewing(c: _Compiled, captured: int, field: int, others: int) -> int:
+    """Points of Hanami and Tsukimi after rain-out and the needs-another-yaku rule."""
+    pts = 0
+    if captured & _CURTAIN_SAKE == _CURTAIN_SAKE and _viewing_survives(
+        c, "hanami", captured, field, others
+    ):
+        pts = c.hanami
+    if captured & _MOON_SAKE == _MOON_SAKE and _viewing_survives(
+        c, "tsukimi", captured, field, others
+    ):
+        pts += c.tsukimi
+    return pts
+
+
+def evaluate(captured: int, rules: RuleSet, field: int = 0) -> tuple[YakuScore, ...]:
+    """Every yaku in the captured pile, in :data:`YAKU_IDS` order.
+
+    ``field`` is the current field mask, read only by ``RainOut.FIELD``.
+    """
+    c = _compiled(rules)
+    plus = c.plus
+    out: list[YakuScore] = []
+    animals = captured & ANIMALS
+    ribbons = captured & RIBBONS
+    na = animals.bit_count()
+    nr = ribbons.bit_count()
+
+    best = c.bright_yaku[captured & BRIGHTS]
+    if best is not None:
+        out.append(YakuScore(*best))
+
+    ino = c.ino_tab[na] if captured & INOSHIKACHO == INOSHIKACHO else 0
+    if ino:
+        out.append(YakuScore("inoshikacho", ino, animals if "inoshikacho" in plus else INOSHIKACHO))
+
+    rib = 0
+    if captured & _POEM_BLUE == _POEM_BLUE and c.combo_on:
+        rib = c.combo_tab[nr]
+        cards = ribbons if "akatan_aotan" in plus else _POEM_BLUE
+        out.append(YakuScore("akatan_aotan", rib, cards))
+    else:
+        if captured & POEM_RIBBONS == POEM_RIBBONS and c.aka_tab[nr]:
+            pts = c.aka_tab[nr]
+            rib += pts
+            out.append(YakuScore("akatan", pts, ribbons if "akatan" in plus else POEM_RIBBONS))
+        if captured & BLUE_RIBBONS == BLUE_RIBBONS and c.ao_tab[nr]:
+            pts = c.ao_tab[nr]
+            rib += pts
+            out.append(YakuScore("aotan", pts, ribbons if "aotan" in plus else BLUE_RIBBONS))
+
+    if c.tane_tab[na] and not (ino and c.tane_void):
+        out.append(YakuScore("tane", c.tane_tab[na], animals))
+    if c.tan_tab[nr] and not (rib and c.tan_void):
+        out.append(YakuScore("tan", c.tan_tab[nr], ribbons))
+    kasu_cards = captured & c.kasu_mask
+    if c.kasu_tab[kasu_cards.bit_count()]:
+        out.append(YakuScore("kasu", c.kasu_tab[kasu_cards.bit_count()], kasu_cards))
+
+    if captured & _SAKE and c.viewing_on:
+        others = sum(y.points for y in out)
+        hanami_held = captured & _CURTAIN_SAKE == _CURTAIN_SAKE
+        if c.hanami and hanami_held and _viewing_survives(c, "hanami", captured, field, others):
+            out.append(YakuScore("hanami", c.hanami, _CURTAIN_SAKE))
+        moon_held = captured & _MOON_SAKE == _MOON_SAKE
+        if c.tsukimi and moon_held and _viewing_survives(c, "tsukimi", captured, field, others):
+            out.append(YakuScore("tsukimi", c.tsukimi, _MOON_SAKE))
+
+    out.sort(key=lambda y: _ID_INDEX[y.id])
+    return tuple(out)
+
+
+def _viewing_survives(c: _Compiled, yid: str, captured: int, field: int, others: int) -> bool:
+    """Whether one viewing yaku survives rain-out and the needs-another-yaku rule."""
+    if c.viewing_needs_other and not others:
+        return False
+    if c.rain_out is RainOut.FIELD:
+        return not field & (_WILLOW if yid == "hanami" else _PAULOWNIA)
+    if c.rain_out is RainOut.CAPTURED_WILLOW:
+        return not captured & _WILLOW
+    return True
+
+
+def hand_yaku(hand: int, rules: RuleSet) -> YakuScore | None:
+    """Teshi (all four cards of a month) or Kuttsuki (four pairs) in a dealt hand.
+
+    A hand holding four of a month and two pairs has both; it counts as Teshi,
+    the rarer.  Four of a month counts as two pairs, so with Teshi switched
+    off such a hand is still Kuttsuki.  ``None`` when absent or switched off.
+    """
+    if rules.teshi > 0:
+        fours = 0
+        for m in range(1, 13):
+            mm = MONTH_MASKS[m]
+            if hand & mm == mm:
+                fours |= mm
+        if fours:
+            return YakuScore("teshi", rules.teshi, fours)
+    if rules.kuttsuki > 0 and hand.bit_count() == 8:
+        for m in range(1, 13):
+            if (hand & MONTH_MASKS[m]).bit_count() & 1:
+                return None
+        return YakuScore("kuttsuki", rules.kuttsuki, hand)
+    return None
+
+
+def score(
+    yaku: tuple[YakuScore, ...], rules: RuleSet, calls_winner: int, calls_loser: int
+) -> ScoreBreakdown:
+    """A round winner's score: the yaku sum, doubled for its size, multiplied for koi-koi.
+
+    ``calls_winner`` / ``calls_loser`` are the koi-koi calls each player made
+    this round.  The result is before any pool cap (the loser paying at most
+    what they have left is the round's business, not the yaku's).
+    """
+    base = sum(y.points for y in yaku)
+    mults: list[Multiplier] = []
+    if rules.double_at and base >= rules.double_at:
+        mults.append(Multiplier(2, f"{rules.double_at} or more: x2"))
+    mode = rules.koikoi_multiplier
+    factor = 1
+    reason = ""
+    if mode is KoiKoiMultiplier.OPPONENT_DOUBLE:
+        if calls_loser > 0:
+            factor, reason = 2, "opponent called koi-koi: x2"
+    elif mode is KoiKoiMultiplier.SELF_DOUBLE:
+        if calls_winner > 0:
+            factor, reason = 2, "you called koi-koi: x2"
+    elif mode is KoiKoiMultiplier.ANY_DOUBLE:
+        if calls_winner + calls_loser > 0:
+            factor, reason = 2, "koi-koi was called: x2"
+    elif mode is KoiKoiMultiplier.ALL_CALLS_PLUS_ONE:
+        calls = calls_winner + calls_loser
+        factor = 1 + calls
+        reason = f"{_calls(calls)} by both players: x{factor}"
+    elif mode is KoiKoiMultiplier.OPPONENT_CALLS_PLUS_ONE:
+        factor = 1 + calls_loser
+        reason = f"{_calls(calls_loser)} by the opponent: x{factor}"
+    elif mode is KoiKoiMultiplier.KOI_BAI:
+        factor = 2**calls_loser
+        reason = f"koi-bai, {_calls(calls_loser)} by the opponent: x{factor}"
+    if factor > 1:
+        mults.append(Multiplier(factor, reason))
+    result = base
+    for m in mults:
+        result *= m.factor
+    return ScoreBreakdown(tuple(yaku), base, tuple(mults), result)
+
+
+def _calls(n: int) -> str:
+    return f"{n} koi-koi call" + ("" if n == 1 else "s")
