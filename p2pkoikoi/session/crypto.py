@@ -1,0 +1,212 @@
+"""The protocol's cryptography: key schedule, AEAD channel, transcript, commitments, signatures.
+
+All primitives come from ``cryptography``: X25519, HKDF-SHA256, ChaCha20-Poly1305,
+Ed25519; hashing is SHA-256 with a domain tag per use.  Every function here is
+pure (no randomness: callers pass keys and values in), so each is covered by a
+test vector in ``protocol/vectors``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import struct
+from typing import Final
+
+from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from p2pkoikoi.session.errors import RemoteProtocolError
+
+TAG_HANDSHAKE: Final = b"p2pkoikoi/v1/handshake\x00"
+TAG_KEY_H2J: Final = b"p2pkoikoi/v1/key/host-to-joiner\x00"
+TAG_KEY_J2H: Final = b"p2pkoikoi/v1/key/joiner-to-host\x00"
+TAG_TRANSCRIPT: Final = b"p2pkoikoi/v1/transcript\x00"
+TAG_AUTH: Final = b"p2pkoikoi/v1/auth\x00"
+TAG_SIG: Final = b"p2pkoikoi/v1/sig\x00"
+TAG_FINAL: Final = b"p2pkoikoi/v1/final\x00"
+TAG_COMMIT: Final = b"p2pkoikoi/v1/commit\x00"
+TAG_SEED: Final = b"p2pkoikoi/v1/seed\x00"
+TAG_IDENTITY: Final = b"p2pkoikoi/v1/identity\x00"
+
+MAX_COUNTER: Final = 2**64 - 1
+TAG_LEN: Final = 16
+
+Field = bytes | str | int
+
+
+def sha256(*parts: bytes) -> bytes:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p)
+    return h.digest()
+
+
+def lp(field: Field) -> bytes:
+    """Length-prefixed field: u32 big-endian length then the bytes.
+
+    ``str`` is UTF-8; ``int`` is 8 bytes big-endian unsigned (so its length is 8).
+    """
+    if isinstance(field, bool):
+        raise TypeError("booleans are not transcript fields")
+    if isinstance(field, int):
+        data = struct.pack(">Q", field)
+    elif isinstance(field, str):
+        data = field.encode("utf-8")
+    else:
+        data = bytes(field)
+    return struct.pack(">I", len(data)) + data
+
+
+def entry(kind: str, *fields: Field) -> bytes:
+    """Canonical bytes of one transcript entry: ``lp(kind) || lp(field) ...``."""
+    return lp(kind) + b"".join(lp(f) for f in fields)
+
+
+# --------------------------------------------------------------------------- handshake
+def handshake_hash(host_hello: bytes, joiner_hello: bytes) -> bytes:
+    """H0: binds both plaintext hello payloads (as sent on the wire), host's first."""
+    return sha256(TAG_HANDSHAKE, lp(host_hello), lp(joiner_hello))
+
+
+def x25519_private(seed: bytes) -> X25519PrivateKey:
+    if len(seed) != 32:
+        raise ValueError("an X25519 private key seed is 32 bytes")
+    return X25519PrivateKey.from_private_bytes(seed)
+
+
+def x25519_public(private: X25519PrivateKey) -> bytes:
+    return private.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+
+
+def shared_secret(private: X25519PrivateKey, peer_public: bytes) -> bytes:
+    """X25519; a low-order peer key (all-zero result) is a protocol error."""
+    try:
+        shared = private.exchange(X25519PublicKey.from_public_bytes(peer_public))
+    except ValueError:
+        raise RemoteProtocolError("bad hello from peer: unusable ephemeral key") from None
+    if shared == bytes(32):
+        raise RemoteProtocolError("bad hello from peer: unusable ephemeral key")
+    return shared
+
+
+def hkdf(psk: bytes, shared: bytes, label: bytes, h0: bytes) -> bytes:
+    """HKDF-SHA256(salt=psk, ikm=shared, info=label || h0), 32 bytes."""
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=psk, info=label + h0).derive(shared)
+
+
+def derive_keys(psk: bytes, shared: bytes, h0: bytes) -> tuple[bytes, bytes]:
+    """(host-to-joiner key, joiner-to-host key)."""
+    return hkdf(psk, shared, TAG_KEY_H2J, h0), hkdf(psk, shared, TAG_KEY_J2H, h0)
+
+
+def nonce(counter: int) -> bytes:
+    """96-bit nonce: 4 zero bytes then the 64-bit big-endian frame counter."""
+    return b"\x00\x00\x00\x00" + struct.pack(">Q", counter)
+
+
+class Channel:
+    """One direction of the encrypted channel: a key and a counter that only goes up."""
+
+    __slots__ = ("_aead", "counter")
+
+    def __init__(self, key: bytes) -> None:
+        self._aead = ChaCha20Poly1305(key)
+        self.counter = 0
+
+    def seal(self, plaintext: bytes) -> bytes:
+        if self.counter > MAX_COUNTER:
+            raise RemoteProtocolError("encrypted channel exhausted: too many frames")
+        ct = self._aead.encrypt(nonce(self.counter), plaintext, None)
+        self.counter += 1
+        return ct
+
+    def open(self, ciphertext: bytes) -> bytes:
+        if self.counter > MAX_COUNTER:
+            raise RemoteProtocolError("encrypted channel exhausted: too many frames")
+        if len(ciphertext) < TAG_LEN:
+            raise RemoteProtocolError("bad frame from peer: too short to be encrypted")
+        try:
+            pt = self._aead.decrypt(nonce(self.counter), ciphertext, None)
+        except InvalidTag:
+            raise RemoteProtocolError(
+                "frame failed authentication: it was modified, replayed or reordered, "
+                "or the peer does not hold this invite's secret"
+            ) from None
+        self.counter += 1
+        return pt
+
+
+# --------------------------------------------------------------------------- transcript
+def transcript_start(h0: bytes) -> bytes:
+    """T0 = SHA-256(tag || H0)."""
+    return sha256(TAG_TRANSCRIPT, h0)
+
+
+def absorb(transcript: bytes, kind: str, *fields: Field) -> bytes:
+    """T' = SHA-256(T || entry(kind, fields...))."""
+    return sha256(transcript, entry(kind, *fields))
+
+
+def auth_entry(role: str, name: str, key: bytes, rules: bytes) -> bytes:
+    return entry("auth", role, name, key, rules)
+
+
+def auth_message(h0: bytes, role: str, name: str, key: bytes, rules: bytes) -> bytes:
+    """What a player's auth signature covers."""
+    return TAG_AUTH + h0 + auth_entry(role, name, key, rules)
+
+
+def sig_message(transcript: bytes) -> bytes:
+    """What an action / resign signature covers: the transcript hash after that entry."""
+    return TAG_SIG + transcript
+
+
+def final_message(transcript: bytes, state_hash: bytes) -> bytes:
+    return TAG_FINAL + transcript + state_hash
+
+
+def commitment(transcript: bytes, host_value: bytes) -> bytes:
+    return sha256(TAG_COMMIT, transcript, host_value)
+
+
+def derive_seed(host_value: bytes, joiner_value: bytes, transcript: bytes) -> bytes:
+    return sha256(TAG_SEED, host_value, joiner_value, transcript)
+
+
+# --------------------------------------------------------------------------- identities
+def public_bytes(key: Ed25519PrivateKey | Ed25519PublicKey) -> bytes:
+    pub = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
+    return pub.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def sign(key: Ed25519PrivateKey, message: bytes) -> bytes:
+    return key.sign(message)
+
+
+def verify_sig(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    """True when ``signature`` by ``public_key`` over ``message`` holds."""
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def fingerprint(public_key_bytes: bytes) -> str:
+    """Short human-readable identity: 80 bits of SHA-256 in four groups of base32.
+
+    >>> len(fingerprint(bytes(32)))
+    19
+    """
+    if len(public_key_bytes) != 32:
+        raise ValueError("an Ed25519 public key is 32 bytes")
+    digest = sha256(TAG_IDENTITY, public_key_bytes)[:10]
+    text = base64.b32encode(digest).decode("ascii").lower()
+    return "-".join(text[i : i + 4] for i in range(0, 16, 4))

@@ -1,0 +1,37 @@
+"""Errors of the session layer; each message is what the user reads."""
+
+from __future__ import annotations
+
+from p2pkoikoi.engine.errors import InputError, KoiKoiError
+
+
+class ProtocolError(KoiKoiError):
+    """Base of the session's protocol errors."""
+
+
+class LocalProtocolError(ProtocolError):
+    """We (the local program or its user) misused the session: e.g. sent out of turn."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer broke the protocol, or the bytes from the network are bad."""
+
+
+class VersionMismatchError(RemoteProtocolError):
+    """The peer speaks another protocol version."""
+
+
+class RulesMismatchError(RemoteProtocolError):
+    """The two players do not agree on the rules (a difference, or a decline)."""
+
+
+class CheatingError(RemoteProtocolError):
+    """The peer provably cheated: a wrong reveal, a forged signature."""
+
+
+class InviteError(InputError):
+    """A malformed or mistyped invite string."""
+
+
+class RecordError(InputError):
+    """A malformed match record file."""

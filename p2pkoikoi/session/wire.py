@@ -1,0 +1,396 @@
+"""Wire format: length-prefixed frames, each carrying one msgpack map.
+
+A frame is a 4-byte big-endian unsigned length ``L`` followed by ``L`` payload
+bytes, ``1 <= L <= MAX_FRAME``.  The first frame each side sends (``hello``)
+carries a plaintext msgpack message; every later frame's payload is
+ChaCha20-Poly1305 ciphertext of one msgpack message (see ``crypto``).
+
+Every message is a msgpack map with string keys; ``"type"`` names the message
+and ``"v"`` is the protocol version.  Decoding uses explicit size limits,
+rejects every extension type and non-string key, and checks the type of every
+field before anything uses it.  See ``protocol/README.md`` for the prose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from collections.abc import Callable
+from typing import Any, Final, Union
+
+import msgpack
+
+from p2pkoikoi.session.errors import RemoteProtocolError, VersionMismatchError
+
+PROTOCOL_VERSION: Final = 1
+MAX_FRAME: Final = 65536  # payload bytes, not counting the 4-byte length
+HEADER: Final = 4
+MAX_NAME: Final = 32  # characters in a player name
+MAX_CHAT: Final = 200  # characters in a chat line
+MAX_REASON: Final = 200  # characters in an abort / decline reason
+MAX_PROGRAM: Final = 64  # characters in the program version string
+MAX_ACTION: Final = 64  # characters in an action's text
+MAX_RULES: Final = 8192  # bytes of the canonical rule set encoding
+MAX_NONCE: Final = 32  # bytes in a ping / pong nonce
+MAX_SEQ: Final = 2**31 - 1
+
+# Unpacker limits: nothing legal comes close to these.
+_LIMITS: Final = {
+    "max_str_len": MAX_RULES,
+    "max_bin_len": MAX_RULES,
+    "max_array_len": 8,
+    "max_map_len": 16,
+    "max_ext_len": 0,
+}
+
+
+# --------------------------------------------------------------------------- frames
+def encode_frame(payload: bytes) -> bytes:
+    """The 4-byte big-endian length then ``payload``."""
+    if not 1 <= len(payload) <= MAX_FRAME:
+        raise ValueError(f"frame payload of {len(payload)} bytes is outside 1..{MAX_FRAME}")
+    return struct.pack(">I", len(payload)) + payload
+
+
+def frame_length(header: bytes) -> int:
+    """Check a 4-byte header and return the payload length it announces."""
+    (length,) = struct.unpack(">I", header[:HEADER])
+    if length == 0:
+        raise RemoteProtocolError("bad frame from peer: empty frame")
+    if length > MAX_FRAME:
+        raise RemoteProtocolError(
+            f"bad frame from peer: length {length} exceeds the maximum of {MAX_FRAME} bytes"
+        )
+    return int(length)
+
+
+def decode_frame(data: bytes) -> tuple[bytes | None, bytes]:
+    """Split one frame off ``data``: ``(payload, rest)``, or ``(None, data)`` if incomplete.
+
+    An oversized or empty length raises as soon as the header is complete,
+    before waiting for (or buffering) the payload.
+    """
+    if len(data) < HEADER:
+        return None, data
+    length = frame_length(data[:HEADER])
+    if len(data) < HEADER + length:
+        return None, data
+    return data[HEADER : HEADER + length], data[HEADER + length :]
+
+
+# --------------------------------------------------------------------------- messages
+@dataclasses.dataclass(frozen=True, slots=True)
+class HelloMsg:
+    """Plaintext opening: who we are at the transport level and our ephemeral key."""
+
+    role: str  # "host" or "joiner"
+    program: str  # program version, informational
+    eph: bytes  # X25519 ephemeral public key, 32 bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AuthMsg:
+    """First encrypted message: identity, signature over the handshake, host's rules."""
+
+    name: str
+    key: bytes  # Ed25519 public key, 32 bytes
+    sig: bytes  # Ed25519 signature, 64 bytes
+    rules: bytes | None = None  # host only: canonical rule set encoding
+    fp: str | None = None  # host only: rules fingerprint (hex)
+    rounds: int | None = None  # host only: number of rounds
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AcceptMsg:
+    fp: str
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeclineMsg:
+    reason: str
+    expected: bytes | None = None  # the rules the joiner expected, if any
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommitMsg:
+    c: bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ValueMsg:
+    r: bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RevealMsg:
+    r: bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ActionMsg:
+    seq: int
+    action: str
+    hash: bytes
+    sig: bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ResignMsg:
+    seq: int
+    sig: bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OverMsg:
+    hash: bytes  # final state hash
+    tx: bytes  # final transcript hash
+    scores: tuple[int, int]
+    winner: int | None
+    sig: bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PingMsg:
+    nonce: bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PongMsg:
+    nonce: bytes
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChatMsg:
+    text: str
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AbortMsg:
+    reason: str
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ByeMsg:
+    v: int = PROTOCOL_VERSION
+
+
+Message = Union[
+    HelloMsg,
+    AuthMsg,
+    AcceptMsg,
+    DeclineMsg,
+    CommitMsg,
+    ValueMsg,
+    RevealMsg,
+    ActionMsg,
+    ResignMsg,
+    OverMsg,
+    PingMsg,
+    PongMsg,
+    ChatMsg,
+    AbortMsg,
+    ByeMsg,
+]
+
+#: wire name of each message type
+TYPE_NAMES: Final[dict[type, str]] = {
+    HelloMsg: "hello",
+    AuthMsg: "auth",
+    AcceptMsg: "accept",
+    DeclineMsg: "decline",
+    CommitMsg: "commit",
+    ValueMsg: "value",
+    RevealMsg: "reveal",
+    ActionMsg: "action",
+    ResignMsg: "resign",
+    OverMsg: "over",
+    PingMsg: "ping",
+    PongMsg: "pong",
+    ChatMsg: "chat",
+    AbortMsg: "abort",
+    ByeMsg: "bye",
+}
+_BY_NAME: Final = {name: cls for cls, name in TYPE_NAMES.items()}
+
+
+def encode_message(msg: Message) -> bytes:
+    """msgpack bytes of ``msg``: a map with sorted keys; absent optional fields omitted."""
+    out: dict[str, Any] = {"type": TYPE_NAMES[type(msg)]}
+    for f in dataclasses.fields(msg):
+        value = getattr(msg, f.name)
+        if value is None and f.name != "winner":
+            continue
+        if isinstance(value, tuple):
+            value = list(value)
+        out[f.name] = value
+    packed = msgpack.packb(dict(sorted(out.items())), use_bin_type=True)
+    assert isinstance(packed, bytes)
+    return packed
+
+
+def _reject_ext(code: int, data: bytes) -> Any:
+    raise RemoteProtocolError(f"bad message from peer: msgpack extension type {code} not allowed")
+
+
+def unpack(payload: bytes) -> dict[str, Any]:
+    """msgpack bytes -> a map with string keys, under the protocol's limits."""
+    try:
+        obj = msgpack.unpackb(
+            payload,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            ext_hook=_reject_ext,
+            timestamp=0,
+            **_LIMITS,
+        )
+    except RemoteProtocolError:
+        raise
+    except msgpack.ExtraData:
+        raise RemoteProtocolError("bad message from peer: trailing bytes after the message") from None
+    except (ValueError, TypeError, msgpack.UnpackException, RecursionError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise RemoteProtocolError(f"bad message from peer: not valid msgpack ({detail})") from None
+    if not isinstance(obj, dict):
+        raise RemoteProtocolError("bad message from peer: not a map")
+    for key in obj:
+        if not isinstance(key, str):
+            raise RemoteProtocolError("bad message from peer: a map key is not a string")
+    return obj
+
+
+def _field(obj: dict[str, Any], mtype: str, name: str, check: Callable[[Any], bool],
+           what: str, optional: bool = False) -> Any:
+    if name not in obj:
+        if optional:
+            return None
+        raise RemoteProtocolError(f"bad {mtype} message from peer: missing field {name!r}")
+    value = obj[name]
+    if optional and value is None:
+        return None
+    if not check(value):
+        raise RemoteProtocolError(f"bad {mtype} message from peer: field {name!r} must be {what}")
+    return value
+
+
+def _is_int(lo: int, hi: int) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def _is_bin(lo: int, hi: int) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, bytes) and lo <= len(v) <= hi
+
+
+def _is_str(hi: int) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, str) and len(v) <= hi
+
+
+def _is_hex64(v: Any) -> bool:
+    return isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)
+
+
+def _is_scores(v: Any) -> bool:
+    return (
+        isinstance(v, list)
+        and len(v) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) and -(2**31) <= x < 2**31 for x in v)
+    )
+
+
+_B32 = _is_bin(32, 32)
+_B64 = _is_bin(64, 64)
+_SEQ = _is_int(1, MAX_SEQ)
+
+# For each message type, its fields: (name, check, description, optional)
+_SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...]]] = {
+    "hello": (
+        ("role", lambda v: v in ("host", "joiner"), '"host" or "joiner"', False),
+        ("program", _is_str(MAX_PROGRAM), f"a string of at most {MAX_PROGRAM} characters", False),
+        ("eph", _B32, "32 bytes", False),
+    ),
+    "auth": (
+        ("name", _is_str(MAX_NAME), f"a string of at most {MAX_NAME} characters", False),
+        ("key", _B32, "32 bytes", False),
+        ("sig", _B64, "64 bytes", False),
+        ("rules", _is_bin(2, MAX_RULES), f"2..{MAX_RULES} bytes", True),
+        ("fp", _is_hex64, "64 lowercase hex digits", True),
+        ("rounds", _is_int(1, 99), "a whole number 1..99", True),
+    ),
+    "accept": (("fp", _is_hex64, "64 lowercase hex digits", False),),
+    "decline": (
+        ("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters", False),
+        ("expected", _is_bin(2, MAX_RULES), f"2..{MAX_RULES} bytes", True),
+    ),
+    "commit": (("c", _B32, "32 bytes", False),),
+    "value": (("r", _B32, "32 bytes", False),),
+    "reveal": (("r", _B32, "32 bytes", False),),
+    "action": (
+        ("seq", _SEQ, f"a whole number 1..{MAX_SEQ}", False),
+        ("action", _is_str(MAX_ACTION), f"a string of at most {MAX_ACTION} characters", False),
+        ("hash", _B32, "32 bytes", False),
+        ("sig", _B64, "64 bytes", False),
+    ),
+    "resign": (
+        ("seq", _SEQ, f"a whole number 1..{MAX_SEQ}", False),
+        ("sig", _B64, "64 bytes", False),
+    ),
+    "over": (
+        ("hash", _B32, "32 bytes", False),
+        ("tx", _B32, "32 bytes", False),
+        ("scores", _is_scores, "two whole numbers", False),
+        ("winner", lambda v: v is None or v in (0, 1) and not isinstance(v, bool), "0, 1 or nil",
+         False),
+        ("sig", _B64, "64 bytes", False),
+    ),
+    "ping": (("nonce", _is_bin(0, MAX_NONCE), f"at most {MAX_NONCE} bytes", False),),
+    "pong": (("nonce", _is_bin(0, MAX_NONCE), f"at most {MAX_NONCE} bytes", False),),
+    "chat": (("text", _is_str(MAX_CHAT), f"a string of at most {MAX_CHAT} characters", False),),
+    "abort": (("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters",
+               False),),
+    "bye": (),
+}
+
+
+def decode_message(payload: bytes) -> Message:
+    """Parse and type-check one message; raises :class:`RemoteProtocolError` naming the fault."""
+    obj = unpack(payload)
+    mtype = obj.get("type")
+    if not isinstance(mtype, str):
+        raise RemoteProtocolError("bad message from peer: missing or non-string 'type'")
+    if mtype not in _SCHEMA:
+        raise RemoteProtocolError(f"bad message from peer: unknown type {mtype[:40]!r}")
+    version = obj.get("v")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise RemoteProtocolError(f"bad {mtype} message from peer: missing or bad field 'v'")
+    if version != PROTOCOL_VERSION:
+        if mtype == "hello":
+            raise VersionMismatchError(
+                f"protocol version mismatch: the other player speaks version {version}, "
+                f"we speak version {PROTOCOL_VERSION}; both players need the same release"
+            )
+        raise RemoteProtocolError(f"bad {mtype} message from peer: protocol version {version}")
+    schema = _SCHEMA[mtype]
+    allowed = {"type", "v"} | {name for name, *_ in schema}
+    extra = sorted(set(obj) - allowed)
+    if extra:
+        raise RemoteProtocolError(f"bad {mtype} message from peer: unknown field {extra[0][:40]!r}")
+    kwargs: dict[str, Any] = {"v": version}
+    for name, check, what, optional in schema:
+        value = _field(obj, mtype, name, check, what, optional)
+        kwargs[name] = tuple(value) if isinstance(value, list) else value
+    cls = _BY_NAME[mtype]
+    return cls(**kwargs)  # type: ignore[no-any-return]
