@@ -1,0 +1,160 @@
+"""Events: what an action caused, for logs, interfaces and headless JSON output.
+
+Each event is a small frozen value with a ``kind`` and a ``to_dict()`` whose
+``"event"`` key is that kind.  Cards appear as their codes in ``to_dict()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Union
+
+from p2pkoikoi.engine.cards import CARDS, Card, iter_mask
+from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Card):
+        return value.code
+    if isinstance(value, ScoreBreakdown):
+        return {
+            "yaku": [_plain(y) for y in value.yaku],
+            "base": value.base,
+            "multipliers": [{"factor": m.factor, "reason": m.reason} for m in value.multipliers],
+            "score": value.score,
+        }
+    if isinstance(value, YakuScore):
+        return {"id": value.id, "points": value.points}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _to_dict(self: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"event": self.kind}
+    for name, value in zip(self._fields, self, strict=True):
+        out[name] = _plain(value)
+    return out
+
+
+_CARDS_OF: dict[int, tuple[Card, ...]] = {}
+
+
+def cards_of(mask: int) -> tuple[Card, ...]:
+    """The cards of a mask as a tuple, memoised: captures repeat the same few masks."""
+    got = _CARDS_OF.get(mask)
+    if got is None:
+        got = tuple(CARDS[i] for i in iter_mask(mask))
+        if len(_CARDS_OF) < 4096:
+            _CARDS_OF[mask] = got
+    return got
+
+
+class DealerChosen(NamedTuple):
+    """The first dealer (or the next, after both players scored a hand yaku)."""
+
+    kind = "dealer_chosen"  # type: ignore[assignment]
+    to_dict = _to_dict
+    dealer: int
+    method: str  # "coin" or "card_draw"
+    draws: tuple[tuple[Card, Card], ...] = ()  # card draw: (seat 0's card, seat 1's card) per try
+
+
+class RoundStarted(NamedTuple):
+    kind = "round_started"  # type: ignore[assignment]
+    to_dict = _to_dict
+    round: int
+    dealer: int
+    attempt: int
+    field: tuple[Card, ...]
+
+
+class Redealt(NamedTuple):
+    kind = "redeal"  # type: ignore[assignment]
+    to_dict = _to_dict
+    round: int
+    attempt: int
+    reason: str
+
+
+class HandSwapDecided(NamedTuple):
+    kind = "hand_swap"  # type: ignore[assignment]
+    to_dict = _to_dict
+    seat: int
+    swapped: bool
+
+
+class HandYaku(NamedTuple):
+    kind = "hand_yaku"  # type: ignore[assignment]
+    to_dict = _to_dict
+    seat: int
+    yaku: YakuScore
+    hand: tuple[Card, ...]
+
+
+class Played(NamedTuple):
+    kind = "played"  # type: ignore[assignment]
+    to_dict = _to_dict
+    seat: int
+    card: Card
+    captured: tuple[Card, ...]  # field cards taken (empty: the card joined the field)
+
+
+class Drew(NamedTuple):
+    kind = "drew"  # type: ignore[assignment]
+    to_dict = _to_dict
+    seat: int
+    card: Card
+    captured: tuple[Card, ...]
+    pending: bool = False  # two field cards match: the player chooses next
+
+
+class Took(NamedTuple):
+    kind = "took"  # type: ignore[assignment]
+    to_dict = _to_dict
+    seat: int
+    card: Card  # the drawn card
+    captured: tuple[Card, ...]
+
+
+class YakuMade(NamedTuple):
+    kind = "yaku"  # type: ignore[assignment]
+    to_dict = _to_dict
+    seat: int
+    yaku: tuple[YakuScore, ...]
+    total: int
+    can_koikoi: bool
+
+
+class KoiKoiCalled(NamedTuple):
+    kind = "koikoi"  # type: ignore[assignment]
+    to_dict = _to_dict
+    seat: int
+    calls: int  # this player's calls this round, this one included
+
+
+class RoundEnded(NamedTuple):
+    kind = "round_over"  # type: ignore[assignment]
+    to_dict = _to_dict
+    round: int
+    winner: int | None  # None: nobody won the round
+    reason: str  # stop, next_yaku, hand_yaku, both_hand_yaku, drawn, oya_ken
+    breakdown: ScoreBreakdown | None
+    gained: tuple[int, int]  # points each seat gained this round (after any pool cap)
+    scores: tuple[int, int]
+
+
+class MatchEnded(NamedTuple):
+    kind = "match_ended"  # type: ignore[assignment]
+    to_dict = _to_dict
+    scores: tuple[int, int]
+    winner: int | None
+    reason: str  # rounds, knockout, resign
+
+
+class Resigned(NamedTuple):
+    kind = "resigned"  # type: ignore[assignment]
+    to_dict = _to_dict
+    seat: int
+
+
+Event = Union[DealerChosen, RoundStarted, Redealt, HandSwapDecided, HandYaku, Played, Drew, Took, YakuMade, KoiKoiCalled, RoundEnded, MatchEnded, Resigned]

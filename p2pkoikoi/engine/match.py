@@ -1,0 +1,972 @@
+"""The round and match state machine.
+
+Theory of operation
+-------------------
+A :class:`MatchState` is an immutable snapshot of a whole match: the rules,
+the match seed, the scores, the results of finished rounds and the current
+round (hands, field, piles, stock, koi-koi calls).  The only way forward is
+:meth:`MatchState.apply`, which validates an :class:`~p2pkoikoi.engine.actions.Action`
+and returns a *new* state plus the events the action caused.  Everything that
+needs no decision happens inside ``apply``: the draw from the stock, captures
+with one or three matching cards, scoring a round, dealing the next round,
+redeals and hand yaku.  So a state always waits for exactly one player's
+decision (``to_act``), or the match is over.
+
+Decision points (:class:`Phase`):
+
+* ``HAND_SWAP`` -- the rulebook's offer to the non-dealer to swap hands before looking;
+* ``PLAY``      -- play a hand card (choosing which of two matching field cards to take);
+* ``DRAW_CHOICE`` -- the drawn card matches two field cards: take one;
+* ``KOIKOI``    -- the turn raised the player's yaku total: call koi-koi or stop.
+
+A decision with a single legal answer is made automatically (a capture with
+one match, a stop when koi-koi is not allowed), so it never costs a message.
+
+Speed: card sets are ``int`` bitmasks and the state is a ``__slots__`` object
+whose fields are private and set only while a new state is being built inside
+``apply``; outside that, nothing mutates a state.  Yaku totals come from
+:func:`p2pkoikoi.engine.yaku.total`, which works on masks.
+
+Seats are 0 and 1 (on the network, 0 is the host).  Every random choice comes
+from the match seed through :mod:`p2pkoikoi.engine.deal`, so the same rules,
+seed and actions give the same states on any machine.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from p2pkoikoi.engine import actions as A
+from p2pkoikoi.engine.actions import Action, ActionKind
+from p2pkoikoi.engine.cards import (
+    ALL_MASK,
+    CARDS,
+    MONTH_MASKS,
+    MONTH_OF,
+    SAME_MONTH,
+    Card,
+    CardSet,
+    iter_mask,
+)
+from p2pkoikoi.engine.deal import coin, dealer_draw, derive_deck
+from p2pkoikoi.engine.errors import IllegalActionError, InputError
+from p2pkoikoi.engine.events import (
+    DealerChosen,
+    Drew,
+    Event,
+    HandSwapDecided,
+    HandYaku,
+    KoiKoiCalled,
+    MatchEnded,
+    Played,
+    Redealt,
+    Resigned,
+    RoundEnded,
+    RoundStarted,
+    Took,
+    YakuMade,
+    cards_of,
+)
+from p2pkoikoi.engine.rules import (
+    AfterKoiKoi,
+    BothHandYaku,
+    CardDrawTie,
+    DrawnRound,
+    FirstDealer,
+    KoiKoiLimit,
+    KoiKoiWhen,
+    NextDealer,
+    RuleSet,
+    Scoring,
+)
+from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore, evaluate, hand_yaku, score, total
+
+STATE_HASH_TAG = b"p2pkoikoi/state/v1\x00"
+
+
+class Phase(enum.Enum):
+    HAND_SWAP = "hand_swap"
+    PLAY = "play"
+    DRAW_CHOICE = "draw_choice"
+    KOIKOI = "koikoi"
+    OVER = "over"
+
+
+_PHASE_CODE = {p: i for i, p in enumerate(Phase)}
+_KIND_RANK = {"b": 0, "a": 1, "r": 2, "c": 3}  # card draw: a lower rank is worth more
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """How one finished round went; ``gained`` is what each seat got, after any pool cap."""
+
+    round: int
+    dealer: int
+    winner: int | None
+    reason: str
+    breakdown: ScoreBreakdown | None
+    gained: tuple[int, int]
+
+
+def _four_of_month(mask: int) -> bool:
+    return any((mask & MONTH_MASKS[m]) == MONTH_MASKS[m] for m in range(1, 13))
+
+
+def _four_pairs(mask: int) -> bool:
+    return sum(1 for m in range(1, 13) if (mask & MONTH_MASKS[m]).bit_count() == 2) == 4
+
+
+class MatchState:
+    """An immutable snapshot of a match; see the module docstring."""
+
+    __slots__ = (
+        "_rules",
+        "_seed",
+        "_round",
+        "_attempt",
+        "_dealer",
+        "_scores",
+        "_results",
+        "_phase",
+        "_to_act",
+        "_hands",
+        "_field",
+        "_piles",
+        "_stock",
+        "_pos",
+        "_calls",
+        "_last",
+        "_pending",
+        "_winner",
+        "_end",
+    )
+
+    _rules: RuleSet
+    _seed: bytes
+    _round: int
+    _attempt: int
+    _dealer: int
+    _scores: tuple[int, int]
+    _results: tuple[RoundResult, ...]
+    _phase: Phase
+    _to_act: int | None
+    _hands: tuple[int, int]
+    _field: int
+    _piles: tuple[int, int]
+    _stock: tuple[int, ...]
+    _pos: int
+    _calls: tuple[int, int]
+    _last: tuple[int, int]
+    _pending: int
+    _winner: int | None
+    _end: str
+
+    def __init__(self) -> None:
+        raise TypeError("use new_match() or MatchState.start() to create a match")
+
+    # ------------------------------------------------------------------ creation
+    @classmethod
+    def start(cls, rules: RuleSet, match_seed: bytes) -> tuple[MatchState, tuple[Event, ...]]:
+        """The match at its first decision, and the events of choosing a dealer and dealing."""
+        if not isinstance(rules, RuleSet):
+            raise InputError("rules must be a RuleSet")
+        if not isinstance(match_seed, (bytes, bytearray)) or len(match_seed) != 32:
+            raise InputError("match seed must be exactly 32 bytes (64 hex digits)")
+        s = object.__new__(cls)
+        s._rules = rules
+        s._seed = bytes(match_seed)
+        s._round = 1
+        s._attempt = 0
+        s._scores = (
+            (rules.pool_stake, rules.pool_stake) if rules.scoring is Scoring.POOL else (0, 0)
+        )
+        s._results = ()
+        s._winner = None
+        s._end = ""
+        s._pending = -1
+        ev: list[Event] = []
+        s._dealer = _choose_dealer(rules, s._seed, 0, ev)
+        _begin_round(s, ev)
+        return s, tuple(ev)
+
+    def _copy(self) -> MatchState:
+        n = object.__new__(MatchState)
+        n._rules = self._rules
+        n._seed = self._seed
+        n._round = self._round
+        n._attempt = self._attempt
+        n._dealer = self._dealer
+        n._scores = self._scores
+        n._results = self._results
+        n._phase = self._phase
+        n._to_act = self._to_act
+        n._hands = self._hands
+        n._field = self._field
+        n._piles = self._piles
+        n._stock = self._stock
+        n._pos = self._pos
+        n._calls = self._calls
+        n._last = self._last
+        n._pending = self._pending
+        n._winner = self._winner
+        n._end = self._end
+        return n
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def rules(self) -> RuleSet:
+        return self._rules
+
+    @property
+    def match_seed(self) -> bytes:
+        return self._seed
+
+    @property
+    def round(self) -> int:
+        """The current round, from 1 (after the match: the last round played)."""
+        return self._round
+
+    @property
+    def attempt(self) -> int:
+        """How many times this round was dealt again."""
+        return self._attempt
+
+    @property
+    def dealer(self) -> int:
+        return self._dealer
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def to_act(self) -> int | None:
+        return self._to_act
+
+    @property
+    def scores(self) -> tuple[int, int]:
+        """Pool amounts (pool scoring) or running totals (sum scoring)."""
+        return self._scores
+
+    @property
+    def results(self) -> tuple[RoundResult, ...]:
+        return self._results
+
+    @property
+    def is_over(self) -> bool:
+        return self._phase is Phase.OVER
+
+    @property
+    def winner(self) -> int | None:
+        """The match winner once it is over; ``None`` for a draw or a match in play."""
+        return self._winner
+
+    @property
+    def end_reason(self) -> str:
+        return self._end
+
+    def hand(self, seat: int) -> CardSet:
+        return CardSet(self._hands[seat])
+
+    def pile(self, seat: int) -> CardSet:
+        return CardSet(self._piles[seat])
+
+    @property
+    def field(self) -> CardSet:
+        return CardSet(self._field)
+
+    @property
+    def stock(self) -> tuple[Card, ...]:
+        """The cards still in the stock, the next to be drawn first (hidden information)."""
+        return tuple(CARDS[i] for i in self._stock[self._pos :])
+
+    @property
+    def calls(self) -> tuple[int, int]:
+        """Koi-koi calls by each seat this round."""
+        return self._calls
+
+    @property
+    def drawn_card(self) -> Card | None:
+        """In ``DRAW_CHOICE``: the drawn card waiting to take one of two field cards."""
+        return CARDS[self._pending] if self._pending >= 0 else None
+
+    def yaku(self, seat: int) -> tuple[YakuScore, ...]:
+        return evaluate(self._piles[seat], self._rules, self._field)
+
+    def yaku_total(self, seat: int) -> int:
+        return total(self._piles[seat], self._rules, self._field)
+
+    def last_total(self, seat: int) -> int:
+        """The yaku total at this seat's last koi-koi call (a raise beyond it offers a choice)."""
+        return self._last[seat]
+
+    def potential_score(self, seat: int) -> ScoreBreakdown:
+        """What stopping now would be worth to ``seat`` (before any pool cap)."""
+        return score(self.yaku(seat), self._rules, self._calls[seat], self._calls[1 - seat])
+
+    def __repr__(self) -> str:
+        return (
+            f"<MatchState round {self._round}/{self._rules.rounds} {self._phase.value}"
+            f" to_act={self._to_act} scores={self._scores} hash={self.state_hash().hex()[:12]}>"
+        )
+
+    # ------------------------------------------------------------------ actions
+    def legal_actions(self) -> tuple[Action, ...]:
+        ph = self._phase
+        if ph is Phase.PLAY:
+            p = self._to_act
+            assert p is not None
+            hand = self._hands[p]
+            field = self._field
+            if self._rules.forced_capture:
+                matching = 0
+                for c in iter_mask(hand):
+                    if field & SAME_MONTH[c]:
+                        matching |= 1 << c
+                if matching:
+                    hand = matching
+            out: list[Action] = []
+            play = A.PLAY
+            while hand:
+                low = hand & -hand
+                hand ^= low
+                c = low.bit_length() - 1
+                m = field & SAME_MONTH[c]
+                rest = m & (m - 1)
+                if rest and not rest & (rest - 1):
+                    # exactly two matching field cards: one action per target
+                    row = A.PLAY_TAKING[c]
+                    t1 = m & -m
+                    out.append(row[t1.bit_length() - 1])
+                    out.append(row[(m ^ t1).bit_length() - 1])
+                else:
+                    out.append(play[c])
+            return tuple(out)
+        if ph is Phase.KOIKOI:
+            return (A.KOIKOI, A.STOP)
+        if ph is Phase.DRAW_CHOICE:
+            d = self._pending
+            m = self._field & MONTH_MASKS[MONTH_OF[d]] & ~(1 << d)
+            return tuple(A.TAKE[t] for t in iter_mask(m))
+        if ph is Phase.HAND_SWAP:
+            return (A.SWAP, A.KEEP)
+        return ()
+
+    def is_legal(self, action: Action) -> bool:
+        return action in self.legal_actions()
+
+    def apply(self, action: Action) -> tuple[MatchState, tuple[Event, ...]]:
+        """The state after ``action`` and the events it caused.
+
+        Raises :class:`IllegalActionError` (naming the action and why) if the
+        rules do not allow it here; ``self`` is never changed.
+        """
+        ev: list[Event] = []
+        s = self._apply(action, ev)
+        return s, tuple(ev)
+
+    def after(self, action: Action) -> MatchState:
+        """Like :meth:`apply` but without collecting events: the fast path for search."""
+        return self._apply(action, None)
+
+    def resign(self, seat: int) -> tuple[MatchState, tuple[Event, ...]]:
+        """``seat`` gives up: the match ends and the other seat wins."""
+        if seat not in (0, 1):
+            raise InputError("seat must be 0 or 1")
+        if self.is_over:
+            raise IllegalActionError("the match is already over")
+        s = self._copy()
+        ev: list[Event] = [Resigned(seat)]
+        s._phase = Phase.OVER
+        s._to_act = None
+        s._winner = 1 - seat
+        s._end = "resign"
+        ev.append(MatchEnded(s._scores, s._winner, "resign"))
+        return s, tuple(ev)
+
+    def _apply(self, action: Action, ev: list[Event] | None) -> MatchState:
+        ph = self._phase
+        kind = action.kind
+        if ph is Phase.PLAY and kind is ActionKind.PLAY:
+            return self._play(action, ev)
+        if ph is Phase.KOIKOI and (kind is ActionKind.KOIKOI or kind is ActionKind.STOP):
+            return self._decide(kind is ActionKind.KOIKOI, ev)
+        if ph is Phase.DRAW_CHOICE and kind is ActionKind.TAKE:
+            return self._take(action, ev)
+        if ph is Phase.HAND_SWAP and (kind is ActionKind.SWAP or kind is ActionKind.KEEP):
+            return self._swap(kind is ActionKind.SWAP, ev)
+        if ph is Phase.OVER:
+            raise IllegalActionError(f"illegal action {action}: the match is over")
+        raise IllegalActionError(f"illegal action {action}: expected {_EXPECTED[ph]}")
+
+    def _play(self, action: Action, ev: list[Event] | None) -> MatchState:
+        p = self._to_act
+        assert p is not None and action.card is not None
+        c = action.card.id
+        bit = 1 << c
+        hand = self._hands[p]
+        if not hand & bit:
+            raise IllegalActionError(f"illegal action {action}: {action.card.code} is not in your hand")
+        field = self._field
+        m = field & MONTH_MASKS[MONTH_OF[c]]
+        if self._rules.forced_capture and not m:
+            for other in iter_mask(hand):
+                if field & SAME_MONTH[other]:
+                    raise IllegalActionError(
+                        f"illegal action {action}: a card that captures must be played"
+                        f" ({CARDS[other].code} matches the field)"
+                    )
+        n = m.bit_count()
+        target = action.target
+        if n == 2:
+            if target is None or not m & target.bit:
+                raise IllegalActionError(
+                    f"illegal action {action}: two field cards match; name the one to take"
+                    f" ({' or '.join(CARDS[i].code for i in iter_mask(m))})"
+                )
+            taken = target.bit
+        else:
+            if target is not None:
+                raise IllegalActionError(
+                    f"illegal action {action}: no choice of capture for {action.card.code}"
+                )
+            taken = m  # 0, 1 or 3 cards
+        s = self._copy()
+        if taken:
+            field &= ~taken
+            gained = taken | bit
+        else:
+            field |= bit
+            gained = 0
+        s._field = field
+        if p == 0:
+            s._hands = (hand & ~bit, self._hands[1])
+            if gained:
+                s._piles = (self._piles[0] | gained, self._piles[1])
+        else:
+            s._hands = (self._hands[0], hand & ~bit)
+            if gained:
+                s._piles = (self._piles[0], self._piles[1] | gained)
+        if ev is not None:
+            ev.append(Played(p, CARDS[c], cards_of(taken)))
+        # Draw from the stock.
+        d = s._stock[s._pos]
+        s._pos += 1
+        dbit = 1 << d
+        m = field & MONTH_MASKS[MONTH_OF[d]]
+        if m.bit_count() == 2:
+            s._field = field | dbit
+            s._phase = Phase.DRAW_CHOICE
+            s._pending = d
+            if ev is not None:
+                ev.append(Drew(p, CARDS[d], (), True))
+            return s
+        if m:
+            s._field = field & ~m
+            if p == 0:
+                s._piles = (s._piles[0] | m | dbit, s._piles[1])
+            else:
+                s._piles = (s._piles[0], s._piles[1] | m | dbit)
+        else:
+            s._field = field | dbit
+        if ev is not None:
+            ev.append(Drew(p, CARDS[d], cards_of(m)))
+        _end_turn(s, p, ev)
+        return s
+
+    def _take(self, action: Action, ev: list[Event] | None) -> MatchState:
+        p = self._to_act
+        assert p is not None and action.card is not None
+        d = self._pending
+        m = self._field & MONTH_MASKS[MONTH_OF[d]] & ~(1 << d)
+        t = action.card.bit
+        if not m & t:
+            raise IllegalActionError(
+                f"illegal action {action}: take one of"
+                f" {' or '.join(CARDS[i].code for i in iter_mask(m))}"
+            )
+        s = self._copy()
+        gained = t | (1 << d)
+        s._field = self._field & ~gained
+        if p == 0:
+            s._piles = (self._piles[0] | gained, self._piles[1])
+        else:
+            s._piles = (self._piles[0], self._piles[1] | gained)
+        s._pending = -1
+        if ev is not None:
+            ev.append(Took(p, CARDS[d], (action.card,)))
+        _end_turn(s, p, ev)
+        return s
+
+    def _decide(self, koikoi: bool, ev: list[Event] | None) -> MatchState:
+        p = self._to_act
+        assert p is not None
+        s = self._copy()
+        if not koikoi:
+            _win_round(s, p, "stop", ev)
+            return s
+        calls = (self._calls[0] + 1, self._calls[1]) if p == 0 else (self._calls[0], self._calls[1] + 1)
+        s._calls = calls
+        t = total(s._piles[p], s._rules, s._field)
+        s._last = (t, s._last[1]) if p == 0 else (s._last[0], t)
+        if ev is not None:
+            ev.append(KoiKoiCalled(p, calls[p]))
+        _pass_turn(s, p, ev)
+        return s
+
+    def _swap(self, swap: bool, ev: list[Event] | None) -> MatchState:
+        s = self._copy()
+        if swap:
+            s._hands = (self._hands[1], self._hands[0])
+        evl: list[Event] = ev if ev is not None else []
+        evl.append(HandSwapDecided(1 - self._dealer, swap))
+        if _after_deal(s, evl):
+            s._attempt += 1
+            _begin_round(s, evl)
+        return s
+
+    # ------------------------------------------------------------------ views and hashes
+    def view(self, seat: int) -> PlayerView:
+        """What ``seat`` may see: not the opponent's hand, not the stock's order."""
+        if seat not in (0, 1):
+            raise InputError("seat must be 0 or 1")
+        looking = self._phase is not Phase.HAND_SWAP
+        return PlayerView(
+            seat=seat,
+            rules=self._rules,
+            round=self._round,
+            dealer=self._dealer,
+            scores=self._scores,
+            results=self._results,
+            phase=self._phase,
+            to_act=self._to_act,
+            hand=CardSet(self._hands[seat] if looking else 0),
+            hand_size=self._hands[seat].bit_count(),
+            opponent_hand_size=self._hands[1 - seat].bit_count(),
+            field=CardSet(self._field),
+            piles=(CardSet(self._piles[0]), CardSet(self._piles[1])),
+            stock_size=len(self._stock) - self._pos,
+            calls=self._calls,
+            last_totals=self._last,
+            drawn=self.drawn_card,
+            legal_actions=self.legal_actions() if self._to_act == seat else (),
+            winner=self._winner,
+        )
+
+    def encode_state(self) -> bytes:
+        """The canonical state encoding hashed by :meth:`state_hash` (``protocol/state-hash.md``)."""
+        stock = bytes(self._stock[self._pos :])
+        head = struct.pack(
+            ">HHBBBIIQQQQQBBHHBBB",
+            self._round,
+            self._attempt,
+            self._dealer,
+            _PHASE_CODE[self._phase],
+            255 if self._to_act is None else self._to_act,
+            self._scores[0],
+            self._scores[1],
+            self._hands[0],
+            self._hands[1],
+            self._field,
+            self._piles[0],
+            self._piles[1],
+            self._calls[0],
+            self._calls[1],
+            self._last[0],
+            self._last[1],
+            255 if self._pending < 0 else self._pending,
+            255 if self._winner is None else self._winner,
+            len(self._results),
+        )
+        return bytes.fromhex(self._rules.fingerprint()) + head + bytes([len(stock)]) + stock
+
+    def state_hash(self) -> bytes:
+        """SHA-256 of a domain tag and :meth:`encode_state`: equal hashes, equal tables."""
+        return hashlib.sha256(STATE_HASH_TAG + self.encode_state()).digest()
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MatchState)
+            and self._seed == other._seed
+            and self._results == other._results
+            and self.encode_state() == other.encode_state()
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.encode_state())
+
+
+_EXPECTED = {
+    Phase.PLAY: "a card to play (play CARD)",
+    Phase.KOIKOI: "koikoi or stop",
+    Phase.DRAW_CHOICE: "the field card to take with the drawn card (take CARD)",
+    Phase.HAND_SWAP: "swap or keep",
+}
+
+
+# ---------------------------------------------------------------------- round flow
+def _choose_dealer(rules: RuleSet, seed: bytes, before_round: int, ev: list[Event]) -> int:
+    """The first dealer (``before_round`` 0) or a dealer drawn again later."""
+    if rules.first_dealer is FirstDealer.COIN:
+        d = coin(seed, before_round)
+        ev.append(DealerChosen(d, "coin"))
+        return d
+    draws: list[tuple[Card, Card]] = []
+    for attempt in range(0x10000):
+        a, b = dealer_draw(seed, before_round, attempt)
+        draws.append((a, b))
+        if a.month != b.month:
+            d = 0 if a.month < b.month else 1
+            break
+        ra, rb = _KIND_RANK[a.kind.value], _KIND_RANK[b.kind.value]
+        if rules.card_draw_tie is CardDrawTie.HIGHER_CARD and ra != rb:
+            d = 0 if ra < rb else 1
+            break
+    else:  # pragma: no cover - 65536 ties in a row cannot happen with SHA-256
+        raise RuntimeError("no dealer after 65536 draws")
+    ev.append(DealerChosen(d, "card_draw", tuple(draws)))
+    return d
+
+
+def _lay_out(s: MatchState) -> None:
+    """Deal the current round and attempt from the seed."""
+    deck = derive_deck(s._seed, s._round, s._attempt)
+    nd: int = 0
+    fd: int = 0
+    dl: int = 0
+    for r in range(0, 24, 6):
+        nd |= (1 << deck[r]) | (1 << deck[r + 1])
+        fd |= (1 << deck[r + 2]) | (1 << deck[r + 3])
+        dl |= (1 << deck[r + 4]) | (1 << deck[r + 5])
+    s._hands = (dl, nd) if s._dealer == 0 else (nd, dl)
+    s._field = fd
+    s._stock = tuple(deck[24:])
+    s._pos = 0
+    s._piles = (0, 0)
+    s._calls = (0, 0)
+    s._last = (0, 0)
+    s._pending = -1
+
+
+def _field_redeal_reason(s: MatchState) -> str:
+    r = s._rules
+    if r.redeal_field_four_of_month and _four_of_month(s._field):
+        return "four of a month on the field"
+    if r.redeal_field_four_pairs and _four_pairs(s._field):
+        return "four pairs on the field"
+    return ""
+
+
+def _begin_round(s: MatchState, ev: list[Event] | None) -> None:
+    """Deal (again, while the rules ask for a redeal) and stop at the round's first decision."""
+    evl: list[Event] = ev if ev is not None else []
+    while True:
+        if s._attempt > 0xFFFF:  # pragma: no cover - astronomically unlikely
+            raise RuntimeError("too many redeals")
+        _lay_out(s)
+        evl.append(RoundStarted(s._round, s._dealer, s._attempt, cards_of(s._field)))
+        if not s._rules.hand_yaku_before_field_redeal:
+            reason = _field_redeal_reason(s)
+            if reason:
+                s._attempt += 1
+                evl.append(Redealt(s._round, s._attempt, reason))
+                continue
+        if s._rules.hand_swap:
+            s._phase = Phase.HAND_SWAP
+            s._to_act = 1 - s._dealer
+            return
+        if _after_deal(s, evl):
+            s._attempt += 1
+            continue
+        return
+
+
+def _after_deal(s: MatchState, ev: list[Event]) -> bool:
+    """Hand checks after the deal (and any swap).  True means deal again."""
+    r = s._rules
+    dealer = s._dealer
+    hands = s._hands
+    for h in hands:
+        if (r.redeal_hand_four_of_month and _four_of_month(h)) or (
+            r.redeal_hand_four_pairs and _four_pairs(h)
+        ):
+            ev.append(Redealt(s._round, s._attempt + 1, "a lucky hand"))
+            return True
+    hy = (hand_yaku(hands[0], r), hand_yaku(hands[1], r))
+    if hy[0] is not None or hy[1] is not None:
+        for seat in (dealer, 1 - dealer):
+            y = hy[seat]
+            if y is not None:
+                ev.append(HandYaku(seat, y, cards_of(hands[seat])))
+        if hy[0] is not None and hy[1] is not None:
+            mode = r.both_hand_yaku
+            if mode is BothHandYaku.REDEAL:
+                ev.append(Redealt(s._round, s._attempt + 1, "both players hold a hand yaku"))
+                return True
+            if mode is BothHandYaku.DRAW:
+                _round_over(s, None, "both_hand_yaku", None, (0, 0), dealer, ev)
+                return False
+            if mode is BothHandYaku.BOTH_SCORE:
+                b0 = score((hy[0],), r, 0, 0)
+                b1 = score((hy[1],), r, 0, 0)
+                _round_over(s, None, "both_hand_yaku", None, (b0.score, b1.score), None, ev)
+                return False
+            # DEALER_FIRST: the dealer's hand is checked first and counts alone.
+            _round_won(s, dealer, (hy[dealer],), "hand_yaku", ev)  # type: ignore[arg-type]
+            return False
+        winner = 0 if hy[0] is not None else 1
+        _round_won(s, winner, (hy[winner],), "hand_yaku", ev)  # type: ignore[arg-type]
+        return False
+    if r.hand_yaku_before_field_redeal:
+        reason = _field_redeal_reason(s)
+        if reason:
+            ev.append(Redealt(s._round, s._attempt + 1, reason))
+            return True
+    s._phase = Phase.PLAY
+    s._to_act = dealer
+    return False
+
+
+def _may_call(s: MatchState, p: int) -> bool:
+    r = s._rules
+    lim = r.koikoi_limit
+    if lim is KoiKoiLimit.ONCE_PER_ROUND and (s._calls[0] or s._calls[1]):
+        return False
+    if lim is KoiKoiLimit.ONCE_PER_PLAYER and s._calls[p]:
+        return False
+    when = r.koikoi_when
+    if when is KoiKoiWhen.NOT_LAST_TURN and not (s._hands[0] | s._hands[1]):
+        return False
+    return not (when is KoiKoiWhen.NOT_HAND_EMPTY and not s._hands[p])
+
+
+def _end_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
+    """After the play and the draw: a raised yaku total offers a choice or ends the round."""
+    t = total(s._piles[p], s._rules, s._field)
+    if t > s._last[p]:
+        if (s._calls[0] or s._calls[1]) and s._rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS:
+            _win_round(s, p, "next_yaku", ev)
+            return
+        may = _may_call(s, p)
+        if ev is not None:
+            ev.append(YakuMade(p, evaluate(s._piles[p], s._rules, s._field), t, may))
+        if may:
+            s._phase = Phase.KOIKOI
+            s._to_act = p
+            return
+        _win_round(s, p, "stop", ev)
+        return
+    _pass_turn(s, p, ev)
+
+
+def _pass_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
+    if not (s._hands[0] | s._hands[1]):
+        _drawn_round(s, ev)
+        return
+    s._phase = Phase.PLAY
+    s._to_act = 1 - p
+
+
+def _win_round(s: MatchState, p: int, reason: str, ev: list[Event] | None) -> None:
+    _round_won(s, p, evaluate(s._piles[p], s._rules, s._field), reason, ev)
+
+
+def _round_won(
+    s: MatchState, p: int, yaku: tuple[YakuScore, ...], reason: str, ev: list[Event] | None
+) -> None:
+    breakdown = score(yaku, s._rules, s._calls[p], s._calls[1 - p])
+    gained = (breakdown.score, 0) if p == 0 else (0, breakdown.score)
+    nxt = p if s._rules.next_dealer is NextDealer.WINNER else 1 - s._dealer
+    _round_over(s, p, reason, breakdown, gained, nxt, ev)
+
+
+def _drawn_round(s: MatchState, ev: list[Event] | None) -> None:
+    r = s._rules
+    d = s._dealer
+    if r.drawn_round is DrawnRound.OYA_KEN and r.oya_ken_points > 0:
+        pts = r.oya_ken_points
+        breakdown = ScoreBreakdown((), pts, (), pts)
+        gained = (pts, 0) if d == 0 else (0, pts)
+        _round_over(s, d, "oya_ken", breakdown, gained, d, ev)
+        return
+    nxt = 1 - d if r.drawn_round is DrawnRound.DEALER_PASSES else d
+    _round_over(s, None, "drawn", None, (0, 0), nxt, ev)
+
+
+def _round_over(
+    s: MatchState,
+    winner: int | None,
+    reason: str,
+    breakdown: ScoreBreakdown | None,
+    gained: tuple[int, int],
+    next_dealer: int | None,
+    ev: list[Event] | None,
+) -> None:
+    """Settle the round's points, record it, and deal the next round or end the match.
+
+    ``next_dealer`` None means the dealer is drawn again (both players scored a hand yaku).
+    """
+    r = s._rules
+    s0, s1 = s._scores
+    g0, g1 = gained
+    if r.scoring is Scoring.POOL:
+        # Each side's gain is paid by the other, up to what they have left.
+        pay0 = min(g0, s1)
+        pay1 = min(g1, s0)
+        g0, g1 = pay0, pay1
+        s0, s1 = s0 + pay0 - pay1, s1 + pay1 - pay0
+    else:
+        s0, s1 = s0 + g0, s1 + g1
+    s._scores = (s0, s1)
+    s._results = s._results + (RoundResult(s._round, s._dealer, winner, reason, breakdown, (g0, g1)),)
+    s._to_act = None
+    if ev is not None:
+        ev.append(RoundEnded(s._round, winner, reason, breakdown, (g0, g1), s._scores))
+    knocked = r.scoring is Scoring.POOL and r.knockout and (s0 == 0 or s1 == 0)
+    if knocked or s._round >= r.rounds:
+        s._phase = Phase.OVER
+        s._end = "knockout" if knocked else "rounds"
+        s._winner = 0 if s0 > s1 else 1 if s1 > s0 else None
+        if ev is not None:
+            ev.append(MatchEnded(s._scores, s._winner, s._end))
+        return
+    s._round += 1
+    s._attempt = 0
+    if next_dealer is None:
+        evl: list[Event] = ev if ev is not None else []
+        next_dealer = _choose_dealer(r, s._seed, s._round, evl)
+    s._dealer = next_dealer
+    _begin_round(s, ev)
+
+
+# ---------------------------------------------------------------------- views
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """One seat's view of the match: everything that seat may know, nothing more.
+
+    Bots are handed only this (and the legal actions in it).  Two states that
+    differ only in hidden cards give equal views.
+    """
+
+    seat: int
+    rules: RuleSet
+    round: int
+    dealer: int
+    scores: tuple[int, int]
+    results: tuple[RoundResult, ...]
+    phase: Phase
+    to_act: int | None
+    hand: CardSet
+    hand_size: int
+    opponent_hand_size: int
+    field: CardSet
+    piles: tuple[CardSet, CardSet]
+    stock_size: int
+    calls: tuple[int, int]
+    last_totals: tuple[int, int]
+    drawn: Card | None
+    legal_actions: tuple[Action, ...]
+    winner: int | None
+
+    @property
+    def opponent(self) -> int:
+        return 1 - self.seat
+
+    @property
+    def my_pile(self) -> CardSet:
+        return self.piles[self.seat]
+
+    @property
+    def opponent_pile(self) -> CardSet:
+        return self.piles[1 - self.seat]
+
+    @property
+    def unseen(self) -> CardSet:
+        """Cards this seat cannot see: the opponent's hand and the stock (and, before
+        looking, its own hand)."""
+        seen = self.hand.mask | self.field.mask | self.piles[0].mask | self.piles[1].mask
+        if self.drawn is not None:
+            seen |= self.drawn.bit
+        return CardSet(ALL_MASK & ~seen)
+
+    def yaku(self, seat: int) -> tuple[YakuScore, ...]:
+        return evaluate(self.piles[seat].mask, self.rules, self.field.mask)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form, as sent to bots over the engine protocol."""
+        return {
+            "seat": self.seat,
+            "round": self.round,
+            "rounds": self.rules.rounds,
+            "dealer": self.dealer,
+            "scores": list(self.scores),
+            "phase": self.phase.value,
+            "to_act": self.to_act,
+            "hand": self.hand.codes(),
+            "hand_size": self.hand_size,
+            "opponent_hand_size": self.opponent_hand_size,
+            "field": self.field.codes(),
+            "piles": [self.piles[0].codes(), self.piles[1].codes()],
+            "stock_size": self.stock_size,
+            "calls": list(self.calls),
+            "drawn": self.drawn.code if self.drawn else None,
+            "yaku": [[{"id": y.id, "points": y.points} for y in self.yaku(i)] for i in (0, 1)],
+            "legal_actions": [str(a) for a in self.legal_actions],
+        }
+
+
+def determinize(view: PlayerView, opponent_hand: int, stock: tuple[int, ...], seed: bytes = bytes(32)) -> MatchState:
+    """A full state consistent with ``view``, given a guess at the hidden cards.
+
+    ``opponent_hand`` is a mask of ``view.opponent_hand_size`` cards and
+    ``stock`` the remaining stock order; together they must be exactly the
+    unseen cards.  Bots use this to search; rounds after the current one are
+    dealt from ``seed``, which is a stand-in, not the real match seed.
+    """
+    unseen = view.unseen.mask
+    stock_mask = 0
+    for c in stock:
+        stock_mask |= 1 << c
+    if view.phase is Phase.HAND_SWAP:
+        raise InputError("cannot determinize before the hands are looked at")
+    if (
+        opponent_hand & stock_mask
+        or (opponent_hand | stock_mask) != unseen
+        or opponent_hand.bit_count() != view.opponent_hand_size
+        or len(stock) != view.stock_size
+    ):
+        raise InputError("hidden cards do not match the view")
+    s = object.__new__(MatchState)
+    s._rules = view.rules
+    s._seed = bytes(seed)
+    s._round = view.round
+    s._attempt = 0
+    s._dealer = view.dealer
+    s._scores = view.scores
+    s._results = view.results
+    s._phase = view.phase
+    s._to_act = view.to_act
+    me = view.seat
+    hands = [0, 0]
+    hands[me] = view.hand.mask
+    hands[1 - me] = opponent_hand
+    s._hands = (hands[0], hands[1])
+    s._field = view.field.mask | (view.drawn.bit if view.drawn is not None else 0)
+    s._piles = (view.piles[0].mask, view.piles[1].mask)
+    s._stock = tuple(stock)
+    s._pos = 0
+    s._calls = view.calls
+    s._last = view.last_totals
+    s._pending = view.drawn.id if view.drawn is not None else -1
+    s._winner = view.winner
+    s._end = ""
+    return s
+
+
+def new_match(rules: RuleSet, match_seed: bytes) -> MatchState:
+    """The match at its first decision (see :meth:`MatchState.start` for the events)."""
+    return MatchState.start(rules, match_seed)[0]
