@@ -26,8 +26,10 @@ from p2pkoikoi.session.errors import InviteError
 INVITE_PREFIX: Final = "koi1"
 SECRET_BYTES: Final = 16
 _TAG: Final = b"p2pkoikoi/v1/invite\x00"
-_HOSTNAME: Final = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*"
-                              r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+_HOSTNAME: Final = re.compile(
+    r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*"
+    r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

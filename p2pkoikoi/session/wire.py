@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 import struct
 from collections.abc import Callable
-from typing import Any, Final, Union
+from typing import Any, Final, TypeAlias
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 
 from p2pkoikoi.session.errors import RemoteProtocolError, VersionMismatchError
 
@@ -188,23 +188,23 @@ class ByeMsg:
     v: int = PROTOCOL_VERSION
 
 
-Message = Union[
-    HelloMsg,
-    AuthMsg,
-    AcceptMsg,
-    DeclineMsg,
-    CommitMsg,
-    ValueMsg,
-    RevealMsg,
-    ActionMsg,
-    ResignMsg,
-    OverMsg,
-    PingMsg,
-    PongMsg,
-    ChatMsg,
-    AbortMsg,
-    ByeMsg,
-]
+Message: TypeAlias = (
+    HelloMsg
+    | AuthMsg
+    | AcceptMsg
+    | DeclineMsg
+    | CommitMsg
+    | ValueMsg
+    | RevealMsg
+    | ActionMsg
+    | ResignMsg
+    | OverMsg
+    | PingMsg
+    | PongMsg
+    | ChatMsg
+    | AbortMsg
+    | ByeMsg
+)
 
 #: wire name of each message type
 TYPE_NAMES: Final[dict[type, str]] = {
@@ -261,7 +261,9 @@ def unpack(payload: bytes) -> dict[str, Any]:
     except RemoteProtocolError:
         raise
     except msgpack.ExtraData:
-        raise RemoteProtocolError("bad message from peer: trailing bytes after the message") from None
+        raise RemoteProtocolError(
+            "bad message from peer: trailing bytes after the message"
+        ) from None
     except (ValueError, TypeError, msgpack.UnpackException, RecursionError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise RemoteProtocolError(f"bad message from peer: not valid msgpack ({detail})") from None
@@ -273,8 +275,14 @@ def unpack(payload: bytes) -> dict[str, Any]:
     return obj
 
 
-def _field(obj: dict[str, Any], mtype: str, name: str, check: Callable[[Any], bool],
-           what: str, optional: bool = False) -> Any:
+def _field(
+    obj: dict[str, Any],
+    mtype: str,
+    name: str,
+    check: Callable[[Any], bool],
+    what: str,
+    optional: bool = False,
+) -> Any:
     if name not in obj:
         if optional:
             return None
@@ -352,15 +360,20 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
         ("hash", _B32, "32 bytes", False),
         ("tx", _B32, "32 bytes", False),
         ("scores", _is_scores, "two whole numbers", False),
-        ("winner", lambda v: v is None or v in (0, 1) and not isinstance(v, bool), "0, 1 or nil",
-         False),
+        (
+            "winner",
+            lambda v: v is None or v in (0, 1) and not isinstance(v, bool),
+            "0, 1 or nil",
+            False,
+        ),
         ("sig", _B64, "64 bytes", False),
     ),
     "ping": (("nonce", _is_bin(0, MAX_NONCE), f"at most {MAX_NONCE} bytes", False),),
     "pong": (("nonce", _is_bin(0, MAX_NONCE), f"at most {MAX_NONCE} bytes", False),),
     "chat": (("text", _is_str(MAX_CHAT), f"a string of at most {MAX_CHAT} characters", False),),
-    "abort": (("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters",
-               False),),
+    "abort": (
+        ("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters", False),
+    ),
     "bye": (),
 }
 

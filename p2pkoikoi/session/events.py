@@ -1,0 +1,162 @@
+"""Session events: what :meth:`Session.next_event` returns and what :meth:`Session.send` takes.
+
+All are frozen dataclasses.  ``Ping`` and ``Pong`` go both ways, like h11's events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from p2pkoikoi.engine import Action, RuleSet
+from p2pkoikoi.engine import Event as EngineEvent
+
+
+class NeedData:
+    """Sentinel type of :data:`NEED_DATA`: no complete frame is buffered yet."""
+
+    _instance: NeedData | None = None
+
+    def __new__(cls) -> NeedData:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NEED_DATA"
+
+
+NEED_DATA: Final = NeedData()
+
+
+# --------------------------------------------------------------------------- received
+@dataclasses.dataclass(frozen=True, slots=True)
+class RulesProposed:
+    """Joiner without expected rules: the host proposes these; answer with
+    :class:`AcceptRules` or :class:`DeclineRules`."""
+
+    rules: RuleSet
+    fingerprint: str
+    rounds: int
+    peer_name: str
+    peer_key: bytes
+    peer_fingerprint: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HandshakeComplete:
+    """Both identities are proven and the rules are agreed."""
+
+    peer_name: str
+    peer_key: bytes
+    peer_fingerprint: str
+    rules: RuleSet
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchStarted:
+    """The seed is fixed; ``session.match`` is the first state."""
+
+    seed: bytes
+    first_dealer: int  # seat: 0 = host, 1 = joiner
+    events: tuple[EngineEvent, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ActionReceived:
+    """The peer's action, checked and applied; ``events`` are the engine's."""
+
+    seq: int
+    action: Action
+    events: tuple[EngineEvent, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PeerResigned:
+    seq: int
+    seat: int
+    events: tuple[EngineEvent, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChatReceived:
+    text: str  # already sanitized of control characters
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchOver:
+    """Both sides signed the same final transcript and state."""
+
+    scores: tuple[int, int]
+    winner: int | None
+    final_hash: bytes  # the final state hash
+    transcript_hash: bytes
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConnectionClosed:
+    """The peer said goodbye or the stream ended; ``clean`` when after a finished match."""
+
+    clean: bool
+    reason: str
+
+
+# --------------------------------------------------------------------------- both ways
+@dataclasses.dataclass(frozen=True, slots=True)
+class Ping:
+    nonce: bytes
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Pong:
+    nonce: bytes
+
+
+# --------------------------------------------------------------------------- sent
+@dataclasses.dataclass(frozen=True, slots=True)
+class AcceptRules:
+    """Joiner: the person accepts the proposed rules."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeclineRules:
+    """Joiner: the person declines the proposed rules."""
+
+    reason: str = "the other player declined the rules"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SendAction:
+    """Our action (an :class:`Action` or its text) when it is our turn."""
+
+    action: Action | str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Resign:
+    """Give up the match (only on our turn; the protocol has no racing resigns)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SendChat:
+    text: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Goodbye:
+    """Close politely; after this the session sends nothing more."""
+
+
+Event = (
+    RulesProposed
+    | HandshakeComplete
+    | MatchStarted
+    | ActionReceived
+    | PeerResigned
+    | ChatReceived
+    | MatchOver
+    | ConnectionClosed
+    | Ping
+    | Pong
+)
+SendEvent = AcceptRules | DeclineRules | SendAction | Resign | SendChat | Ping | Pong | Goodbye

@@ -1,0 +1,305 @@
+"""Match records: everything needed to verify a match afterwards, in one JSON file.
+
+A record is UTF-8 JSON (``encode_record``), small enough that the transport
+rewrites the whole file atomically after every action (write a temporary file,
+then rename).  Byte strings are lowercase hex.  ``decode_record`` validates
+every field and raises :class:`RecordError` with a one-line reason.  What the
+signatures cover is defined in ``protocol/README.md`` ("Transcript");
+:func:`p2pkoikoi.session.verify.verify_record` checks all of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Final
+
+from p2pkoikoi.engine import InputError, RuleSet
+from p2pkoikoi.session.crypto import fingerprint
+from p2pkoikoi.session.errors import RecordError
+
+RECORD_FORMAT: Final = "p2pkoikoi-record"
+RECORD_VERSION: Final = 1
+MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlayerRecord:
+    name: str
+    key: bytes  # Ed25519 public key
+    auth_sig: bytes | None  # signature over the handshake (see protocol/README.md)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ActionRecord:
+    seq: int
+    seat: int
+    action: str  # canonical action text, or "resign"
+    state_hash: bytes  # the state hash after it
+    sig: bytes  # the actor's signature over the transcript hash after it
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ResultRecord:
+    scores: tuple[int, int]
+    winner: int | None
+    final_state_hash: bytes
+    transcript_hash: bytes
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Record:
+    session_id: bytes | None  # H0, the hash of both hellos
+    rules: RuleSet | None
+    host: PlayerRecord | None
+    joiner: PlayerRecord | None
+    accepted: bool
+    commitment: bytes | None
+    joiner_value: bytes | None
+    host_value: bytes | None  # the reveal
+    match_seed: bytes | None
+    actions: tuple[ActionRecord, ...]
+    result: ResultRecord | None
+    final_sigs: tuple[bytes | None, bytes | None]  # (host, joiner)
+    protocol: int = 1
+
+    @property
+    def is_complete(self) -> bool:
+        return self.result is not None and None not in self.final_sigs
+
+
+# --------------------------------------------------------------------------- encode
+def _hex(b: bytes | None) -> str | None:
+    return None if b is None else b.hex()
+
+
+def _player(p: PlayerRecord | None) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {
+        "name": p.name,
+        "identity_key": p.key.hex(),
+        "fingerprint": fingerprint(p.key),
+        "auth_sig": _hex(p.auth_sig),
+    }
+
+
+def record_to_dict(record: Record) -> dict[str, Any]:
+    r = record.result
+    return {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "protocol": record.protocol,
+        "session_id": _hex(record.session_id),
+        "rules": record.rules.to_dict() if record.rules is not None else None,
+        "rules_fingerprint": record.rules.fingerprint() if record.rules is not None else None,
+        "host": _player(record.host),
+        "joiner": _player(record.joiner),
+        "accepted": record.accepted,
+        "commitment": _hex(record.commitment),
+        "joiner_value": _hex(record.joiner_value),
+        "host_value": _hex(record.host_value),
+        "match_seed": _hex(record.match_seed),
+        "actions": [
+            {
+                "seq": a.seq,
+                "seat": a.seat,
+                "action": a.action,
+                "state_hash": a.state_hash.hex(),
+                "sig": a.sig.hex(),
+            }
+            for a in record.actions
+        ],
+        "result": None
+        if r is None
+        else {
+            "scores": list(r.scores),
+            "winner": r.winner,
+            "final_state_hash": r.final_state_hash.hex(),
+            "transcript_hash": r.transcript_hash.hex(),
+        },
+        "final_sigs": {"host": _hex(record.final_sigs[0]), "joiner": _hex(record.final_sigs[1])},
+    }
+
+
+def encode_record(record: Record) -> bytes:
+    """UTF-8 JSON, one action per line, ending in a newline."""
+    d = record_to_dict(record)
+    actions = d.pop("actions")
+    head = json.dumps(d, indent=1, ensure_ascii=False)
+    lines = ",\n  ".join(json.dumps(a, separators=(", ", ": ")) for a in actions)
+    body = f'"actions": [\n  {lines}\n ]' if actions else '"actions": []'
+    text = head[:-2] + ",\n " + body + "\n}\n"
+    return text.encode("utf-8")
+
+
+# --------------------------------------------------------------------------- decode
+def _fail(msg: str) -> RecordError:
+    return RecordError(f"malformed record: {msg}")
+
+
+def _get(obj: dict[str, Any], key: str, where: str) -> Any:
+    if key not in obj:
+        raise _fail(f"{where} lacks {key!r}")
+    return obj[key]
+
+
+def _bytes(value: Any, n: int, where: str, optional: bool = True) -> bytes | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or len(value) != 2 * n:
+        raise _fail(f"{where} must be {2 * n} hex digits")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise _fail(f"{where} must be {2 * n} hex digits") from None
+
+
+def _req_bytes(value: Any, n: int, where: str) -> bytes:
+    b = _bytes(value, n, where, optional=False)
+    assert b is not None
+    return b
+
+
+def _int(value: Any, where: str, lo: int, hi: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise _fail(f"{where} must be a whole number {lo}..{hi}")
+    return value
+
+
+def _map(value: Any, where: str, keys: set[str]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _fail(f"{where} must be an object")
+    extra = sorted(set(value) - keys)
+    if extra:
+        raise _fail(f"{where} has an unknown field {extra[0]!r}")
+    return value
+
+
+def _decode_player(value: Any, where: str) -> PlayerRecord | None:
+    if value is None:
+        return None
+    obj = _map(value, where, {"name", "identity_key", "fingerprint", "auth_sig"})
+    name = _get(obj, "name", where)
+    if not isinstance(name, str) or not 1 <= len(name) <= 32:
+        raise _fail(f"{where}.name must be a string of 1..32 characters")
+    key = _req_bytes(_get(obj, "identity_key", where), 32, f"{where}.identity_key")
+    if "fingerprint" in obj and obj["fingerprint"] != fingerprint(key):
+        raise _fail(f"{where}.fingerprint does not match its identity_key")
+    sig = _bytes(obj.get("auth_sig"), 64, f"{where}.auth_sig")
+    return PlayerRecord(name, key, sig)
+
+
+_TOP_KEYS: Final = {
+    "format",
+    "version",
+    "protocol",
+    "session_id",
+    "rules",
+    "rules_fingerprint",
+    "host",
+    "joiner",
+    "accepted",
+    "commitment",
+    "joiner_value",
+    "host_value",
+    "match_seed",
+    "actions",
+    "result",
+    "final_sigs",
+}
+
+
+def record_from_dict(obj: Any) -> Record:
+    top = _map(obj, "the record", _TOP_KEYS)
+    if top.get("format") != RECORD_FORMAT:
+        raise _fail(f"'format' must be {RECORD_FORMAT!r}: is this a p2pkoikoi record?")
+    if top.get("version") != RECORD_VERSION:
+        raise _fail(f"unsupported record version {top.get('version')!r} (this program reads 1)")
+    protocol = _int(_get(top, "protocol", "the record"), "protocol", 1, 1)
+    rules: RuleSet | None = None
+    if top.get("rules") is not None:
+        try:
+            rules = RuleSet.from_dict(top["rules"])
+        except InputError as exc:
+            raise _fail(f"rules: {exc}") from None
+    actions: list[ActionRecord] = []
+    raw_actions = _get(top, "actions", "the record")
+    if not isinstance(raw_actions, list):
+        raise _fail("'actions' must be a list")
+    for i, a in enumerate(raw_actions):
+        where = f"actions[{i}]"
+        a = _map(a, where, {"seq", "seat", "action", "state_hash", "sig"})
+        text = _get(a, "action", where)
+        if not isinstance(text, str) or not 1 <= len(text) <= 64:
+            raise _fail(f"{where}.action must be a string of 1..64 characters")
+        actions.append(
+            ActionRecord(
+                seq=_int(_get(a, "seq", where), f"{where}.seq", 1, 2**31 - 1),
+                seat=_int(_get(a, "seat", where), f"{where}.seat", 0, 1),
+                action=text,
+                state_hash=_req_bytes(_get(a, "state_hash", where), 32, f"{where}.state_hash"),
+                sig=_req_bytes(_get(a, "sig", where), 64, f"{where}.sig"),
+            )
+        )
+    result: ResultRecord | None = None
+    if top.get("result") is not None:
+        r = _map(
+            top["result"], "result", {"scores", "winner", "final_state_hash", "transcript_hash"}
+        )
+        scores = _get(r, "scores", "result")
+        if not isinstance(scores, list) or len(scores) != 2:
+            raise _fail("result.scores must be a list of two whole numbers")
+        winner = _get(r, "winner", "result")
+        result = ResultRecord(
+            scores=(
+                _int(scores[0], "result.scores[0]", -(2**31), 2**31 - 1),
+                _int(scores[1], "result.scores[1]", -(2**31), 2**31 - 1),
+            ),
+            winner=None if winner is None else _int(winner, "result.winner", 0, 1),
+            final_state_hash=_req_bytes(
+                _get(r, "final_state_hash", "result"), 32, "result.final_state_hash"
+            ),
+            transcript_hash=_req_bytes(
+                _get(r, "transcript_hash", "result"), 32, "result.transcript_hash"
+            ),
+        )
+    fs = _map(
+        top.get("final_sigs", {"host": None, "joiner": None}), "final_sigs", {"host", "joiner"}
+    )
+    accepted = top.get("accepted", False)
+    if not isinstance(accepted, bool):
+        raise _fail("'accepted' must be true or false")
+    return Record(
+        session_id=_bytes(top.get("session_id"), 32, "session_id"),
+        rules=rules,
+        host=_decode_player(top.get("host"), "host"),
+        joiner=_decode_player(top.get("joiner"), "joiner"),
+        accepted=accepted,
+        commitment=_bytes(top.get("commitment"), 32, "commitment"),
+        joiner_value=_bytes(top.get("joiner_value"), 32, "joiner_value"),
+        host_value=_bytes(top.get("host_value"), 32, "host_value"),
+        match_seed=_bytes(top.get("match_seed"), 32, "match_seed"),
+        actions=tuple(actions),
+        result=result,
+        final_sigs=(
+            _bytes(fs.get("host"), 64, "final_sigs.host"),
+            _bytes(fs.get("joiner"), 64, "final_sigs.joiner"),
+        ),
+        protocol=protocol,
+    )
+
+
+def decode_record(data: bytes) -> Record:
+    """Parse and validate a record file's bytes."""
+    if len(data) > MAX_RECORD_BYTES:
+        raise _fail(f"larger than {MAX_RECORD_BYTES} bytes")
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _fail("not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise _fail(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise _fail("nested too deeply") from None
+    return record_from_dict(obj)

@@ -1,0 +1,831 @@
+"""The p2pkoikoi protocol as a sans-I/O state machine.
+
+Theory of operation
+-------------------
+A :class:`Session` never touches a socket, a clock or a random source.  The
+transport feeds it the bytes it read (:meth:`Session.receive_data`, ``b""`` at
+end of stream), pulls events out of it (:meth:`Session.next_event` until it
+returns :data:`NEED_DATA`), hands it what the local player does
+(:meth:`Session.send`), and writes every byte the session produces, in the
+order produced: :meth:`Session.send` returns all bytes queued so far plus the
+new ones, and :meth:`Session.data_to_send` returns (and clears) what the session
+queued on its own - the opening hello right after construction, the automatic
+protocol replies (auth, accept, commit, value, reveal, the final signature)
+after received data, and a last ``abort`` or ``decline`` after an error.
+
+The protocol runs in lock-step phases (``session.state``)::
+
+    HELLO -> AUTH -> RULES -> SEED -> PLAY -> FINISH -> DONE -> CLOSED
+                                                  (any) -> ERROR
+
+1. Both sides send a plaintext ``hello`` (version, role, ephemeral X25519 key).
+2. Keys are derived with HKDF from the X25519 secret, the invite's secret
+   (as the salt: a pre-shared key) and the hash of both hellos; one
+   ChaCha20-Poly1305 key per direction, nonces are frame counters.
+3. Both send ``auth`` (name, Ed25519 identity key, signature over the
+   handshake hash and that auth; the host adds its rules).  The joiner accepts
+   (by its user, or automatically when the rules equal its expected ones).
+4. Commit-reveal: the host commits, the joiner sends its value, the host
+   reveals; both derive the match seed and start the engine.
+5. The player to act sends ``action`` (seq, text, state hash, signature over
+   the transcript); the other side checks turn, seq, legality, hash and
+   signature.  At the end both sign the final transcript (``over``).
+
+Everything a user could observe (errors, events) is checked before it is
+emitted.  A remote fault raises :class:`RemoteProtocolError` (or a subclass)
+and leaves the session in ``ERROR`` for good: each later ``next_event`` raises
+the same error again.  A local misuse raises :class:`LocalProtocolError` and
+changes nothing.  ``session.waiting_for`` tells the transport which timeout
+applies.  ``session.record()`` is the verifiable record so far.
+"""
+
+from __future__ import annotations
+
+import enum
+import unicodedata
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Final
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from p2pkoikoi import __version__
+from p2pkoikoi.engine import (
+    Action,
+    IllegalActionError,
+    InputError,
+    MatchState,
+    RuleSet,
+)
+from p2pkoikoi.engine import Event as EngineEvent
+from p2pkoikoi.session import crypto, wire
+from p2pkoikoi.session.errors import (
+    CheatingError,
+    LocalProtocolError,
+    ProtocolError,
+    RemoteProtocolError,
+    RulesMismatchError,
+)
+from p2pkoikoi.session.events import (
+    NEED_DATA,
+    AcceptRules,
+    ActionReceived,
+    ChatReceived,
+    ConnectionClosed,
+    DeclineRules,
+    Event,
+    Goodbye,
+    HandshakeComplete,
+    MatchOver,
+    MatchStarted,
+    NeedData,
+    PeerResigned,
+    Ping,
+    Pong,
+    Resign,
+    RulesProposed,
+    SendAction,
+    SendChat,
+    SendEvent,
+)
+from p2pkoikoi.session.record import ActionRecord, PlayerRecord, Record, ResultRecord
+
+MIN_ENTROPY: Final = 64
+#: unread bytes we hold at most; a well-behaved peer never comes close
+MAX_BUFFER: Final = 4 * (wire.MAX_FRAME + wire.HEADER)
+SECRET_MIN: Final = 16
+
+
+class Role(enum.Enum):
+    HOST = "host"
+    JOINER = "joiner"
+
+    @property
+    def seat(self) -> int:
+        return 0 if self is Role.HOST else 1
+
+    @property
+    def other(self) -> Role:
+        return Role.JOINER if self is Role.HOST else Role.HOST
+
+
+class State(enum.Enum):
+    HELLO = "hello"  # waiting for the peer's hello
+    AUTH = "auth"  # waiting for the peer's auth
+    RULES = "rules"  # waiting for the joiner's decision on the rules
+    SEED = "seed"  # commit-reveal in progress
+    PLAY = "play"
+    FINISH = "finish"  # the match is over; waiting for the peer's final signature
+    DONE = "done"  # both final signatures exchanged
+    CLOSED = "closed"
+    ERROR = "error"
+
+
+class WaitingFor(enum.Enum):
+    """What the session waits for: the transport applies the matching deadline."""
+
+    PEER_HELLO = "peer_hello"
+    PEER_AUTH = "peer_auth"
+    LOCAL_RULES_DECISION = "local_rules_decision"  # our user must accept or decline
+    PEER_RULES_DECISION = "peer_rules_decision"
+    COMMIT = "commit"  # the host's commitment
+    JOINER_VALUE = "joiner_value"
+    REVEAL = "reveal"  # the host's reveal: a missing reveal is suspicious
+    PEER_ACTION = "peer_action"
+    LOCAL_ACTION = "local_action"
+    PEER_FINAL = "peer_final"  # the peer's signature over the final transcript
+    NOTHING = "nothing"
+
+
+def sanitize(text: str) -> str:
+    """Drop control, format and separator characters other than plain spaces."""
+    out = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            continue
+        out.append(" " if cat == "Zs" else ch)
+    return "".join(out)
+
+
+def describe_diff(diff: list[tuple[str, object, object]], mine: str, theirs: str) -> str:
+    return "; ".join(f"{name}: {mine} {a!r}, {theirs} {b!r}" for name, a, b in diff)
+
+
+class Session:
+    """One side of one connection.  See the module docstring."""
+
+    def __init__(
+        self,
+        role: Role | str,
+        *,
+        identity_key: Ed25519PrivateKey,
+        invite_secret: bytes,
+        name: str,
+        entropy: bytes,
+        rules: RuleSet | None = None,
+        expected_rules: RuleSet | None = None,
+        program: str = __version__,
+    ) -> None:
+        self.role = Role(role)
+        if not isinstance(identity_key, Ed25519PrivateKey):
+            raise LocalProtocolError("identity_key must be an Ed25519 private key")
+        if len(invite_secret) < SECRET_MIN:
+            raise LocalProtocolError(f"the invite secret must be at least {SECRET_MIN} bytes")
+        if len(entropy) < MIN_ENTROPY:
+            raise LocalProtocolError(f"entropy must be at least {MIN_ENTROPY} bytes")
+        if self.role is Role.HOST and rules is None:
+            raise LocalProtocolError("the host must propose rules")
+        if self.role is Role.HOST and expected_rules is not None:
+            raise LocalProtocolError("expected_rules is for the joiner")
+        if self.role is Role.JOINER and rules is not None:
+            raise LocalProtocolError("the joiner does not propose rules (use expected_rules)")
+        clean = sanitize(name).strip()
+        if not clean or clean != name or len(name) > wire.MAX_NAME:
+            raise LocalProtocolError(
+                f"player name must be 1..{wire.MAX_NAME} printable characters without "
+                "leading or trailing spaces"
+            )
+        self.name = name
+        self.program = program[: wire.MAX_PROGRAM]
+        self._key = identity_key
+        self._pub = crypto.public_bytes(identity_key)
+        self._psk = bytes(invite_secret)
+        self._eph = crypto.x25519_private(bytes(entropy[:32]))
+        self._my_value = bytes(entropy[32:64])
+        self._expected = expected_rules
+        self.rules: RuleSet | None = rules
+        self._rules_bytes = rules.encode() if rules is not None else b""
+
+        self._state = State.HELLO
+        self._error: ProtocolError | None = None
+        self._in = bytearray()
+        self._eof = False
+        self._out = bytearray()
+        self._events: deque[Event] = deque()
+        self._send: crypto.Channel | None = None
+        self._recv: crypto.Channel | None = None
+        self._hello_payload = wire.encode_message(
+            wire.HelloMsg(
+                role=self.role.value, program=self.program, eph=crypto.x25519_public(self._eph)
+            )
+        )
+        self._out += wire.encode_frame(self._hello_payload)
+
+        self.session_id: bytes | None = None  # H0
+        self._transcript = b""
+        self._t_commit = b""
+        self.peer_name: str | None = None
+        self.peer_key: bytes | None = None
+        self._auth_sigs: dict[Role, bytes] = {}
+        self._accepted = False
+        self._commitment: bytes | None = None
+        self._host_value: bytes | None = None
+        self._joiner_value: bytes | None = None
+        self.seed: bytes | None = None
+        self._match: MatchState | None = None
+        self._seq = 0
+        self._actions: list[ActionRecord] = []
+        self._final_sigs: dict[Role, bytes] = {}
+        self._result: ResultRecord | None = None
+        self.last_local_events: tuple[EngineEvent, ...] = ()
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def our_seat(self) -> int:
+        return self.role.seat
+
+    @property
+    def match(self) -> MatchState | None:
+        """The current engine state once the match has started."""
+        return self._match
+
+    @property
+    def seq(self) -> int:
+        """The sequence number of the last action applied (0 before the first)."""
+        return self._seq
+
+    @property
+    def transcript_hash(self) -> bytes:
+        return self._transcript
+
+    @property
+    def error(self) -> ProtocolError | None:
+        return self._error
+
+    @property
+    def waiting_for(self) -> WaitingFor:
+        st, host = self._state, self.role is Role.HOST
+        if st is State.HELLO:
+            return WaitingFor.PEER_HELLO
+        if st is State.AUTH:
+            return WaitingFor.PEER_AUTH
+        if st is State.RULES:
+            return WaitingFor.PEER_RULES_DECISION if host else WaitingFor.LOCAL_RULES_DECISION
+        if st is State.SEED:
+            if host:
+                return WaitingFor.JOINER_VALUE
+            return WaitingFor.COMMIT if self._commitment is None else WaitingFor.REVEAL
+        if st is State.PLAY:
+            assert self._match is not None
+            if self._match.to_act == self.our_seat:
+                return WaitingFor.LOCAL_ACTION
+            return WaitingFor.PEER_ACTION
+        if st is State.FINISH:
+            return WaitingFor.PEER_FINAL
+        return WaitingFor.NOTHING
+
+    # ------------------------------------------------------------------ output
+    def data_to_send(self) -> bytes:
+        """All bytes queued by the session itself; write them to the peer in order."""
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def _queue(self, msg: wire.Message) -> None:
+        assert self._send is not None
+        self._out += wire.encode_frame(self._send.seal(wire.encode_message(msg)))
+
+    # ------------------------------------------------------------------ input
+    def receive_data(self, data: bytes) -> None:
+        """Bytes read from the peer; ``b""`` means the stream ended."""
+        if self._eof:
+            if data:
+                raise LocalProtocolError("receive_data after end of stream")
+            return
+        if not data:
+            self._eof = True
+            return
+        if self._state in (State.ERROR, State.CLOSED):
+            return  # nothing more is read
+        self._in += data
+
+    def next_event(self) -> Event | NeedData:
+        """The next event, or :data:`NEED_DATA`; raises the protocol's errors."""
+        if self._error is not None:
+            raise self._error
+        try:
+            return self._next_event()
+        except ProtocolError as exc:
+            self._fail(exc)
+            raise
+
+    def _fail(self, exc: ProtocolError) -> None:
+        if self._error is not None:
+            return
+        self._error = exc
+        if (
+            self._send is not None
+            and isinstance(exc, RemoteProtocolError)
+            and not isinstance(exc, RulesMismatchError)
+            and self._state is not State.CLOSED
+        ):
+            self._queue(wire.AbortMsg(reason=str(exc)[: wire.MAX_REASON]))
+        self._state = State.ERROR
+        self._in.clear()
+
+    def _next_event(self) -> Event | NeedData:
+        while True:
+            if self._events:
+                return self._events.popleft()
+            if self._state is State.CLOSED:
+                return NEED_DATA
+            if len(self._in) >= wire.HEADER:
+                length = wire.frame_length(bytes(self._in[: wire.HEADER]))
+                if len(self._in) >= wire.HEADER + length:
+                    payload = bytes(self._in[wire.HEADER : wire.HEADER + length])
+                    del self._in[: wire.HEADER + length]
+                    self._handle_frame(payload)
+                    continue
+            if len(self._in) > MAX_BUFFER:
+                raise RemoteProtocolError("the peer sent too much data at once")
+            if self._eof:
+                if self._in:
+                    raise RemoteProtocolError("connection closed in the middle of a frame")
+                clean = self._state is State.DONE
+                self._state = State.CLOSED
+                reason = "the connection ended" if clean else "the connection ended early"
+                return ConnectionClosed(clean=clean, reason=reason)
+            return NEED_DATA
+
+    # ------------------------------------------------------------------ frames
+    def _handle_frame(self, payload: bytes) -> None:
+        if self._state is State.HELLO:
+            msg = wire.decode_message(payload)
+            if not isinstance(msg, wire.HelloMsg):
+                raise RemoteProtocolError(
+                    f"bad message from peer: expected hello, got {wire.TYPE_NAMES[type(msg)]}"
+                )
+            self._on_hello(msg, payload)
+            return
+        assert self._recv is not None
+        msg = wire.decode_message(self._recv.open(payload))
+        handler = _HANDLERS.get(type(msg))
+        if handler is None:  # a second hello
+            raise RemoteProtocolError("bad message from peer: unexpected hello")
+        handler(self, msg)
+
+    def _unexpected(self, what: str) -> RemoteProtocolError:
+        return RemoteProtocolError(
+            f"unexpected {what} message from peer during {self._state.value}"
+        )
+
+    def _on_hello(self, msg: wire.HelloMsg, payload: bytes) -> None:
+        if msg.role == self.role.value:
+            raise RemoteProtocolError(f"both players claim to be the {msg.role}")
+        if self.role is Role.HOST:
+            h0 = crypto.handshake_hash(self._hello_payload, payload)
+        else:
+            h0 = crypto.handshake_hash(payload, self._hello_payload)
+        shared = crypto.shared_secret(self._eph, msg.eph)
+        k_h2j, k_j2h = crypto.derive_keys(self._psk, shared, h0)
+        host = self.role is Role.HOST
+        self._send = crypto.Channel(k_h2j if host else k_j2h)
+        self._recv = crypto.Channel(k_j2h if host else k_h2j)
+        self.session_id = h0
+        sig = crypto.sign(
+            self._key,
+            crypto.auth_message(h0, self.role.value, self.name, self._pub, self._rules_bytes),
+        )
+        self._auth_sigs[self.role] = sig
+        if host:
+            assert self.rules is not None
+            auth = wire.AuthMsg(
+                name=self.name,
+                key=self._pub,
+                sig=sig,
+                rules=self._rules_bytes,
+                fp=self.rules.fingerprint(),
+                rounds=self.rules.rounds,
+            )
+        else:
+            auth = wire.AuthMsg(name=self.name, key=self._pub, sig=sig)
+        self._queue(auth)
+        self._state = State.AUTH
+
+    def _on_auth(self, msg: wire.AuthMsg) -> None:
+        if self._state is not State.AUTH:
+            raise self._unexpected("auth")
+        assert self.session_id is not None
+        peer = self.role.other
+        if sanitize(msg.name).strip() != msg.name or not msg.name:
+            raise RemoteProtocolError("bad auth message from peer: unprintable player name")
+        if peer is Role.HOST:
+            if msg.rules is None or msg.fp is None or msg.rounds is None:
+                raise RemoteProtocolError("bad auth message from host: it lacks the rules")
+            rules = self._decode_rules(msg.rules, "host")
+            if rules.fingerprint() != msg.fp:
+                raise RemoteProtocolError("bad auth message from host: rules fingerprint mismatch")
+            if rules.rounds != msg.rounds:
+                raise RemoteProtocolError("bad auth message from host: rounds do not match rules")
+            peer_rules = msg.rules
+        else:
+            if msg.rules is not None or msg.fp is not None or msg.rounds is not None:
+                raise RemoteProtocolError("bad auth message from joiner: it proposes rules")
+            peer_rules = b""
+        signed = crypto.auth_message(self.session_id, peer.value, msg.name, msg.key, peer_rules)
+        if not crypto.verify_sig(msg.key, msg.sig, signed):
+            raise RemoteProtocolError(
+                "the other player's identity signature is invalid: "
+                "the connection may be under attack"
+            )
+        self.peer_name, self.peer_key = msg.name, msg.key
+        self._auth_sigs[peer] = msg.sig
+        if peer is Role.HOST:
+            self.rules = rules
+            self._rules_bytes = peer_rules
+        host_name = self.name if self.role is Role.HOST else msg.name
+        host_key = self._pub if self.role is Role.HOST else msg.key
+        join_name = msg.name if self.role is Role.HOST else self.name
+        join_key = msg.key if self.role is Role.HOST else self._pub
+        t = crypto.transcript_start(self.session_id)
+        t = crypto.absorb(t, "auth", "host", host_name, host_key, self._rules_bytes)
+        self._transcript = crypto.absorb(t, "auth", "joiner", join_name, join_key, b"")
+        self._state = State.RULES
+        if self.role is Role.JOINER:
+            assert self.rules is not None
+            if self._expected is None:
+                self._events.append(
+                    RulesProposed(
+                        rules=self.rules,
+                        fingerprint=self.rules.fingerprint(),
+                        rounds=self.rules.rounds,
+                        peer_name=msg.name,
+                        peer_key=msg.key,
+                        peer_fingerprint=crypto.fingerprint(msg.key),
+                    )
+                )
+            else:
+                diff = self._expected.diff(self.rules)
+                if diff:
+                    text = describe_diff(diff, "you expect", "the host proposes")
+                    self._queue(
+                        wire.DeclineMsg(
+                            reason=f"rules differ: {text}"[: wire.MAX_REASON],
+                            expected=self._expected.encode(),
+                        )
+                    )
+                    raise RulesMismatchError(f"the host's rules differ from yours: {text}")
+                self._accept()
+
+    def _decode_rules(self, data: bytes, who: str) -> RuleSet:
+        try:
+            rules = RuleSet.decode(data)
+        except InputError as exc:
+            raise RulesMismatchError(
+                f"cannot read the {who}'s rules ({exc}); both players need the same release"
+            ) from None
+        if rules.encode() != data:
+            raise RemoteProtocolError(f"bad rules from the {who}: not in canonical form")
+        return rules
+
+    def _handshake_event(self) -> HandshakeComplete:
+        assert self.peer_name is not None and self.peer_key is not None and self.rules
+        return HandshakeComplete(
+            peer_name=self.peer_name,
+            peer_key=self.peer_key,
+            peer_fingerprint=crypto.fingerprint(self.peer_key),
+            rules=self.rules,
+        )
+
+    def _accept(self) -> None:
+        assert self.rules is not None
+        fp = self.rules.fingerprint()
+        self._queue(wire.AcceptMsg(fp=fp))
+        self._transcript = crypto.absorb(self._transcript, "accept", fp)
+        self._t_commit = self._transcript
+        self._accepted = True
+        self._state = State.SEED
+        self._events.append(self._handshake_event())
+
+    def _on_accept(self, msg: wire.AcceptMsg) -> None:
+        if self._state is not State.RULES or self.role is not Role.HOST:
+            raise self._unexpected("accept")
+        assert self.rules is not None
+        if msg.fp != self.rules.fingerprint():
+            raise RemoteProtocolError("the joiner accepted rules other than the ones proposed")
+        self._transcript = crypto.absorb(self._transcript, "accept", msg.fp)
+        self._t_commit = self._transcript
+        self._accepted = True
+        self._state = State.SEED
+        self._events.append(self._handshake_event())
+        self._host_value = self._my_value
+        self._commitment = crypto.commitment(self._t_commit, self._host_value)
+        self._queue(wire.CommitMsg(c=self._commitment))
+        self._transcript = crypto.absorb(self._transcript, "commit", self._commitment)
+
+    def _on_decline(self, msg: wire.DeclineMsg) -> None:
+        if self._state is not State.RULES or self.role is not Role.HOST:
+            raise self._unexpected("decline")
+        assert self.rules is not None
+        if msg.expected is not None:
+            try:
+                expected = RuleSet.decode(msg.expected)
+            except InputError:
+                expected = None
+            if expected is not None and self.rules.diff(expected):
+                text = describe_diff(self.rules.diff(expected), "you propose", "the joiner expects")
+                raise RulesMismatchError(f"the joiner expects other rules: {text}")
+        reason = sanitize(msg.reason) or "no reason given"
+        raise RulesMismatchError(f"the joiner declined the rules: {reason}")
+
+    def _on_commit(self, msg: wire.CommitMsg) -> None:
+        if self._state is not State.SEED or self.role is not Role.JOINER or self._commitment:
+            raise self._unexpected("commit")
+        self._commitment = msg.c
+        self._transcript = crypto.absorb(self._transcript, "commit", msg.c)
+        self._joiner_value = self._my_value
+        self._queue(wire.ValueMsg(r=self._joiner_value))
+        self._transcript = crypto.absorb(self._transcript, "value", self._joiner_value)
+
+    def _on_value(self, msg: wire.ValueMsg) -> None:
+        if self._state is not State.SEED or self.role is not Role.HOST or self._joiner_value:
+            raise self._unexpected("value")
+        assert self._host_value is not None
+        self._joiner_value = msg.r
+        self._transcript = crypto.absorb(self._transcript, "value", msg.r)
+        self._queue(wire.RevealMsg(r=self._host_value))
+        self._transcript = crypto.absorb(self._transcript, "reveal", self._host_value)
+        self._start_match()
+
+    def _on_reveal(self, msg: wire.RevealMsg) -> None:
+        if self._state is not State.SEED or self.role is not Role.JOINER or not self._joiner_value:
+            raise self._unexpected("reveal")
+        if crypto.commitment(self._t_commit, msg.r) != self._commitment:
+            raise CheatingError(
+                "the host's reveal does not open its commitment: the host tried to "
+                "change its random value (cheating) - the match is void"
+            )
+        self._host_value = msg.r
+        self._transcript = crypto.absorb(self._transcript, "reveal", msg.r)
+        self._start_match()
+
+    def _start_match(self) -> None:
+        assert self.rules and self._host_value and self._joiner_value
+        self.seed = crypto.derive_seed(self._host_value, self._joiner_value, self._t_commit)
+        self._match, events = MatchState.start(self.rules, self.seed)
+        self._state = State.PLAY
+        self._events.append(MatchStarted(self.seed, self._match.dealer, events))
+        if self._match.is_over:  # cannot happen with sane rules, but stay consistent
+            self._finish()
+
+    # ------------------------------------------------------------------ play
+    def _check_peer_turn(self, seq: int, what: str) -> MatchState:
+        if self._state is not State.PLAY:
+            raise self._unexpected(what)
+        m = self._match
+        assert m is not None
+        if m.to_act != self.role.other.seat:
+            raise RemoteProtocolError(f"the other player sent {what} {seq} out of turn")
+        if seq != self._seq + 1:
+            raise RemoteProtocolError(
+                f"wrong sequence number on {what}: expected {self._seq + 1}, got {seq}"
+            )
+        return m
+
+    def _on_action(self, msg: wire.ActionMsg) -> None:
+        m = self._check_peer_turn(msg.seq, "action")
+        try:
+            action = Action.parse(msg.action)
+        except InputError as exc:
+            raise RemoteProtocolError(f"malformed action {msg.seq} from peer: {exc}") from None
+        if str(action) != msg.action:
+            raise RemoteProtocolError(
+                f"action {msg.seq} from peer is not in canonical form: {msg.action!r}"
+            )
+        try:
+            new, events = m.apply(action)
+        except IllegalActionError as exc:
+            raise RemoteProtocolError(
+                f"the other player sent an illegal action {msg.seq}: {exc}"
+            ) from None
+        if new.state_hash() != msg.hash:
+            raise RemoteProtocolError(
+                f"state hash mismatch after action {msg.seq} ({msg.action}): the two programs "
+                "disagree about the game (different versions, or tampering)"
+            )
+        seat = self.role.other.seat
+        t = crypto.absorb(self._transcript, "action", msg.seq, seat, msg.action, msg.hash)
+        assert self.peer_key is not None
+        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.sig_message(t)):
+            raise CheatingError(f"the signature on action {msg.seq} is invalid (forged)")
+        self._commit_step(new, t, ActionRecord(msg.seq, seat, msg.action, msg.hash, msg.sig))
+        self._events.append(ActionReceived(msg.seq, action, events))
+        if new.is_over:
+            self._finish()
+
+    def _on_resign(self, msg: wire.ResignMsg) -> None:
+        m = self._check_peer_turn(msg.seq, "resign")
+        seat = self.role.other.seat
+        new, events = m.resign(seat)
+        h = new.state_hash()
+        t = crypto.absorb(self._transcript, "resign", msg.seq, seat, h)
+        assert self.peer_key is not None
+        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.sig_message(t)):
+            raise CheatingError(f"the signature on resignation {msg.seq} is invalid (forged)")
+        self._commit_step(new, t, ActionRecord(msg.seq, seat, "resign", h, msg.sig))
+        self._events.append(PeerResigned(msg.seq, seat, events))
+        self._finish()
+
+    def _commit_step(self, new: MatchState, t: bytes, rec: ActionRecord) -> None:
+        self._match = new
+        self._transcript = t
+        self._seq = rec.seq
+        self._actions.append(rec)
+
+    def _finish(self) -> None:
+        m = self._match
+        assert m is not None and m.is_over
+        h = m.state_hash()
+        self._result = ResultRecord(m.scores, m.winner, h, self._transcript)
+        sig = crypto.sign(self._key, crypto.final_message(self._transcript, h))
+        self._final_sigs[self.role] = sig
+        self._queue(
+            wire.OverMsg(hash=h, tx=self._transcript, scores=m.scores, winner=m.winner, sig=sig)
+        )
+        self._state = State.FINISH
+
+    def _on_over(self, msg: wire.OverMsg) -> None:
+        if self._state is not State.FINISH:
+            raise self._unexpected("over")
+        assert self._result is not None and self.peer_key is not None
+        r = self._result
+        if msg.tx != r.transcript_hash:
+            raise RemoteProtocolError("the final transcripts differ: the match records disagree")
+        if msg.hash != r.final_state_hash:
+            raise RemoteProtocolError("the final state hashes differ")
+        if tuple(msg.scores) != r.scores or msg.winner != r.winner:
+            raise RemoteProtocolError("the other player reports a different result")
+        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.final_message(msg.tx, msg.hash)):
+            raise CheatingError("the other player's final signature is invalid (forged)")
+        self._final_sigs[self.role.other] = msg.sig
+        self._state = State.DONE
+        self._events.append(MatchOver(r.scores, r.winner, r.final_state_hash, r.transcript_hash))
+
+    # ------------------------------------------------------------------ side channel
+    def _need_channel(self, what: str) -> None:
+        if self._state in (State.HELLO, State.ERROR, State.CLOSED):
+            raise self._unexpected(what)
+
+    def _on_ping(self, msg: wire.PingMsg) -> None:
+        self._need_channel("ping")
+        self._events.append(Ping(msg.nonce))
+
+    def _on_pong(self, msg: wire.PongMsg) -> None:
+        self._need_channel("pong")
+        self._events.append(Pong(msg.nonce))
+
+    def _on_chat(self, msg: wire.ChatMsg) -> None:
+        self._need_channel("chat")
+        text = sanitize(msg.text).strip()
+        if text:
+            self._events.append(ChatReceived(text))
+
+    def _on_abort(self, msg: wire.AbortMsg) -> None:
+        reason = sanitize(msg.reason) or "no reason given"
+        self._state = State.CLOSED  # no abort back
+        raise RemoteProtocolError(f"the other player's program stopped: {reason}")
+
+    def _on_bye(self, msg: wire.ByeMsg) -> None:
+        clean = self._state is State.DONE
+        self._state = State.CLOSED
+        reason = "the other player left" + ("" if clean else " before the match ended")
+        self._events.append(ConnectionClosed(clean=clean, reason=reason))
+
+    # ------------------------------------------------------------------ sending
+    def send(self, event: SendEvent) -> bytes:
+        """Turn a local event into bytes; returns everything queued, in order."""
+        if self._error is not None:
+            raise LocalProtocolError(f"the session has failed: {self._error}")
+        if self._state is State.CLOSED:
+            raise LocalProtocolError("the session is closed")
+        if isinstance(event, AcceptRules | DeclineRules):
+            self._send_rules_decision(event)
+        elif isinstance(event, SendAction):
+            self._send_action(event.action)
+        elif isinstance(event, Resign):
+            self._send_resign()
+        elif isinstance(event, SendChat):
+            self._send_chat(event.text)
+        elif isinstance(event, Ping | Pong):
+            if self._send is None:
+                raise LocalProtocolError("cannot ping before the handshake")
+            if len(event.nonce) > wire.MAX_NONCE:
+                raise LocalProtocolError(f"a ping nonce is at most {wire.MAX_NONCE} bytes")
+            cls = wire.PingMsg if isinstance(event, Ping) else wire.PongMsg
+            self._queue(cls(nonce=event.nonce))
+        elif isinstance(event, Goodbye):
+            if self._send is not None:
+                self._queue(wire.ByeMsg())
+            self._state = State.CLOSED
+        else:
+            raise LocalProtocolError(f"cannot send {type(event).__name__}")
+        return self.data_to_send()
+
+    def _send_rules_decision(self, event: AcceptRules | DeclineRules) -> None:
+        if self.role is not Role.JOINER or self._state is not State.RULES or self._expected:
+            raise LocalProtocolError("there are no proposed rules to accept or decline")
+        if isinstance(event, AcceptRules):
+            self._accept()
+        else:
+            reason = sanitize(event.reason)[: wire.MAX_REASON] or "declined"
+            self._queue(wire.DeclineMsg(reason=reason))
+            self._state = State.CLOSED
+
+    def _my_turn(self, what: str) -> MatchState:
+        if self._state is not State.PLAY:
+            raise LocalProtocolError(f"cannot {what}: the match is not in play")
+        m = self._match
+        assert m is not None
+        if m.to_act != self.our_seat:
+            raise LocalProtocolError(f"cannot {what}: it is not your turn")
+        return m
+
+    def _send_action(self, action: Action | str) -> None:
+        m = self._my_turn("act")
+        if isinstance(action, str):
+            try:
+                action = Action.parse(action)
+            except InputError as exc:
+                raise LocalProtocolError(str(exc)) from None
+        try:
+            new, events = m.apply(action)
+        except IllegalActionError as exc:
+            raise LocalProtocolError(str(exc)) from None
+        seq, text, h = self._seq + 1, str(action), new.state_hash()
+        t = crypto.absorb(self._transcript, "action", seq, self.our_seat, text, h)
+        sig = crypto.sign(self._key, crypto.sig_message(t))
+        self._queue(wire.ActionMsg(seq=seq, action=text, hash=h, sig=sig))
+        self._commit_step(new, t, ActionRecord(seq, self.our_seat, text, h, sig))
+        self.last_local_events = events
+        if new.is_over:
+            self._finish()
+
+    def _send_resign(self) -> None:
+        m = self._my_turn("resign")
+        new, events = m.resign(self.our_seat)
+        seq, h = self._seq + 1, new.state_hash()
+        t = crypto.absorb(self._transcript, "resign", seq, self.our_seat, h)
+        sig = crypto.sign(self._key, crypto.sig_message(t))
+        self._queue(wire.ResignMsg(seq=seq, sig=sig))
+        self._commit_step(new, t, ActionRecord(seq, self.our_seat, "resign", h, sig))
+        self.last_local_events = events
+        self._finish()
+
+    def _send_chat(self, text: str) -> None:
+        if self._send is None or self._state is State.HELLO:
+            raise LocalProtocolError("cannot chat before the handshake")
+        clean = sanitize(text).strip()
+        if not clean:
+            raise LocalProtocolError("empty chat message")
+        if len(clean) > wire.MAX_CHAT:
+            raise LocalProtocolError(f"chat messages are at most {wire.MAX_CHAT} characters")
+        self._queue(wire.ChatMsg(text=clean))
+
+    # ------------------------------------------------------------------ record
+    def record(self) -> Record:
+        """The verifiable record so far (finished or not)."""
+        players: list[PlayerRecord | None] = [None, None]
+        for role in Role:
+            if role is self.role:
+                players[role.seat] = PlayerRecord(self.name, self._pub, self._auth_sigs.get(role))
+            elif self.peer_key is not None and self.peer_name is not None:
+                players[role.seat] = PlayerRecord(
+                    self.peer_name, self.peer_key, self._auth_sigs.get(role)
+                )
+        return Record(
+            session_id=self.session_id,
+            rules=self.rules if self._rules_bytes else None,
+            host=players[0],
+            joiner=players[1],
+            accepted=self._accepted,
+            commitment=self._commitment,
+            joiner_value=self._joiner_value,
+            host_value=self._host_value if self.seed is not None else None,
+            match_seed=self.seed,
+            actions=tuple(self._actions),
+            result=self._result,
+            final_sigs=(self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER)),
+        )
+
+
+_HANDLERS: Final[dict[type, Callable[[Session, Any], None]]] = {
+    wire.AuthMsg: Session._on_auth,
+    wire.AcceptMsg: Session._on_accept,
+    wire.DeclineMsg: Session._on_decline,
+    wire.CommitMsg: Session._on_commit,
+    wire.ValueMsg: Session._on_value,
+    wire.RevealMsg: Session._on_reveal,
+    wire.ActionMsg: Session._on_action,
+    wire.ResignMsg: Session._on_resign,
+    wire.OverMsg: Session._on_over,
+    wire.PingMsg: Session._on_ping,
+    wire.PongMsg: Session._on_pong,
+    wire.ChatMsg: Session._on_chat,
+    wire.AbortMsg: Session._on_abort,
+    wire.ByeMsg: Session._on_bye,
+}
