@@ -1,0 +1,65 @@
+"""``p2pkoikoi verify RECORD``: check a match record (see docs/verify.md).
+
+Exit status 0 when every check holds, 1 naming the first failing check, 2 for
+a file that is not a readable record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from p2pkoikoi.session.crypto import fingerprint
+from p2pkoikoi.session.errors import RecordError
+from p2pkoikoi.session.record import decode_record
+from p2pkoikoi.session.verify import verify_record
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "verify",
+        help="check a match record: fair shuffle, legal moves, signatures",
+        description="Replay a match record and check the commit-reveal seed, every "
+        "action, every state hash, the result and both players' signatures.",
+    )
+    p.add_argument("record", help="the record file (JSON) written after a network match")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+    return p
+
+
+register = add_parser  # the name the CLI dispatcher calls
+
+
+def run(args: argparse.Namespace) -> int:
+    path: str = args.record
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    record = decode_record(data)
+    report = verify_record(record)
+    first = report.first_failure
+    if args.json:
+        out = report.to_dict()
+        out["record"] = path
+        sys.stdout.write(json.dumps(out, indent=1) + "\n")
+        return 0 if report.ok else 1
+    w = sys.stdout.write
+    if record.host is not None and record.joiner is not None:
+        w(f"host:   {record.host.name} ({fingerprint(record.host.key)})\n")
+        w(f"joiner: {record.joiner.name} ({fingerprint(record.joiner.key)})\n")
+    for c in report.checks:
+        mark = {"pass": "ok  ", "fail": "FAIL", "skip": "skip"}[c.status]
+        w(f"{mark} {c.name}{': ' + c.detail if c.detail else ''}\n")
+    if first is not None:
+        w(f"verification FAILED at check '{first.name}'\n")
+        return 1
+    if report.complete:
+        w("verified: the shuffle was fair, every move legal, both players signed the result\n")
+    else:
+        w("verified so far: the record is incomplete (the match did not finish)\n")
+    return 0
