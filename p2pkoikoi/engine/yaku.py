@@ -267,6 +267,10 @@ def _make_total(c: _Compiled) -> Callable[[int, int], int]:
     tan_tab = c.tan_tab
     tan_void = c.tan_void
     viewing_on = c.viewing_on
+    hanami = c.hanami
+    tsukimi = c.tsukimi
+    # with no rain-out and no needs-another-yaku rule the viewing yaku are plain
+    simple_view = c.rain_out is RainOut.NONE and not c.viewing_needs_other
 
     def fast(captured: int, field: int) -> int:
         na = (captured & ANIMALS).bit_count()
@@ -291,7 +295,12 @@ def _make_total(c: _Compiled) -> Callable[[int, int], int]:
         else:
             s += tan_tab[nr]
         if viewing_on and captured & _SAKE:
-            return s + _viewing(c, captured, field, s)
+            if not simple_view:
+                return s + _viewing(c, captured, field, s)
+            if captured & _CURTAIN_SAKE == _CURTAIN_SAKE:
+                s += hanami
+            if captured & _MOON_SAKE == _MOON_SAKE:
+                s += tsukimi
         return s
 
     return fast
