@@ -405,61 +405,59 @@ class MatchState:
 
     def _play(self, action: Action, ev: list[Event] | None) -> MatchState:
         p = self._to_act
-        assert p is not None and action.card is not None
-        c = action.card.id
+        card = action.card
+        assert p is not None and card is not None
+        c = card.id
         bit = 1 << c
-        hand = self._hands[p]
+        hands = self._hands
+        hand = hands[p]
         if not hand & bit:
-            raise IllegalActionError(f"illegal action {action}: {action.card.code} is not in your hand")
+            raise IllegalActionError(f"illegal action {action}: {card.code} is not in your hand")
         field = self._field
-        m = field & MONTH_MASKS[MONTH_OF[c]]
-        if self._rules.forced_capture and not m:
+        m = field & SAME_MONTH[c]
+        if not m and self._rules.forced_capture:
             for other in iter_mask(hand):
                 if field & SAME_MONTH[other]:
                     raise IllegalActionError(
                         f"illegal action {action}: a card that captures must be played"
                         f" ({CARDS[other].code} matches the field)"
                     )
-        n = m.bit_count()
         target = action.target
-        if n == 2:
+        rest = m & (m - 1)
+        if rest and not rest & (rest - 1):  # exactly two matches: the player chose one
             if target is None or not m & target.bit:
                 raise IllegalActionError(
                     f"illegal action {action}: two field cards match; name the one to take"
                     f" ({' or '.join(CARDS[i].code for i in iter_mask(m))})"
                 )
             taken = target.bit
+        elif target is not None:
+            raise IllegalActionError(f"illegal action {action}: no choice of capture for {card.code}")
         else:
-            if target is not None:
-                raise IllegalActionError(
-                    f"illegal action {action}: no choice of capture for {action.card.code}"
-                )
             taken = m  # 0, 1 or 3 cards
         s = self._copy()
+        p0, p1 = self._piles
         if taken:
             field &= ~taken
-            gained = taken | bit
+            if p == 0:
+                p0 |= taken | bit
+            else:
+                p1 |= taken | bit
         else:
             field |= bit
-            gained = 0
-        s._field = field
-        if p == 0:
-            s._hands = (hand & ~bit, self._hands[1])
-            if gained:
-                s._piles = (self._piles[0] | gained, self._piles[1])
-        else:
-            s._hands = (self._hands[0], hand & ~bit)
-            if gained:
-                s._piles = (self._piles[0], self._piles[1] | gained)
+        s._hands = (hand ^ bit, hands[1]) if p == 0 else (hands[0], hand ^ bit)
         if ev is not None:
-            ev.append(Played(p, CARDS[c], cards_of(taken)))
+            ev.append(Played(p, card, cards_of(taken)))
         # Draw from the stock.
-        d = s._stock[s._pos]
-        s._pos += 1
+        pos = s._pos
+        d = s._stock[pos]
+        s._pos = pos + 1
         dbit = 1 << d
-        m = field & MONTH_MASKS[MONTH_OF[d]]
-        if m.bit_count() == 2:
+        m = field & SAME_MONTH[d]
+        rest = m & (m - 1)
+        if rest and not rest & (rest - 1):
             s._field = field | dbit
+            s._piles = (p0, p1)
             s._phase = Phase.DRAW_CHOICE
             s._pending = d
             if ev is not None:
@@ -468,11 +466,12 @@ class MatchState:
         if m:
             s._field = field & ~m
             if p == 0:
-                s._piles = (s._piles[0] | m | dbit, s._piles[1])
+                p0 |= m | dbit
             else:
-                s._piles = (s._piles[0], s._piles[1] | m | dbit)
+                p1 |= m | dbit
         else:
             s._field = field | dbit
+        s._piles = (p0, p1)
         if ev is not None:
             ev.append(Drew(p, CARDS[d], cards_of(m)))
         _end_turn(s, p, ev)

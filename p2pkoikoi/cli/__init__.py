@@ -1,0 +1,79 @@
+"""The command line: one dispatcher, one module per group of commands.
+
+Every command module has ``register(subparsers)``, which adds its parsers and
+sets ``func`` to a ``run(args) -> int``.  :func:`main` parses, runs, and is the
+one place that turns a :class:`~p2pkoikoi.engine.errors.KoiKoiError` into a
+one-line message on stderr and its exit status: no traceback reaches a user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from p2pkoikoi import __version__
+from p2pkoikoi.engine.errors import KoiKoiError
+
+#: command modules, in the order their commands appear in ``--help``
+COMMAND_MODULES = (
+    "p2pkoikoi.cli.play_cmds",
+    "p2pkoikoi.cli.net_cmds",
+    "p2pkoikoi.cli.engine_cmds",
+    "p2pkoikoi.cli.verify_cmd",
+    "p2pkoikoi.cli.selfplay_cmd",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line with exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"p2pkoikoi: {message} (see p2pkoikoi {self._sub_name()}--help)\n")
+        raise SystemExit(2)
+
+    def _sub_name(self) -> str:
+        parts = self.prog.split()[1:]
+        return " ".join(parts) + " " if parts else ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="p2pkoikoi",
+        description="Peer-to-peer Koi-Koi for the terminal. With no command, opens the start screen.",
+    )
+    parser.add_argument("--version", action="version", version=f"p2pkoikoi {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # a command group not built yet
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    try:
+        if func is None:
+            from p2pkoikoi.cli.play_cmds import run_start_screen
+
+            return run_start_screen(args)
+        return int(func(args))
+    except KoiKoiError as exc:
+        sys.stderr.write(f"p2pkoikoi: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("p2pkoikoi: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 1
+    except OSError as exc:
+        sys.stderr.write(f"p2pkoikoi: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}\n")
+        return 1

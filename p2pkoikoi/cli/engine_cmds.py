@@ -1,0 +1,242 @@
+"""Engine commands: ``score``, ``deal``, ``rules`` and ``bench``.
+
+They need only the engine; each prints text for people or, with ``--json``,
+one JSON document for scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from typing import Any
+
+from p2pkoikoi.engine import RuleSet, evaluate, parse_cards, score
+from p2pkoikoi.engine.cards import CardSet
+from p2pkoikoi.engine.deal import deal
+from p2pkoikoi.engine.errors import InputError
+from p2pkoikoi.engine.match import new_match
+from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESET_SOURCES, PRESETS, describe_setting, get_preset
+from p2pkoikoi.engine.yaku import YAKU_INFO
+
+
+def add_rules_options(parser: argparse.ArgumentParser, *, rounds: bool = True) -> None:
+    """``--rules PRESET``, ``--set KEY=VALUE`` (repeatable) and ``--rounds N``; see :func:`rules_from_args`."""
+    parser.add_argument(
+        "--rules",
+        metavar="PRESET",
+        default=DEFAULT_PRESET,
+        help=f"rule preset: {', '.join(PRESETS)} (default {DEFAULT_PRESET})",
+    )
+    parser.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        dest="settings",
+        help="change one rule setting (repeatable); see 'p2pkoikoi rules'",
+    )
+    if rounds:
+        parser.add_argument("--rounds", type=int, metavar="N", help="rounds in the match (1-99)")
+
+
+def rules_from_args(args: argparse.Namespace) -> RuleSet:
+    rules = get_preset(args.rules)
+    for assignment in getattr(args, "settings", []) or []:
+        rules = rules.apply_setting(assignment)
+    n = getattr(args, "rounds", None)
+    if n is not None:
+        rules = rules.with_settings(rounds=n)
+    return rules
+
+
+def parse_seed_hex(text: str) -> bytes:
+    """A 32-byte seed from 64 hex digits, or :class:`InputError`."""
+    try:
+        seed = bytes.fromhex(text.strip())
+    except ValueError:
+        raise InputError(f"bad hex in seed: {text!r}") from None
+    if len(seed) != 32:
+        raise InputError(f"seed must be 32 bytes (64 hex digits), got {len(seed)} bytes")
+    return seed
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=None))
+
+
+# ---------------------------------------------------------------------- score
+def run_score(args: argparse.Namespace) -> int:
+    rules = rules_from_args(args)
+    if args.calls_self < 0 or args.calls_opponent < 0:
+        raise InputError("koi-koi calls cannot be negative")
+    cards = parse_cards(args.cards, unique=True)
+    mask = CardSet(cards).mask
+    yaku = evaluate(mask, rules)
+    breakdown = score(yaku, rules, args.calls_self, args.calls_opponent)
+    if args.json:
+        _print_json(
+            {
+                "yaku": [{"id": y.id, "points": y.points} for y in yaku],
+                "base": breakdown.base,
+                "multipliers": [{"factor": m.factor, "reason": m.reason} for m in breakdown.multipliers],
+                "score": breakdown.score,
+            }
+        )
+        return 0
+    if not yaku:
+        print("No yaku: stopping is not possible with these cards.")
+        return 0
+    for y in yaku:
+        english, romaji, japanese = YAKU_INFO[y.id]
+        print(f"  {romaji} ({japanese}, {english}): {y.points}")
+    print(f"Base: {breakdown.base}")
+    for m in breakdown.multipliers:
+        print(f"  x{m.factor}  {m.reason}")
+    print(f"Score: {breakdown.score}")
+    return 0
+
+
+# ---------------------------------------------------------------------- deal
+def run_deal(args: argparse.Namespace) -> int:
+    seed = parse_seed_hex(args.match_seed)
+    if not 1 <= args.round <= 0xFFFF:
+        raise InputError("--round must be between 1 and 65535")
+    if not 0 <= args.attempt <= 0xFFFF:
+        raise InputError("--attempt must be between 0 and 65535")
+    d = deal(seed, args.round, args.attempt).to_dict()
+    if args.json:
+        _print_json(d)
+        return 0
+    for key in ("nondealer_hand", "field", "dealer_hand", "stock"):
+        print(f"{key.replace('_', ' '):15} {' '.join(d[key])}")
+    return 0
+
+
+# ---------------------------------------------------------------------- rules
+def run_rules(args: argparse.Namespace) -> int:
+    if args.diff:
+        a_name, b_name = args.diff
+        a, b = get_preset(a_name), get_preset(b_name)
+        diffs = a.diff(b)
+        if args.json:
+            _print_json([{"setting": k, a_name: x, b_name: y} for k, x, y in diffs])
+            return 0
+        if not diffs:
+            print(f"{a_name} and {b_name} are the same rules.")
+            return 0
+        width = max(len(k) for k, _, _ in diffs)
+        print(f"{'setting':{width}}  {a_name:>16}  {b_name:>16}")
+        for k, x, y in diffs:
+            print(f"{k:{width}}  {_show(x):>16}  {_show(y):>16}")
+        return 0
+    if args.preset is None and not args.settings:
+        if args.json:
+            _print_json({name: PRESETS[name].to_dict() for name in PRESETS})
+            return 0
+        for name in PRESETS:
+            print(f"{name:11} {PRESET_SOURCES.get(name, '')}")
+        print("\nShow one with 'p2pkoikoi rules PRESET'; compare with --diff A B.")
+        return 0
+    rules = get_preset(args.preset or DEFAULT_PRESET)
+    for assignment in args.settings:
+        rules = rules.apply_setting(assignment)
+    if args.json:
+        _print_json({"rules": rules.to_dict(), "fingerprint": rules.fingerprint()})
+        return 0
+    data = rules.to_dict()
+    width = max(len(k) for k in data)
+    for k, v in data.items():
+        print(f"{k:{width}}  {_show(v):16}  {describe_setting(k)}")
+    print(f"\nfingerprint {rules.fingerprint()}")
+    return 0
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ",".join(value) or "-"
+    return str(value)
+
+
+# ---------------------------------------------------------------------- bench
+def bench_figures(seconds: float, seed: int = 1) -> dict[str, float]:
+    """Random-playout speed on this core: rounds/s with and without events, matches/s."""
+    rules = get_preset(DEFAULT_PRESET)
+    long_rules = rules.with_settings(rounds=12, scoring="sum")  # no knockouts: full rounds
+    rng = random.Random(seed)
+
+    def rounds_per_second(with_events: bool) -> float:
+        count = 0
+        start = time.perf_counter()
+        deadline = start + seconds
+        while time.perf_counter() < deadline:
+            m = new_match(long_rules, rng.randbytes(32))
+            while not m.is_over:
+                acts = m.legal_actions()
+                a = acts[rng.randrange(len(acts))]
+                m = m.apply(a)[0] if with_events else m.after(a)
+            count += len(m.results)
+        return count / (time.perf_counter() - start)
+
+    def matches_per_second() -> float:
+        count = 0
+        start = time.perf_counter()
+        deadline = start + seconds
+        while time.perf_counter() < deadline:
+            m = new_match(rules, rng.randbytes(32))
+            while not m.is_over:
+                acts = m.legal_actions()
+                m = m.apply(acts[rng.randrange(len(acts))])[0]
+            count += 1
+        return count / (time.perf_counter() - start)
+
+    return {
+        "rounds_per_second": rounds_per_second(False),
+        "rounds_per_second_with_events": rounds_per_second(True),
+        "matches_per_second": matches_per_second(),
+    }
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    if not 0 < args.seconds <= 600:
+        raise InputError("--seconds must be between 0 and 600")
+    figures = bench_figures(args.seconds)
+    if args.json:
+        _print_json({k: round(v, 1) for k, v in figures.items()})
+        return 0
+    print(f"random-playout rounds/s (after):         {figures['rounds_per_second']:9.0f}")
+    print(f"random-playout rounds/s (apply, events): {figures['rounds_per_second_with_events']:9.0f}")
+    print(f"full {DEFAULT_PRESET} matches/s (apply):            {figures['matches_per_second']:9.0f}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("score", help="the yaku in a captured pile and what stopping is worth")
+    add_rules_options(p, rounds=False)
+    p.add_argument("--calls-self", type=int, default=0, metavar="N", help="koi-koi calls by the scorer")
+    p.add_argument("--calls-opponent", type=int, default=0, metavar="N", help="koi-koi calls by the opponent")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("cards", nargs="+", metavar="CARD", help="card codes (1b, 9a) or names (crane)")
+    p.set_defaults(func=run_score)
+
+    p = sub.add_parser("deal", help="the deal a match seed gives (to check a shuffle by hand)")
+    p.add_argument("--match-seed", required=True, metavar="HEX", help="64 hex digits")
+    p.add_argument("--round", type=int, default=1, metavar="N")
+    p.add_argument("--attempt", type=int, default=0, metavar="K", help="0 for the first deal, +1 per redeal")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_deal)
+
+    p = sub.add_parser("rules", help="show a rule preset, or compare two")
+    p.add_argument("preset", nargs="?", metavar="PRESET")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="settings")
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_rules)
+
+    p = sub.add_parser("bench", help="engine speed on one core")
+    p.add_argument("--seconds", type=float, default=3.0, help="time per figure (default 3)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench)

@@ -1,0 +1,129 @@
+"""The contract between a table (interface, headless driver) and a game in play.
+
+Theory of operation: a table never touches an engine or a session directly.
+It holds a :class:`GameLink`, reads :class:`Update` values from
+``link.updates`` (a trio receive channel) and answers with ``await
+link.act(action)``, ``link.chat(text)`` and ``link.resign()``.  A network game
+(:mod:`p2pkoikoi.transport.net`) and a practice game against an in-process
+opponent (:class:`LocalLink`) both implement it, so one table serves both.
+
+Every update carries the complete :class:`PlayerView` for the table's seat,
+so a table can always redraw from the latest update alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import trio
+
+from p2pkoikoi.engine import Action, Event, IllegalActionError, MatchState, PlayerView, RuleSet
+from p2pkoikoi.engine.events import Resigned
+
+
+@dataclass(frozen=True)
+class Update:
+    """One change at the table.
+
+    ``kind`` is ``"state"`` (a move happened or the match started), ``"status"``
+    (connection news: ``text`` says what), ``"chat"`` (``text`` from ``sender``),
+    or ``"over"`` (the match ended; ``text`` says why, ``record`` where its
+    record lies).
+    """
+
+    kind: str
+    view: PlayerView
+    events: tuple[Event, ...] = ()
+    actor: int | None = None
+    text: str = ""
+    sender: str = ""
+    record: str | None = None
+    final_hash: str = ""
+
+
+class GameLink(Protocol):
+    seat: int
+    names: tuple[str, str]
+    rules: RuleSet
+    updates: trio.MemoryReceiveChannel[Update]
+
+    async def act(self, action: Action) -> None: ...
+
+    async def chat(self, text: str) -> None: ...
+
+    async def resign(self) -> None: ...
+
+
+Opponent = Callable[[PlayerView], Action]
+
+
+@dataclass
+class LocalLink:
+    """A practice game: the table's seat against an in-process opponent function.
+
+    The opponent (a bot's ``choose``) runs in a worker thread, so a slow bot
+    never freezes the table.  Run :meth:`run` in a nursery; it returns when the
+    match is over.
+    """
+
+    rules: RuleSet
+    match_seed: bytes
+    opponent: Opponent
+    seat: int = 0
+    names: tuple[str, str] = ("You", "Computer")
+    state: MatchState = field(init=False)
+    updates: trio.MemoryReceiveChannel[Update] = field(init=False)
+    _send: trio.MemorySendChannel[Update] = field(init=False)
+    _actions: trio.MemorySendChannel[Action | None] = field(init=False)
+    _action_rx: trio.MemoryReceiveChannel[Action | None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.state, events = MatchState.start(self.rules, self.match_seed)
+        self._send, self.updates = trio.open_memory_channel[Update](1000)
+        self._actions, self._action_rx = trio.open_memory_channel[Action | None](1)
+        self._send.send_nowait(Update("state", self.state.view(self.seat), events))
+
+    async def act(self, action: Action) -> None:
+        """Submit the table's action; an illegal one raises :class:`IllegalActionError`."""
+        if self.state.to_act != self.seat:
+            raise IllegalActionError("it is not your turn")
+        if not self.state.is_legal(action):
+            raise IllegalActionError(f"illegal action {action}")
+        await self._actions.send(action)
+
+    async def chat(self, text: str) -> None:
+        await self._send.send(Update("chat", self.state.view(self.seat), text=text, sender=self.names[self.seat]))
+
+    async def resign(self) -> None:
+        self.state, events = self.state.resign(self.seat)
+        await self._publish(events, self.seat)
+        try:  # wake run() if it waits for our action
+            self._actions.send_nowait(None)
+        except trio.WouldBlock:
+            pass
+
+    async def _publish(self, events: tuple[Event, ...], actor: int | None) -> None:
+        view = self.state.view(self.seat)
+        await self._send.send(Update("state", view, events, actor))
+        if self.state.is_over:
+            reason = "resigned" if any(isinstance(e, Resigned) for e in events) else self.state.end_reason
+            await self._send.send(Update("over", view, text=reason, final_hash=self.state.state_hash().hex()))
+
+    async def run(self) -> None:
+        other = 1 - self.seat
+        while not self.state.is_over:
+            if self.state.to_act == other:
+                view = self.state.view(other)
+                action = await trio.to_thread.run_sync(self.opponent, view, abandon_on_cancel=True)
+                if self.state.is_over:  # the table resigned meanwhile
+                    break
+            else:
+                got = await self._action_rx.receive()
+                if got is None or self.state.is_over:
+                    break
+                action = got
+            actor = self.state.to_act
+            self.state, events = self.state.apply(action)
+            await self._publish(events, actor)
