@@ -1,0 +1,115 @@
+"""In-memory helpers: two sessions wired back to back, for tests, vectors and bots.
+
+Deterministic throughout: keys and entropy derive from a label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from p2pkoikoi.engine import Action, MatchState, RuleSet
+from p2pkoikoi.session.events import NEED_DATA, Event, SendAction
+from p2pkoikoi.session.session import Session, State
+
+
+def det_bytes(label: str, n: int = 64) -> bytes:
+    out = b""
+    i = 0
+    while len(out) < n:
+        out += hashlib.sha256(f"{label}/{i}".encode()).digest()
+        i += 1
+    return out[:n]
+
+
+def det_key(label: str) -> Ed25519PrivateKey:
+    return Ed25519PrivateKey.from_private_bytes(det_bytes("key/" + label, 32))
+
+
+SECRET = det_bytes("invite-secret", 16)
+
+
+def make_pair(
+    rules: RuleSet,
+    *,
+    expected: RuleSet | None = None,
+    auto_accept: bool = True,
+    label: str = "",
+    secret: bytes = SECRET,
+    joiner_secret: bytes | None = None,
+) -> tuple[Session, Session]:
+    host = Session(
+        "host",
+        identity_key=det_key("host" + label),
+        invite_secret=secret,
+        name="Alice",
+        entropy=det_bytes("entropy/host" + label),
+        rules=rules,
+    )
+    joiner = Session(
+        "joiner",
+        identity_key=det_key("joiner" + label),
+        invite_secret=secret if joiner_secret is None else joiner_secret,
+        name="Bob",
+        entropy=det_bytes("entropy/joiner" + label),
+        expected_rules=expected if expected is not None else (rules if auto_accept else None),
+    )
+    return host, joiner
+
+
+def drain(session: Session) -> list[Event]:
+    """Every event available now (raises what next_event raises)."""
+    out: list[Event] = []
+    while True:
+        ev = session.next_event()
+        if ev is NEED_DATA:
+            return out
+        assert not isinstance(ev, type(NEED_DATA))
+        out.append(ev)
+
+
+Chooser = Callable[[MatchState], Action]
+
+
+def random_chooser(seed: int) -> Chooser:
+    rng = random.Random(seed)
+    return lambda m: rng.choice(m.legal_actions())
+
+
+def run_pair(
+    host: Session,
+    joiner: Session,
+    choose: Chooser | None = None,
+    *,
+    max_steps: int = 1_000_000,
+    tap: Callable[[int, bytes], bytes] | None = None,
+) -> tuple[list[Event], list[Event]]:
+    """Shuttle bytes between the two until neither moves; both play with ``choose``.
+
+    ``tap(sender_seat, data)`` may inspect or rewrite bytes in flight.
+    """
+    sides = (host, joiner)
+    events: tuple[list[Event], list[Event]] = ([], [])
+    pending = [host.data_to_send(), joiner.data_to_send()]
+    for _ in range(max_steps):
+        moved = False
+        for s in (0, 1):
+            if pending[s]:
+                data = tap(s, pending[s]) if tap else pending[s]
+                pending[s] = b""
+                sides[1 - s].receive_data(data)
+                moved = True
+        for s in (0, 1):
+            sess = sides[s]
+            events[s].extend(drain(sess))
+            pending[s] += sess.data_to_send()
+            m = sess.match
+            if choose and sess.state is State.PLAY and m is not None and m.to_act == s:
+                pending[s] += sess.send(SendAction(choose(m)))
+                moved = True
+        if not moved:
+            return events
+    raise AssertionError("the sessions did not settle")
