@@ -193,6 +193,75 @@ class MatchState:
         _begin_round(s, ev)
         return s, tuple(ev)
 
+    @classmethod
+    def position(
+        cls,
+        rules: RuleSet,
+        *,
+        hands: tuple[str, str],
+        field: str,
+        stock: str = "",
+        piles: tuple[str, str] = ("", ""),
+        dealer: int = 0,
+        to_act: int | None = None,
+        calls: tuple[int, int] = (0, 0),
+        scores: tuple[int, int] | None = None,
+        round: int = 1,
+        seed: bytes = bytes(32),
+    ) -> MatchState:
+        """A state set up by hand, like a chess position: cards as space-separated codes.
+
+        For tests, puzzles and examples.  No card may appear twice.  ``stock``
+        lists the next cards to be drawn, left to right; every card not named
+        anywhere follows them in id order.  Later rounds are dealt from ``seed``.
+        """
+        from p2pkoikoi.engine.cards import parse_cards
+
+        def mask(text: str) -> int:
+            m = 0
+            for c in parse_cards(text.split()):
+                m |= c.bit
+            return m
+
+        parts = [mask(hands[0]), mask(hands[1]), mask(field), mask(piles[0]), mask(piles[1])]
+        stock_ids = tuple(c.id for c in parse_cards(stock.split()))
+        smask = 0
+        for i in stock_ids:
+            smask |= 1 << i
+        seen = 0
+        for m in parts + [smask]:
+            if seen & m:
+                raise InputError("a card appears twice in the position")
+            seen |= m
+        stock_ids += tuple(iter_mask(ALL_MASK & ~seen))
+        s = object.__new__(cls)
+        s._rules = rules
+        s._seed = bytes(seed)
+        s._round = round
+        s._attempt = 0
+        s._dealer = dealer
+        s._scores = scores if scores is not None else (
+            (rules.pool_stake, rules.pool_stake) if rules.scoring is Scoring.POOL else (0, 0)
+        )
+        s._results = ()
+        s._phase = Phase.PLAY
+        s._to_act = dealer if to_act is None else to_act
+        s._hands = (parts[0], parts[1])
+        s._field = parts[2]
+        s._piles = (parts[3], parts[4])
+        s._stock = stock_ids
+        s._pos = 0
+        s._calls = calls
+        # A player who has called stands at their current total: only a raise offers a choice.
+        s._last = (
+            total(parts[3], rules, parts[2]) if calls[0] else 0,
+            total(parts[4], rules, parts[2]) if calls[1] else 0,
+        )
+        s._pending = -1
+        s._winner = None
+        s._end = ""
+        return s
+
     def _copy(self) -> MatchState:
         n = object.__new__(MatchState)
         n._rules = self._rules
