@@ -10,12 +10,11 @@ import pytest
 from p2pkoikoi.engine import CARDS, Card, CardSet, InputError, parse_card, parse_cards
 from p2pkoikoi.engine.deal import coin, deal, dealer_draw, deck_seed, derive_deck
 
-VECTORS = json.loads((Path(__file__).parent.parent / "protocol" / "vectors" / "deal.json").read_text())
+VECTORS = json.loads(
+    (Path(__file__).parent.parent / "protocol" / "vectors" / "deal.json").read_text()
+)
 
-CODES = (
-    "1b 1r 1c1 1c2 2a 2r 2c1 2c2 3b 3r 3c1 3c2 4a 4r 4c1 4c2 5a 5r 5c1 5c2 6a 6r 6c1 6c2 "
-    "7a 7r 7c1 7c2 8b 8a 8c1 8c2 9a 9r 9c1 9c2 10a 10r 10c1 10c2 11b 11a 11r 11c 12b 12c1 12c2 12c3"
-).split()
+CODES = ["1b", "1r", "1c1", "1c2", "2a", "2r", "2c1", "2c2", "3b", "3r", "3c1", "3c2", "4a", "4r", "4c1", "4c2", "5a", "5r", "5c1", "5c2", "6a", "6r", "6c1", "6c2", "7a", "7r", "7c1", "7c2", "8b", "8a", "8c1", "8c2", "9a", "9r", "9c1", "9c2", "10a", "10r", "10c1", "10c2", "11b", "11a", "11r", "11c", "12b", "12c1", "12c2", "12c3"]
 
 
 def test_card_codes_in_id_order() -> None:
@@ -25,9 +24,20 @@ def test_card_codes_in_id_order() -> None:
 
 @pytest.mark.parametrize(
     "alias,code",
-    [("crane", "1b"), ("Curtain", "3b"), ("MOON", "8b"), ("rain-man", "11b"), ("phoenix", "12b"),
-     ("sake-cup", "9a"), ("boar", "7a"), ("deer", "10a"), ("butterflies", "6a"), ("lightning", "11c"),
-     ("sake cup", "9a"), ("12C3", "12c3")],
+    [
+        ("crane", "1b"),
+        ("Curtain", "3b"),
+        ("MOON", "8b"),
+        ("rain-man", "11b"),
+        ("phoenix", "12b"),
+        ("sake-cup", "9a"),
+        ("boar", "7a"),
+        ("deer", "10a"),
+        ("butterflies", "6a"),
+        ("lightning", "11c"),
+        ("sake cup", "9a"),
+        ("12C3", "12c3"),
+    ],
 )
 def test_aliases(alias: str, code: str) -> None:
     assert parse_card(alias).code == code
@@ -50,7 +60,9 @@ def test_bad_cards() -> None:
         parse_card(48)
 
 
-@pytest.mark.parametrize("v", VECTORS["deals"], ids=lambda v: f"{v['match_seed'][:6]}-r{v['round']}a{v['attempt']}")
+@pytest.mark.parametrize(
+    "v", VECTORS["deals"], ids=lambda v: f"{v['match_seed'][:6]}-r{v['round']}a{v['attempt']}"
+)
 def test_deal_vectors(v: dict) -> None:
     seed = bytes.fromhex(v["match_seed"])
     assert deck_seed(seed, v["round"], v["attempt"]).hex() == v["deck_seed"]

@@ -29,12 +29,32 @@ def test_score_json_online(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_score_with_calls_matches_002(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "score", "--json", "--calls-self", "1", "--calls-opponent", "1", "moon", "sake-cup", "curtain")
+    code, out, _ = run(
+        capsys,
+        "score",
+        "--json",
+        "--calls-self",
+        "1",
+        "--calls-opponent",
+        "1",
+        "moon",
+        "sake-cup",
+        "curtain",
+    )
     assert code == 0 and json.loads(out)["score"] == 60
 
 
 def test_score_vanikar_opponent_called(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "score", "--rules", "vanikar", "--json", "--calls-opponent", "1", *"1b 3b 8b 11b 12b".split())
+    code, out, _ = run(
+        capsys,
+        "score",
+        "--rules",
+        "vanikar",
+        "--json",
+        "--calls-opponent",
+        "1",
+        *["1b", "3b", "8b", "11b", "12b"],
+    )
     assert json.loads(out)["score"] == 40
 
 
@@ -52,7 +72,9 @@ def test_score_vanikar_opponent_called(capsys: pytest.CaptureFixture[str]) -> No
         (["score"], "required"),
     ],
 )
-def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+def test_bad_input_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
     code, out, err = run(capsys, *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
@@ -74,7 +96,17 @@ def test_rules_diff_and_show(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_console_script_entry_point() -> None:
-    proc = subprocess.run([sys.executable, "-m", "p2pkoikoi", "score", "--json", "1b", "3b", "8b"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "p2pkoikoi", "score", "--json", "1b", "3b", "8b"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0 and json.loads(proc.stdout)["score"] == 5
-    proc = subprocess.run([sys.executable, "-m", "p2pkoikoi", "bench", "--seconds", "0.2", "--json"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "p2pkoikoi", "bench", "--seconds", "0.2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0 and json.loads(proc.stdout)["rounds_per_second"] > 0

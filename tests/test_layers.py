@@ -24,7 +24,21 @@ ALLOWED = {
     "cli": {"engine", "session", "transport", "bots", "ui", "cli"},
 }
 # Banned in the engine even though they are standard library: I/O, clock, global randomness.
-ENGINE_BANNED = {"os", "io", "time", "datetime", "random", "socket", "subprocess", "threading", "asyncio", "pathlib", "sys", "secrets", "select"}
+ENGINE_BANNED = {
+    "os",
+    "io",
+    "time",
+    "datetime",
+    "random",
+    "socket",
+    "subprocess",
+    "threading",
+    "asyncio",
+    "pathlib",
+    "sys",
+    "secrets",
+    "select",
+}
 
 
 def imports_of(path: Path) -> set[str]:
@@ -64,4 +78,6 @@ def test_engine_is_pure_standard_library() -> None:
             if top in ("p2pkoikoi", "__future__"):
                 continue
             assert top in stdlib, f"{path.name} imports non-stdlib {mod}"
-            assert top not in ENGINE_BANNED, f"{path.name} imports {mod}: no I/O, clock or global random in the engine"
+            assert top not in ENGINE_BANNED, (
+                f"{path.name} imports {mod}: no I/O, clock or global random in the engine"
+            )

@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from p2pkoikoi.engine import (
+    PRESETS,
     Action,
     IllegalActionError,
     InputError,
     MatchState,
     Phase,
-    PRESETS,
     determinize,
     get_preset,
     new_match,
@@ -82,7 +82,11 @@ def test_random_matches_under_every_preset(preset: str) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.binary(min_size=32, max_size=32), choice=st.integers(0, 2**32), preset=st.sampled_from(sorted(PRESETS)))
+@given(
+    seed=st.binary(min_size=32, max_size=32),
+    choice=st.integers(0, 2**32),
+    preset=st.sampled_from(sorted(PRESETS)),
+)
 def test_replay_is_deterministic(seed: bytes, choice: int, preset: str) -> None:
     rules = PRESETS[preset]
     m1, actions = play_random(rules, seed, random.Random(choice))
@@ -124,7 +128,9 @@ def position(**kw):
     return MatchState.position(ONLINE, **kw)
 
 
-REST = "7a 7r 7c1 7c2 8b 8a 8c1 8c2 9a 9r 9c1 9c2 10a 10r 10c1 10c2 11b 11a 11r 11c 12b 12c1 12c2 12c3"
+REST = (
+    "7a 7r 7c1 7c2 8b 8a 8c1 8c2 9a 9r 9c1 9c2 10a 10r 10c1 10c2 11b 11a 11r 11c 12b 12c1 12c2 12c3"
+)
 
 
 def test_play_without_match_joins_the_field() -> None:

@@ -62,9 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = getattr(args, "func", None)
     try:
         if func is None:
-            from p2pkoikoi.cli.play_cmds import run_start_screen
-
-            return run_start_screen(args)
+            start = importlib.import_module("p2pkoikoi.cli.play_cmds").run_start_screen
+            return int(start(args))
         return int(func(args))
     except KoiKoiError as exc:
         sys.stderr.write(f"p2pkoikoi: {exc}\n")
@@ -75,5 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except OSError as exc:
-        sys.stderr.write(f"p2pkoikoi: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}\n")
+        sys.stderr.write(
+            f"p2pkoikoi: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}\n"
+        )
         return 1

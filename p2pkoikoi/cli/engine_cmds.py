@@ -17,7 +17,13 @@ from p2pkoikoi.engine.cards import CardSet
 from p2pkoikoi.engine.deal import deal
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.match import new_match
-from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESET_SOURCES, PRESETS, describe_setting, get_preset
+from p2pkoikoi.engine.presets import (
+    DEFAULT_PRESET,
+    PRESET_SOURCES,
+    PRESETS,
+    describe_setting,
+    get_preset,
+)
 from p2pkoikoi.engine.yaku import YAKU_INFO
 
 
@@ -80,7 +86,9 @@ def run_score(args: argparse.Namespace) -> int:
             {
                 "yaku": [{"id": y.id, "points": y.points} for y in yaku],
                 "base": breakdown.base,
-                "multipliers": [{"factor": m.factor, "reason": m.reason} for m in breakdown.multipliers],
+                "multipliers": [
+                    {"factor": m.factor, "reason": m.reason} for m in breakdown.multipliers
+                ],
                 "score": breakdown.score,
             }
         )
@@ -208,16 +216,24 @@ def run_bench(args: argparse.Namespace) -> int:
         _print_json({k: round(v, 1) for k, v in figures.items()})
         return 0
     print(f"random-playout rounds/s (after):         {figures['rounds_per_second']:9.0f}")
-    print(f"random-playout rounds/s (apply, events): {figures['rounds_per_second_with_events']:9.0f}")
-    print(f"full {DEFAULT_PRESET} matches/s (apply):            {figures['matches_per_second']:9.0f}")
+    print(
+        f"random-playout rounds/s (apply, events): {figures['rounds_per_second_with_events']:9.0f}"
+    )
+    print(
+        f"full {DEFAULT_PRESET} matches/s (apply):            {figures['matches_per_second']:9.0f}"
+    )
     return 0
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("score", help="the yaku in a captured pile and what stopping is worth")
     add_rules_options(p, rounds=False)
-    p.add_argument("--calls-self", type=int, default=0, metavar="N", help="koi-koi calls by the scorer")
-    p.add_argument("--calls-opponent", type=int, default=0, metavar="N", help="koi-koi calls by the opponent")
+    p.add_argument(
+        "--calls-self", type=int, default=0, metavar="N", help="koi-koi calls by the scorer"
+    )
+    p.add_argument(
+        "--calls-opponent", type=int, default=0, metavar="N", help="koi-koi calls by the opponent"
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("cards", nargs="+", metavar="CARD", help="card codes (1b, 9a) or names (crane)")
     p.set_defaults(func=run_score)
@@ -225,7 +241,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser("deal", help="the deal a match seed gives (to check a shuffle by hand)")
     p.add_argument("--match-seed", required=True, metavar="HEX", help="64 hex digits")
     p.add_argument("--round", type=int, default=1, metavar="N")
-    p.add_argument("--attempt", type=int, default=0, metavar="K", help="0 for the first deal, +1 per redeal")
+    p.add_argument(
+        "--attempt", type=int, default=0, metavar="K", help="0 for the first deal, +1 per redeal"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_deal)
 

@@ -87,7 +87,12 @@ KOIKOI = Action(ActionKind.KOIKOI)
 STOP = Action(ActionKind.STOP)
 SWAP = Action(ActionKind.SWAP)
 KEEP = Action(ActionKind.KEEP)
-_BARE = {ActionKind.KOIKOI: KOIKOI, ActionKind.STOP: STOP, ActionKind.SWAP: SWAP, ActionKind.KEEP: KEEP}
+_BARE = {
+    ActionKind.KOIKOI: KOIKOI,
+    ActionKind.STOP: STOP,
+    ActionKind.SWAP: SWAP,
+    ActionKind.KEEP: KEEP,
+}
 
 
 def encode_action(action: Action) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Iterator
-from typing import Final, Union
+from typing import Final
 
 from p2pkoikoi.engine.errors import InputError
 
@@ -61,7 +61,13 @@ _CARD_TABLE: Final = (
     ("2c1", "Plum chaff", "Ume no Kasu", "梅のカス", ()),
     ("2c2", "Plum chaff", "Ume no Kasu", "梅のカス", ()),
     ("3b", "Curtain", "Sakura ni Maku", "桜に幕", ("curtain", "cherry-curtain")),
-    ("3r", "Cherry poetry ribbon", "Sakura ni Akatan", "桜に赤短", ("cherry-ribbon", "cherry-poem")),
+    (
+        "3r",
+        "Cherry poetry ribbon",
+        "Sakura ni Akatan",
+        "桜に赤短",
+        ("cherry-ribbon", "cherry-poem"),
+    ),
     ("3c1", "Cherry chaff", "Sakura no Kasu", "桜のカス", ()),
     ("3c2", "Cherry chaff", "Sakura no Kasu", "桜のカス", ()),
     ("4a", "Cuckoo", "Fuji ni Hototogisu", "藤に不如帰", ("cuckoo",)),
@@ -77,7 +83,13 @@ _CARD_TABLE: Final = (
     ("6c1", "Peony chaff", "Botan no Kasu", "牡丹のカス", ()),
     ("6c2", "Peony chaff", "Botan no Kasu", "牡丹のカス", ()),
     ("7a", "Boar", "Hagi ni Inoshishi", "萩に猪", ("boar",)),
-    ("7r", "Bush clover ribbon", "Hagi ni Tanzaku", "萩に短冊", ("clover-ribbon", "bush-clover-ribbon")),
+    (
+        "7r",
+        "Bush clover ribbon",
+        "Hagi ni Tanzaku",
+        "萩に短冊",
+        ("clover-ribbon", "bush-clover-ribbon"),
+    ),
     ("7c1", "Bush clover chaff", "Hagi no Kasu", "萩のカス", ()),
     ("7c2", "Bush clover chaff", "Hagi no Kasu", "萩のカス", ()),
     ("8b", "Moon", "Susuki ni Tsuki", "芒に月", ("moon", "full-moon")),
@@ -92,10 +104,22 @@ _CARD_TABLE: Final = (
     ("10r", "Maple blue ribbon", "Momiji ni Aotan", "紅葉に青短", ("maple-ribbon",)),
     ("10c1", "Maple chaff", "Momiji no Kasu", "紅葉のカス", ()),
     ("10c2", "Maple chaff", "Momiji no Kasu", "紅葉のカス", ()),
-    ("11b", "Rain man", "Yanagi ni Ono no Michikaze", "柳に小野道風", ("rain-man", "rainman", "ono-no-michikaze")),
+    (
+        "11b",
+        "Rain man",
+        "Yanagi ni Ono no Michikaze",
+        "柳に小野道風",
+        ("rain-man", "rainman", "ono-no-michikaze"),
+    ),
     ("11a", "Swallow", "Yanagi ni Tsubame", "柳に燕", ("swallow",)),
     ("11r", "Willow ribbon", "Yanagi ni Tanzaku", "柳に短冊", ("willow-ribbon",)),
-    ("11c", "Lightning", "Yanagi no Kasu (Kaminari)", "柳のカス（雷）", ("lightning", "thunder", "willow-chaff")),
+    (
+        "11c",
+        "Lightning",
+        "Yanagi no Kasu (Kaminari)",
+        "柳のカス（雷）",
+        ("lightning", "thunder", "willow-chaff"),
+    ),
     ("12b", "Phoenix", "Kiri ni Hōō", "桐に鳳凰", ("phoenix", "hoo")),
     ("12c1", "Paulownia chaff", "Kiri no Kasu", "桐のカス", ()),
     ("12c2", "Paulownia chaff", "Kiri no Kasu", "桐のカス", ()),
@@ -183,7 +207,7 @@ def _month_of(code: str) -> int:
     return int(digits)
 
 
-CardLike = Union[Card, int, str]
+CardLike = Card | int | str
 
 CARDS: Final[tuple[Card, ...]] = tuple(Card._make(i) for i in range(48))
 ALL_MASK: Final = (1 << 48) - 1
@@ -214,7 +238,9 @@ def parse_card(key: CardLike) -> Card:
         card = _LOOKUP.get(norm)
         if card is not None:
             return card
-        raise InputError(f"unknown card: {key!r} (use a code like 1b, 9a, 12c3 or a name like crane)")
+        raise InputError(
+            f"unknown card: {key!r} (use a code like 1b, 9a, 12c3 or a name like crane)"
+        )
     raise InputError(f"not a card: {key!r}")
 
 

@@ -6,7 +6,7 @@ Each event is a small frozen value with a ``kind`` and a ``to_dict()`` whose
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 from p2pkoikoi.engine.cards import CARDS, Card, iter_mask
 from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore
@@ -52,89 +52,137 @@ def cards_of(mask: int) -> tuple[Card, ...]:
 class DealerChosen(NamedTuple):
     """The first dealer (or the next, after both players scored a hand yaku)."""
 
-    kind = "dealer_chosen"  # type: ignore[assignment]
-    to_dict = _to_dict
     dealer: int
     method: str  # "coin" or "card_draw"
     draws: tuple[tuple[Card, Card], ...] = ()  # card draw: (seat 0's card, seat 1's card) per try
 
+    @property
+    def kind(self) -> str:
+        return "dealer_chosen"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class RoundStarted(NamedTuple):
-    kind = "round_started"  # type: ignore[assignment]
-    to_dict = _to_dict
     round: int
     dealer: int
     attempt: int
     field: tuple[Card, ...]
 
+    @property
+    def kind(self) -> str:
+        return "round_started"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class Redealt(NamedTuple):
-    kind = "redeal"  # type: ignore[assignment]
-    to_dict = _to_dict
     round: int
     attempt: int
     reason: str
 
+    @property
+    def kind(self) -> str:
+        return "redeal"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class HandSwapDecided(NamedTuple):
-    kind = "hand_swap"  # type: ignore[assignment]
-    to_dict = _to_dict
     seat: int
     swapped: bool
 
+    @property
+    def kind(self) -> str:
+        return "hand_swap"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class HandYaku(NamedTuple):
-    kind = "hand_yaku"  # type: ignore[assignment]
-    to_dict = _to_dict
     seat: int
     yaku: YakuScore
     hand: tuple[Card, ...]
 
+    @property
+    def kind(self) -> str:
+        return "hand_yaku"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class Played(NamedTuple):
-    kind = "played"  # type: ignore[assignment]
-    to_dict = _to_dict
     seat: int
     card: Card
     captured: tuple[Card, ...]  # field cards taken (empty: the card joined the field)
 
+    @property
+    def kind(self) -> str:
+        return "played"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class Drew(NamedTuple):
-    kind = "drew"  # type: ignore[assignment]
-    to_dict = _to_dict
     seat: int
     card: Card
     captured: tuple[Card, ...]
     pending: bool = False  # two field cards match: the player chooses next
 
+    @property
+    def kind(self) -> str:
+        return "drew"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class Took(NamedTuple):
-    kind = "took"  # type: ignore[assignment]
-    to_dict = _to_dict
     seat: int
     card: Card  # the drawn card
     captured: tuple[Card, ...]
 
+    @property
+    def kind(self) -> str:
+        return "took"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class YakuMade(NamedTuple):
-    kind = "yaku"  # type: ignore[assignment]
-    to_dict = _to_dict
     seat: int
     yaku: tuple[YakuScore, ...]
     total: int
     can_koikoi: bool
 
+    @property
+    def kind(self) -> str:
+        return "yaku"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class KoiKoiCalled(NamedTuple):
-    kind = "koikoi"  # type: ignore[assignment]
-    to_dict = _to_dict
     seat: int
     calls: int  # this player's calls this round, this one included
 
+    @property
+    def kind(self) -> str:
+        return "koikoi"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class RoundEnded(NamedTuple):
-    kind = "round_over"  # type: ignore[assignment]
-    to_dict = _to_dict
     round: int
     winner: int | None  # None: nobody won the round
     reason: str  # stop, next_yaku, hand_yaku, both_hand_yaku, drawn, oya_ken
@@ -142,19 +190,50 @@ class RoundEnded(NamedTuple):
     gained: tuple[int, int]  # points each seat gained this round (after any pool cap)
     scores: tuple[int, int]
 
+    @property
+    def kind(self) -> str:
+        return "round_over"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class MatchEnded(NamedTuple):
-    kind = "match_ended"  # type: ignore[assignment]
-    to_dict = _to_dict
     scores: tuple[int, int]
     winner: int | None
     reason: str  # rounds, knockout, resign
 
+    @property
+    def kind(self) -> str:
+        return "match_ended"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
 
 class Resigned(NamedTuple):
-    kind = "resigned"  # type: ignore[assignment]
-    to_dict = _to_dict
     seat: int
 
+    @property
+    def kind(self) -> str:
+        return "resigned"
 
-Event = Union[DealerChosen, RoundStarted, Redealt, HandSwapDecided, HandYaku, Played, Drew, Took, YakuMade, KoiKoiCalled, RoundEnded, MatchEnded, Resigned]
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
+
+Event = (
+    DealerChosen
+    | RoundStarted
+    | Redealt
+    | HandSwapDecided
+    | HandYaku
+    | Played
+    | Drew
+    | Took
+    | YakuMade
+    | KoiKoiCalled
+    | RoundEnded
+    | MatchEnded
+    | Resigned
+)

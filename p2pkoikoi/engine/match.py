@@ -240,8 +240,10 @@ class MatchState:
         s._round = round
         s._attempt = 0
         s._dealer = dealer
-        s._scores = scores if scores is not None else (
-            (rules.pool_stake, rules.pool_stake) if rules.scoring is Scoring.POOL else (0, 0)
+        s._scores = (
+            scores
+            if scores is not None
+            else ((rules.pool_stake, rules.pool_stake) if rules.scoring is Scoring.POOL else (0, 0))
         )
         s._results = ()
         s._phase = Phase.PLAY
@@ -501,7 +503,9 @@ class MatchState:
                 )
             taken = target.bit
         elif target is not None:
-            raise IllegalActionError(f"illegal action {action}: no choice of capture for {card.code}")
+            raise IllegalActionError(
+                f"illegal action {action}: no choice of capture for {card.code}"
+            )
         else:
             taken = m  # 0, 1 or 3 cards
         s = self._copy()
@@ -577,7 +581,9 @@ class MatchState:
         if not koikoi:
             _win_round(s, p, "stop", ev)
             return s
-        calls = (self._calls[0] + 1, self._calls[1]) if p == 0 else (self._calls[0], self._calls[1] + 1)
+        calls = (
+            (self._calls[0] + 1, self._calls[1]) if p == 0 else (self._calls[0], self._calls[1] + 1)
+        )
         s._calls = calls
         t = total(s._piles[p], s._rules, s._field)
         s._last = (t, s._last[1]) if p == 0 else (s._last[0], t)
@@ -890,7 +896,9 @@ def _round_over(
     else:
         s0, s1 = s0 + g0, s1 + g1
     s._scores = (s0, s1)
-    s._results = s._results + (RoundResult(s._round, s._dealer, winner, reason, breakdown, (g0, g1)),)
+    s._results = s._results + (
+        RoundResult(s._round, s._dealer, winner, reason, breakdown, (g0, g1)),
+    )
     s._to_act = None
     if ev is not None:
         ev.append(RoundEnded(s._round, winner, reason, breakdown, (g0, g1), s._scores))
@@ -987,7 +995,9 @@ class PlayerView:
         }
 
 
-def determinize(view: PlayerView, opponent_hand: int, stock: tuple[int, ...], seed: bytes = bytes(32)) -> MatchState:
+def determinize(
+    view: PlayerView, opponent_hand: int, stock: tuple[int, ...], seed: bytes = bytes(32)
+) -> MatchState:
     """A full state consistent with ``view``, given a guess at the hidden cards.
 
     ``opponent_hand`` is a mask of ``view.opponent_hand_size`` cards and

@@ -298,7 +298,7 @@ for _f in dataclasses.fields(RuleSet):
         "int": int,
         "bool": bool,
         "tuple[str, ...]": tuple,
-    }.get(str(_t), None) or globals()[str(_t)]
+    }.get(str(_t)) or globals()[str(_t)]
 
 
 def _convert(name: str, value: Any) -> Any:
@@ -339,4 +339,6 @@ def _convert(name: str, value: Any) -> Any:
     try:
         return kind(value)
     except ValueError:
-        raise InputError(f"setting {name} must be one of: {_choices(kind)}; not {value!r}") from None
+        raise InputError(
+            f"setting {name} must be one of: {_choices(kind)}; not {value!r}"
+        ) from None

@@ -13,6 +13,7 @@ so a table can always redraw from the latest update alone.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -94,22 +95,28 @@ class LocalLink:
         await self._actions.send(action)
 
     async def chat(self, text: str) -> None:
-        await self._send.send(Update("chat", self.state.view(self.seat), text=text, sender=self.names[self.seat]))
+        await self._send.send(
+            Update("chat", self.state.view(self.seat), text=text, sender=self.names[self.seat])
+        )
 
     async def resign(self) -> None:
         self.state, events = self.state.resign(self.seat)
         await self._publish(events, self.seat)
-        try:  # wake run() if it waits for our action
+        with contextlib.suppress(trio.WouldBlock):  # wake run() if it waits for our action
             self._actions.send_nowait(None)
-        except trio.WouldBlock:
-            pass
 
     async def _publish(self, events: tuple[Event, ...], actor: int | None) -> None:
         view = self.state.view(self.seat)
         await self._send.send(Update("state", view, events, actor))
         if self.state.is_over:
-            reason = "resigned" if any(isinstance(e, Resigned) for e in events) else self.state.end_reason
-            await self._send.send(Update("over", view, text=reason, final_hash=self.state.state_hash().hex()))
+            reason = (
+                "resigned"
+                if any(isinstance(e, Resigned) for e in events)
+                else self.state.end_reason
+            )
+            await self._send.send(
+                Update("over", view, text=reason, final_hash=self.state.state_hash().hex())
+            )
 
     async def run(self) -> None:
         other = 1 - self.seat
