@@ -1,0 +1,94 @@
+"""Record files: round trip and clear one-line errors on malformed input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from p2pkoikoi.engine import get_preset
+from p2pkoikoi.session import RecordError, decode_record, encode_record
+from p2pkoikoi.session.record import record_to_dict
+from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
+
+
+@pytest.fixture(scope="module")
+def record_bytes() -> bytes:
+    host, joiner = make_pair(get_preset("traditions"), label="rec")
+    run_pair(host, joiner, random_chooser(11))
+    return encode_record(host.record())
+
+
+def test_round_trip(record_bytes: bytes) -> None:
+    rec = decode_record(record_bytes)
+    assert encode_record(rec) == record_bytes
+    assert rec.is_complete
+    assert record_bytes.endswith(b"\n")
+    # one action per line, so a diff or a tail shows moves
+    assert record_bytes.count(b'"seq"') == len(rec.actions)
+
+
+def test_partial_records_round_trip() -> None:
+    host, joiner = make_pair(get_preset("online"), label="partial")
+    assert decode_record(encode_record(host.record())) == host.record()
+    run_pair(host, joiner)
+    assert decode_record(encode_record(joiner.record())) == joiner.record()
+
+
+def _mutate(record_bytes: bytes, path: list[str | int], value: object) -> bytes:
+    obj = json.loads(record_bytes)
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return json.dumps(obj).encode()
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (["format"], "other", "'format' must be"),
+        (["version"], 2, "unsupported record version 2"),
+        (["session_id"], "zz", "session_id must be 64 hex digits"),
+        (["host", "identity_key"], "00", "host.identity_key must be 64 hex digits"),
+        (["host", "fingerprint"], "aaaa-bbbb-cccc-dddd", "host.fingerprint does not match"),
+        (["host", "name"], 7, "host.name must be a string"),
+        (["actions", 0, "seq"], "1", r"actions\[0\].seq must be a whole number"),
+        (["actions", 0, "seat"], 2, r"actions\[0\].seat must be a whole number 0..1"),
+        (["actions", 0, "sig"], "00" * 63, r"actions\[0\].sig must be 128 hex digits"),
+        (["actions", 0, "extra"], 1, r"actions\[0\] has an unknown field 'extra'"),
+        (["actions", 0, "action"], KeyError, r"actions\[0\] lacks 'action'"),
+        (["actions"], {}, "'actions' must be a list"),
+        (["rules", "rounds"], "many", "rules: setting rounds"),
+        (["result", "scores"], [1], "result.scores must be a list of two"),
+        (["result", "winner"], 3, "result.winner must be"),
+        (["accepted"], "yes", "'accepted' must be true or false"),
+        (["bogus"], 1, "the record has an unknown field 'bogus'"),
+    ],
+)
+def test_malformed(record_bytes: bytes, path: list[str | int], value: object, message: str) -> None:
+    with pytest.raises(RecordError, match="^malformed record: " + message):
+        decode_record(_mutate(record_bytes, path, value))
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"\xff\xfe", "not UTF-8"),
+        (b"{", "not valid JSON"),
+        (b"[]", "the record must be an object"),
+        (b"[" * 100000 + b"]" * 100000, "nested too deeply|not valid JSON"),
+    ],
+)
+def test_not_a_record(data: bytes, message: str) -> None:
+    with pytest.raises(RecordError, match=message) as exc:
+        decode_record(data)
+    assert "\n" not in str(exc.value)
+
+
+def test_dict_form_is_json(record_bytes: bytes) -> None:
+    rec = decode_record(record_bytes)
+    assert json.loads(json.dumps(record_to_dict(rec))) == json.loads(record_bytes)

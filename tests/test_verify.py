@@ -1,0 +1,201 @@
+"""verify_record: a fair record passes; one changed byte fails the right check."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from p2pkoikoi.cli.verify_cmd import add_parser, run
+from p2pkoikoi.engine import Action, get_preset
+from p2pkoikoi.session import Record, decode_record, encode_record
+from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
+from p2pkoikoi.session.verify import verify_record
+
+
+@pytest.fixture(scope="module")
+def record() -> Record:
+    host, joiner = make_pair(get_preset("online"), label="verify")
+    run_pair(host, joiner, random_chooser(4))
+    rec = host.record()
+    assert len(rec.actions) > 5
+    return rec
+
+
+def flip(b: bytes, i: int = 0) -> bytes:
+    return b[:i] + bytes([b[i] ^ 1]) + b[i + 1 :]
+
+
+def first_failure(rec: Record) -> str:
+    report = verify_record(rec)
+    assert not report.ok
+    fail = report.first_failure
+    assert fail is not None
+    return fail.name
+
+
+def test_fair_record_passes(record: Record) -> None:
+    report = verify_record(record)
+    assert report.ok and report.complete and report.first_failure is None
+    names = [c.name for c in report.checks]
+    assert names == [
+        "rules",
+        "identity host",
+        "identity joiner",
+        "commitment",
+        "seed",
+        "deal",
+        "actions",
+        "result",
+        "final signature host",
+        "final signature joiner",
+    ]
+
+
+def _with_action(rec: Record, k: int, **changes: object) -> Record:
+    actions = list(rec.actions)
+    actions[k] = dataclasses.replace(actions[k], **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(rec, actions=tuple(actions))
+
+
+def test_tampered_reveal(record: Record) -> None:
+    assert record.host_value is not None
+    assert first_failure(dataclasses.replace(record, host_value=flip(record.host_value))) == (
+        "commitment"
+    )
+
+
+def test_tampered_commitment(record: Record) -> None:
+    assert record.commitment is not None
+    rec = dataclasses.replace(record, commitment=flip(record.commitment, 31))
+    assert first_failure(rec) == "commitment"
+
+
+def test_tampered_joiner_value(record: Record) -> None:
+    assert record.joiner_value is not None
+    rec = dataclasses.replace(record, joiner_value=flip(record.joiner_value, 5))
+    assert first_failure(rec) == "seed"
+
+
+def test_tampered_seed(record: Record) -> None:
+    assert record.match_seed is not None
+    rec = dataclasses.replace(record, match_seed=flip(record.match_seed, 2))
+    assert first_failure(rec) == "seed"
+
+
+def test_tampered_action_signature(record: Record) -> None:
+    rec = _with_action(record, 3, sig=flip(record.actions[3].sig, 10))
+    assert first_failure(rec) == "action 4 signature"
+
+
+def test_tampered_action_hash(record: Record) -> None:
+    rec = _with_action(record, 2, state_hash=flip(record.actions[2].state_hash, 7))
+    assert first_failure(rec) == "action 3 state hash"
+
+
+def test_tampered_action_seq(record: Record) -> None:
+    rec = _with_action(record, 4, seq=record.actions[4].seq ^ 1)
+    assert first_failure(rec) == "action 5 turn"
+
+
+def test_tampered_action_text(record: Record) -> None:
+    """One changed byte in the action text: another card, illegal or a different state."""
+    text = record.actions[0].action
+    for i, ch in enumerate(text):
+        if ch.isdigit() and ch != "9":
+            changed = text[:i] + chr(ord(ch) + 1) + text[i + 1 :]
+            break
+    else:  # pragma: no cover
+        pytest.skip("no digit to change")
+    rec = _with_action(record, 0, action=changed)
+    assert first_failure(rec) in ("action 1 legal", "action 1 state hash")
+
+
+def test_swapped_legal_action(record: Record) -> None:
+    host, _ = make_pair(get_preset("online"), label="verify")
+    # replace the first action by another legal action: the state hash no longer matches
+    from p2pkoikoi.engine import MatchState
+
+    assert record.rules is not None and record.match_seed is not None
+    m, _ = MatchState.start(record.rules, record.match_seed)
+    others = [a for a in m.legal_actions() if str(a) != record.actions[0].action]
+    rec = _with_action(record, 0, action=str(others[0]))
+    assert first_failure(rec) == "action 1 state hash"
+    assert isinstance(others[0], Action)
+
+
+def test_tampered_auth_signature(record: Record) -> None:
+    assert record.host is not None and record.host.auth_sig is not None
+    host = dataclasses.replace(record.host, auth_sig=flip(record.host.auth_sig, 1))
+    assert first_failure(dataclasses.replace(record, host=host)) == "identity host"
+
+
+def test_tampered_name(record: Record) -> None:
+    assert record.joiner is not None
+    joiner = dataclasses.replace(record.joiner, name="Eve")
+    assert first_failure(dataclasses.replace(record, joiner=joiner)) == "identity joiner"
+
+
+def test_tampered_rules(record: Record) -> None:
+    assert record.rules is not None
+    rules = record.rules.with_settings(double_at=record.rules.double_at + 1)
+    assert first_failure(dataclasses.replace(record, rules=rules)) == "identity host"
+
+
+def test_tampered_result(record: Record) -> None:
+    assert record.result is not None
+    res = dataclasses.replace(
+        record.result, scores=(record.result.scores[0] + 1, record.result.scores[1])
+    )
+    assert first_failure(dataclasses.replace(record, result=res)) == "result"
+
+
+def test_tampered_final_signature(record: Record) -> None:
+    h, j = record.final_sigs
+    assert j is not None
+    rec = dataclasses.replace(record, final_sigs=(h, flip(j, 63)))
+    assert first_failure(rec) == "final signature joiner"
+
+
+def test_one_byte_in_the_file(record: Record, tmp_path: Path) -> None:
+    """A changed hex digit in the file itself is caught the same way."""
+    data = encode_record(record)
+    sig = record.actions[5].sig.hex()
+    assert data.count(sig.encode()) == 1
+    bad = data.replace(sig.encode(), (("1" if sig[0] != "1" else "2") + sig[1:]).encode())
+    assert first_failure(decode_record(bad)) == "action 6 signature"
+
+
+def _cli(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    return run(parser.parse_args(argv))
+
+
+def test_cli(record: Record, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.json"
+    good.write_bytes(encode_record(record))
+    assert _cli(["verify", str(good)]) == 0
+    assert "verified: the shuffle was fair" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    assert record.host_value is not None
+    bad.write_bytes(encode_record(dataclasses.replace(record, host_value=flip(record.host_value))))
+    assert _cli(["verify", str(bad)]) == 1
+    assert "FAILED at check 'commitment'" in capsys.readouterr().out
+    assert _cli(["verify", "--json", str(bad)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False and out["first_failure"] == "commitment"
+
+
+def test_cli_through_dispatcher(record: Record, tmp_path: Path) -> None:
+    from p2pkoikoi.cli import main
+
+    path = tmp_path / "r.json"
+    path.write_bytes(encode_record(record))
+    assert main(["verify", str(path)]) == 0
+    path.write_bytes(b"{")
+    assert main(["verify", str(path)]) == 2
