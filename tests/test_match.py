@@ -303,3 +303,28 @@ def test_hand_swap_is_offered_to_the_nondealer() -> None:
             assert (m2.hand(0), m2.hand(1)) == (h1, h0)
     else:  # the round ended at once on a hand yaku; still a valid state
         assert m.round >= 1
+
+
+def naive_plays(m: MatchState) -> list[str]:
+    """Legal plays straight from the rules, to check the engine's bit tricks."""
+    out = []
+    for c in m.hand(m.to_act):
+        matches = [f for f in m.field if f.month == c.month]
+        if len(matches) == 2:
+            out += [f"play {c.code} {f.code}" for f in matches]
+        else:
+            out.append(f"play {c.code}")
+    return out
+
+
+def test_legal_plays_agree_with_the_naive_rule() -> None:
+    rng = random.Random(11)
+    checked = 0
+    for _ in range(60):
+        m = new_match(ONLINE, rng.randbytes(32))
+        while not m.is_over:
+            if m.phase is Phase.PLAY:
+                assert [str(a) for a in m.legal_actions()] == naive_plays(m)
+                checked += 1
+            m = m.after(rng.choice(m.legal_actions()))
+    assert checked > 500

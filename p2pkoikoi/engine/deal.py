@@ -53,31 +53,33 @@ _WORDS = struct.Struct(">8I")
 def shuffle_ids(seed: bytes) -> list[int]:
     """The card ids 0..47 shuffled by the word stream of ``seed``; index 0 is the top."""
     deck = list(range(48))
-    # 56 words cover the 47 draws unless rejection strikes more than 9 times, which
-    # the fall-back stream then covers; the result is the same either way.
+    # The first 56 words of the stream, computed in one go: the 47 draws need more
+    # only when rejection strikes over 9 times (then the slow path reads on).
     sha = hashlib.sha256
     words: list[int] = []
     for k in range(7):
-        words.extend(_WORDS.unpack(sha(seed + k.to_bytes(4, "big")).digest()))
-    it = iter(words)
-    stream: Iterator[int] | None = None
+        words.extend(_WORDS.unpack(sha(seed + _K[k]).digest()))
+    k = 0
+    limits = _LIMITS
     for i in range(47, 0, -1):
         n = i + 1
-        limit = _LIMITS[n]
-        while True:
-            w = next(it, -1)
-            if w < 0:
-                if stream is None:
-                    stream = random_words(seed)
-                    for _ in range(56):
-                        next(stream)
-                it = stream
-                w = next(it)
-            if w < limit:
-                break
+        w = words[k] if k < 56 else _word(seed, k)
+        k += 1
+        while w >= limits[n]:  # rejection: rare (probability below n / 2^32)
+            w = words[k] if k < 56 else _word(seed, k)
+            k += 1
         j = w % n
         deck[i], deck[j] = deck[j], deck[i]
     return deck
+
+
+_K = [k.to_bytes(4, "big") for k in range(7)]
+
+
+def _word(seed: bytes, index: int) -> int:
+    """Word ``index`` of the stream of ``seed``."""
+    digest = hashlib.sha256(seed + (index // 8).to_bytes(4, "big")).digest()
+    return int(_WORDS.unpack(digest)[index % 8])
 
 
 _LIMITS = [0] + [(1 << 32) - ((1 << 32) % n) for n in range(1, 49)]

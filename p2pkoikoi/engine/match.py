@@ -120,6 +120,32 @@ def _four_pairs(mask: int) -> bool:
     return sum(1 for m in range(1, 13) if (mask & MONTH_MASKS[m]).bit_count() == 2) == 4
 
 
+_NIBBLE_LOW = 0x111111111111
+_PAIRS_OF_BITS = 0x555555555555
+_NIBBLE_2BITS = 0x333333333333
+_COUNT_TWO = 0x222222222222
+
+
+def _two_card_months(field: int) -> int:
+    """Mask of the months with exactly two field cards (cards are 4 per month, so a
+    month is a nibble of the mask: count every nibble's bits at once, SWAR style)."""
+    x = field - ((field >> 1) & _PAIRS_OF_BITS)
+    x = (x & _NIBBLE_2BITS) + ((x >> 2) & _NIBBLE_2BITS)  # each nibble: its count, 0..4
+    y = x ^ _COUNT_TWO  # a nibble is zero where the count is two
+    nonzero = (y | (y >> 1) | (y >> 2) | (y >> 3)) & _NIBBLE_LOW
+    return (~nonzero & _NIBBLE_LOW) * 0xF
+
+
+_PLAYS_BY_BYTE: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
+    tuple(tuple(A.PLAY[8 * k + i] for i in range(8) if b >> i & 1) for b in range(256))
+    for k in range(6)
+)
+
+
+def _action_order(a: Action) -> tuple[int, int]:
+    return (a.card.id if a.card else -1, a.target.id if a.target else -1)
+
+
 class MatchState:
     """An immutable snapshot of a match; see the module docstring."""
 
@@ -400,23 +426,32 @@ class MatchState:
                         matching |= 1 << c
                 if matching:
                     hand = matching
-            out: list[Action] = []
-            play = A.PLAY
-            while hand:
-                low = hand & -hand
-                hand ^= low
+            # Hand cards of a month with exactly two field cards need a choice of
+            # capture; every other card is one action, looked up by byte.
+            two = _two_card_months(field) & hand
+            single = hand & ~two
+            t = _PLAYS_BY_BYTE
+            out = (
+                t[0][single & 0xFF]
+                + t[1][(single >> 8) & 0xFF]
+                + t[2][(single >> 16) & 0xFF]
+                + t[3][(single >> 24) & 0xFF]
+                + t[4][(single >> 32) & 0xFF]
+                + t[5][single >> 40]
+            )
+            if not two:
+                return out
+            pairs: list[Action] = []
+            while two:
+                low = two & -two
+                two ^= low
                 c = low.bit_length() - 1
+                row = A.PLAY_TAKING[c]
                 m = field & SAME_MONTH[c]
-                rest = m & (m - 1)
-                if rest and not rest & (rest - 1):
-                    # exactly two matching field cards: one action per target
-                    row = A.PLAY_TAKING[c]
-                    t1 = m & -m
-                    out.append(row[t1.bit_length() - 1])
-                    out.append(row[(m ^ t1).bit_length() - 1])
-                else:
-                    out.append(play[c])
-            return tuple(out)
+                t1 = m & -m
+                pairs.append(row[t1.bit_length() - 1])
+                pairs.append(row[(m ^ t1).bit_length() - 1])
+            return tuple(sorted(out + tuple(pairs), key=_action_order))
         if ph is Phase.KOIKOI:
             return (A.KOIKOI, A.STOP)
         if ph is Phase.DRAW_CHOICE:
