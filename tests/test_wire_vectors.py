@@ -1,0 +1,118 @@
+"""The protocol vectors in protocol/vectors: recomputed from the code and checked independently."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p2pkoikoi.session import InviteError, crypto, decode_invite, wire
+from p2pkoikoi.session.record import record_from_dict
+from p2pkoikoi.session.vectors import FILES, build
+from p2pkoikoi.session.verify import verify_record
+
+VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
+
+
+def load(name: str) -> dict[str, Any]:
+    return json.loads((VECTORS / f"{name}.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_vectors_match_the_code(name: str) -> None:
+    assert load(name) == json.loads(json.dumps(build(name))), (
+        f"protocol/vectors/{name}.json is stale: run python -m p2pkoikoi.session.vectors"
+    )
+
+
+def test_framing() -> None:
+    v = load("framing")
+    for case in v["valid"]:
+        payload, frame = bytes.fromhex(case["payload"]), bytes.fromhex(case["frame"])
+        assert wire.decode_frame(frame) == (payload, b"")
+    for case in v["invalid_headers"]:
+        with pytest.raises(wire.RemoteProtocolError, match=case["why"]):
+            wire.decode_frame(bytes.fromhex(case["header"]))
+
+
+def test_messages_decode() -> None:
+    for case in load("messages")["messages"]:
+        msg = wire.decode_message(bytes.fromhex(case["msgpack"]))
+        assert wire.TYPE_NAMES[type(msg)] == case["fields"]["type"]
+        assert wire.encode_message(msg).hex() == case["msgpack"]
+
+
+def test_invites() -> None:
+    v = load("invite")
+    for case in v["valid"]:
+        inv = decode_invite(case["invite"])
+        assert (inv.host, inv.port, inv.secret.hex()) == (
+            case["host"],
+            case["port"],
+            case["secret"],
+        )
+    for case in v["invalid"]:
+        with pytest.raises(InviteError, match=case["error"][:20]):
+            decode_invite(case["invite"])
+
+
+def test_key_schedule_independently() -> None:
+    v = load("crypto")
+    ks = v["key_schedule"]
+    host = crypto.x25519_private(bytes.fromhex(ks["host_eph_private"]))
+    joiner = crypto.x25519_private(bytes.fromhex(ks["joiner_eph_private"]))
+    h0 = crypto.handshake_hash(
+        bytes.fromhex(ks["host_hello_payload"]), bytes.fromhex(ks["joiner_hello_payload"])
+    )
+    assert h0.hex() == ks["h0"]
+    s1 = crypto.shared_secret(host, crypto.x25519_public(joiner))
+    s2 = crypto.shared_secret(joiner, crypto.x25519_public(host))
+    assert s1 == s2 and s1.hex() == ks["x25519_shared"]
+    keys = crypto.derive_keys(bytes.fromhex(ks["psk"]), s1, h0)
+    assert [k.hex() for k in keys] == [ks["key_host_to_joiner"], ks["key_joiner_to_host"]]
+    ch = crypto.Channel(bytes.fromhex(v["aead"]["key"]))
+    for f in v["aead"]["frames"]:
+        assert ch.open(bytes.fromhex(f["ciphertext"])).hex() == f["plaintext"]
+    cr = v["commit_reveal"]
+    t = bytes.fromhex(cr["transcript"])
+    hv, jv = bytes.fromhex(cr["host_value"]), bytes.fromhex(cr["joiner_value"])
+    assert crypto.commitment(t, hv).hex() == cr["commitment"]
+    assert crypto.derive_seed(hv, jv, t).hex() == cr["match_seed"]
+    ident = v["identity"]
+    pub = bytes.fromhex(ident["public"])
+    assert crypto.fingerprint(pub) == ident["fingerprint"]
+    assert crypto.verify_sig(pub, bytes.fromhex(ident["sig_over_t1"]), crypto.sig_message(t))
+
+
+def test_transcript_frames_decrypt_and_record_verifies() -> None:
+    v = load("transcript")
+    frames = v["frames"]
+    hellos = {f["from"]: bytes.fromhex(f["plaintext"]) for f in frames if "plaintext" in f}
+    h0 = crypto.handshake_hash(hellos["host"], hellos["joiner"])
+    entropy = {r: bytes.fromhex(v["inputs"][r]["entropy"]) for r in ("host", "joiner")}
+    eph = crypto.x25519_private(entropy["host"][:32])
+    peer = wire.decode_message(hellos["joiner"])
+    assert isinstance(peer, wire.HelloMsg)
+    shared = crypto.shared_secret(eph, peer.eph)
+    k_h2j, k_j2h = crypto.derive_keys(bytes.fromhex(v["inputs"]["invite_secret"]), shared, h0)
+    channels = {"host": crypto.Channel(k_h2j), "joiner": crypto.Channel(k_j2h)}
+    types = []
+    for f in frames:
+        if "plaintext" in f:
+            continue
+        payload, rest = wire.decode_frame(bytes.fromhex(f["frame"]))
+        assert payload is not None and rest == b""
+        assert channels[f["from"]].counter == f["counter"]
+        types.append(wire.TYPE_NAMES[type(wire.decode_message(channels[f["from"]].open(payload)))])
+    assert types[:6] == ["auth", "auth", "accept", "commit", "value", "reveal"]
+    assert "action" in types and "resign" in types and types.count("over") == 2
+    rec = record_from_dict(v["record"])
+    assert rec.session_id == h0
+    assert verify_record(rec).ok
+    t = crypto.transcript_start(h0)
+    for step in v["transcript_chain"]:
+        t = crypto.sha256(t, bytes.fromhex(step["entry"]))
+        assert t.hex() == step["t"]
+    assert rec.result is not None and rec.result.transcript_hash == t
