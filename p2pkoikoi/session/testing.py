@@ -12,7 +12,7 @@ from collections.abc import Callable
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.engine import Action, MatchState, RuleSet
-from p2pkoikoi.session.events import NEED_DATA, Event, SendAction
+from p2pkoikoi.session.events import Event, NeedData, SendAction
 from p2pkoikoi.session.session import Session, State
 
 
@@ -65,9 +65,8 @@ def drain(session: Session) -> list[Event]:
     out: list[Event] = []
     while True:
         ev = session.next_event()
-        if ev is NEED_DATA:
+        if isinstance(ev, NeedData):
             return out
-        assert not isinstance(ev, type(NEED_DATA))
         out.append(ev)
 
 

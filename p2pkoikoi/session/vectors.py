@@ -93,7 +93,7 @@ def messages() -> dict[str, Any]:
 
 def invite() -> dict[str, Any]:
     secret = bytes(range(16))
-    valid = []
+    valid: list[dict[str, Any]] = []
     for host, port in (("192.0.2.7", 7777), ("2001:db8::42", 443), ("koi-host.example", 1)):
         text = encode_invite(host, port, secret)
         valid.append({"host": host, "port": port, "secret": secret.hex(), "invite": text})
