@@ -1,0 +1,556 @@
+"""The table as a prompt_toolkit full-screen application, with the game running on trio.
+
+Theory of operation
+-------------------
+prompt_toolkit runs on asyncio; games (a :class:`~p2pkoikoi.transport.link.GameLink`
+and whatever it drives) run on trio.  :class:`TableApp` starts trio in *guest
+mode* on prompt_toolkit's asyncio loop (``trio.lowlevel.start_guest_run``),
+so both live on one thread:
+
+* the trio side calls the link factory, then reads ``link.updates`` and feeds
+  each :class:`Update` to the :class:`~p2pkoikoi.ui.state.TableState`, then
+  asks the application to redraw;
+* the prompt_toolkit side turns keys and clicks into calls on the state; an
+  action to send is handed to trio with ``TrioToken.run_sync_soon``, which
+  starts a task that awaits ``link.act(action)``.
+
+The layout and key bindings are built from the one state object (like
+prompt_toolkit's full-screen examples); everything drawn comes from the pure
+functions in :mod:`p2pkoikoi.ui.render`.
+
+Entry point for any front end (practice, host, join): :func:`run_table`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import outcome
+import trio
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition, has_focus
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Dimension,
+    Float,
+    FloatContainer,
+    HSplit,
+    Layout,
+    VSplit,
+    Window,
+)
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.output import Output
+from prompt_toolkit.styles import Style
+from prompt_toolkit.widgets import Frame
+
+from p2pkoikoi.engine import Action, KoiKoiError
+from p2pkoikoi.transport.link import GameLink
+from p2pkoikoi.ui import render as R
+from p2pkoikoi.ui.state import Dialog, Page, TableState
+
+STYLE = Style.from_dict(
+    {
+        "card": "bold",
+        "card.bright": "bg:#b58900 #000000",
+        "card.animal": "bg:#2e7d32 #ffffff",
+        "card.poem": "bg:#c62828 #ffffff underline",
+        "card.red": "bg:#c62828 #ffffff",
+        "card.blue": "bg:#1565c0 #ffffff",
+        "card.chaff": "bg:#5d4037 #ffffff nobold",
+        "selected": "reverse",
+        "selected.mark": "bold #ffd54f",
+        "target": "underline",
+        "target.current": "reverse blink",
+        "drawn": "underline",
+        "label": "#9e9e9e",
+        "rule": "#616161",
+        "dim": "#9e9e9e",
+        "name": "bold",
+        "dealer": "#ffb300",
+        "heading": "bold",
+        "yaku": "bold #ffd54f",
+        "near": "#80cbc4",
+        "score": "bold",
+        "prompt": "bold #81d4fa",
+        "message": "bold #ff8a65",
+        "warn": "#ff8a65",
+        "status": "#81d4fa",
+        "status.bad": "bold reverse #ff5252",
+        "footer": "reverse",
+        "button": "",
+        "button.focused": "reverse bold",
+        "log.round": "bold",
+        "log.yaku": "#ffd54f",
+        "log.koikoi": "bold #ff8a65",
+        "log.chat": "#ce93d8",
+        "log.status": "#81d4fa",
+        "opp.last": "#e0e0e0",
+        "note": "#9e9e9e",
+        "frame.border": "#9e9e9e",
+    }
+)
+
+
+@dataclass
+class TableContext:
+    """What a link factory gets: a nursery and a way to show the waiting screen.
+
+    ``nursery`` lives as long as the table: start the link's background tasks
+    in it (they are cancelled when the person leaves).  ``waiting(title,
+    *lines)`` shows a full-screen message (an invite to pass on, "connecting
+    to ..."), ``status(text)`` a one-line note under it.
+    """
+
+    nursery: trio.Nursery
+    state: TableState
+    _redraw: Callable[[], None]
+
+    def waiting(self, title: str, *lines: str) -> None:
+        self.state.waiting(title, tuple(lines))
+        self._redraw()
+
+    def status(self, text: str) -> None:
+        self.state.status = text
+        self.state.changed()
+        self._redraw()
+
+
+LinkFactory = Callable[[TableContext], Awaitable[GameLink]]
+
+
+@dataclass
+class TableApp:
+    """One table: the state, the prompt_toolkit application and the trio side.
+
+    Tests build one with a pipe input and a fixed-size output, start
+    :meth:`run` as an asyncio task, and wait on :meth:`wait_for`.
+    """
+
+    factory: LinkFactory
+    ascii: bool = False
+    input: Input | None = None
+    output: Output | None = None
+    refresh_interval: float | None = 1.0
+    state: TableState = field(init=False)
+    app: Application[int] = field(init=False)
+    link: GameLink | None = field(default=None, init=False)
+    error: BaseException | None = field(default=None, init=False)
+    _token: trio.lowlevel.TrioToken | None = field(default=None, init=False)
+    _nursery: trio.Nursery | None = field(default=None, init=False)
+    _chat: Buffer = field(init=False)
+    _chatting: bool = field(default=False, init=False)
+    _renders: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.state = TableState(ascii=self.ascii)
+        self.state.waiting("Starting the match...", ())
+        self._chat = Buffer(multiline=False, accept_handler=self._send_chat)
+        self.app = Application(
+            layout=self._layout(),
+            key_bindings=self._keys(),
+            style=STYLE,
+            full_screen=True,
+            mouse_support=True,
+            input=self.input,
+            output=self.output,
+            refresh_interval=self.refresh_interval,
+            after_render=self._after_render,
+        )
+
+    # ------------------------------------------------------------------ layout
+    def _click(self, area: str, index: int) -> R.MouseHandler:
+        def on_click() -> None:
+            st = self.state
+            if area == "hand":
+                action = st.click_hand(index)
+            elif area == "target":
+                action = st.click_target(index)
+            else:
+                dialog = st.dialog
+                action = st.click_option(index)
+                if dialog is not None and st.dialog_cursor == 0:
+                    self._dialog_yes(dialog)
+            self._after_input(action)
+
+        return R.mouse_up(on_click)
+
+    def _ft(self, fn: Callable[[], StyleAndTextTuples], **kw: Any) -> FormattedTextControl:
+        return FormattedTextControl(fn, **kw)
+
+    def _layout(self) -> Layout:
+        st = self.state
+        on_page = Condition(lambda: st.page is not None)
+        on_table = ~on_page
+        has_dialog = Condition(lambda: bool(R.dialog_fragments(st)))
+
+        def log_height() -> int:
+            return 6
+
+        main = HSplit(
+            [
+                Window(self._ft(lambda: R.opponent_fragments(st)), height=3, wrap_lines=False),
+                Window(
+                    self._ft(lambda: R.field_fragments(st, self._click)),
+                    height=Dimension(min=3, max=5),
+                    wrap_lines=False,
+                ),
+                Window(self._ft(lambda: R.mine_fragments(st)), height=3, wrap_lines=False),
+                Window(
+                    self._ft(lambda: R.hand_fragments(st, self._click), focusable=True),
+                    height=4,
+                    wrap_lines=False,
+                ),
+                Window(
+                    self._ft(lambda: R.log_fragments(st, log_height())),
+                    height=Dimension(min=1, max=6),
+                    wrap_lines=False,
+                ),
+            ]
+        )
+        board = FloatContainer(
+            content=main,
+            floats=[
+                Float(
+                    content=ConditionalContainer(
+                        Frame(
+                            Window(
+                                self._ft(lambda: R.dialog_fragments(st, self._click)),
+                                dont_extend_height=True,
+                            )
+                        ),
+                        filter=has_dialog,
+                    ),
+                    top=1,
+                    left=1,
+                    right=1,
+                )
+            ],
+        )
+        side_rule = "|" if self.ascii else "│"
+        table = VSplit(
+            [
+                board,
+                Window(width=1, char=side_rule, style="class:rule"),
+                Window(self._ft(lambda: R.side_fragments(st)), width=22, wrap_lines=False),
+            ]
+        )
+        page = Window(self._ft(self._page_text), wrap_lines=False)
+        chat_line = ConditionalContainer(
+            VSplit(
+                [
+                    Window(self._ft(lambda: [("class:prompt", " say: ")]), width=6),
+                    Window(BufferControl(self._chat), height=1),
+                ]
+            ),
+            filter=Condition(lambda: self._chatting),
+        )
+        root = HSplit(
+            [
+                ConditionalContainer(table, filter=on_table),
+                ConditionalContainer(page, filter=on_page),
+                Window(self._ft(lambda: R.prompt_fragments(st, time.monotonic())), height=1),
+                ConditionalContainer(
+                    Window(self._ft(lambda: R.status_fragments(st)), height=1),
+                    filter=Condition(lambda: bool(st.status)),
+                ),
+                chat_line,
+                Window(self._ft(lambda: R.footer_fragments(st)), height=1, style="class:footer"),
+            ]
+        )
+        return Layout(root)
+
+    def _page_text(self) -> StyleAndTextTuples:
+        try:
+            rows = self.app.output.get_size().rows
+        except Exception:  # noqa: BLE001 - before the first render
+            rows = 24
+        height = max(1, rows - 2 - (1 if self.state.status else 0))
+        return R.page_fragments(self.state, height)
+
+    # ------------------------------------------------------------------ keys
+    def _keys(self) -> KeyBindings:
+        kb = KeyBindings()
+        st = self.state
+        not_chatting = ~has_focus(self._chat)
+
+        @kb.add("left", filter=not_chatting)
+        @kb.add("up", filter=not_chatting & Condition(lambda: st.page is None))
+        def _(event: KeyPressEvent) -> None:
+            st.move(-1)
+
+        @kb.add("right", filter=not_chatting)
+        @kb.add("down", filter=not_chatting & Condition(lambda: st.page is None))
+        def _(event: KeyPressEvent) -> None:
+            st.move(1)
+
+        @kb.add("up", filter=not_chatting & Condition(lambda: st.page is not None))
+        def _(event: KeyPressEvent) -> None:
+            st.move(-1)
+
+        @kb.add("down", filter=not_chatting & Condition(lambda: st.page is not None))
+        def _(event: KeyPressEvent) -> None:
+            st.move(1)
+
+        @kb.add("pageup", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            st.move(-10)
+
+        @kb.add("pagedown", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            st.move(10)
+
+        for n in range(1, 9):
+
+            @kb.add(str(n), filter=not_chatting)
+            def _(event: KeyPressEvent, n: int = n) -> None:
+                st.digit(n)
+
+        @kb.add("enter", filter=not_chatting)
+        @kb.add(" ", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            if st.page is Page.OVER or (st.page is Page.WAITING and st.closed):
+                self.exit()
+                return
+            dialog = st.dialog
+            if dialog is not None and st.dialog_cursor == 0:
+                self._dialog_yes(dialog)
+                return
+            self._after_input(st.enter())
+
+        @kb.add("escape", filter=not_chatting, eager=True)
+        def _(event: KeyPressEvent) -> None:
+            st.escape()
+
+        @kb.add("?", filter=not_chatting)
+        @kb.add("f1")
+        def _(event: KeyPressEvent) -> None:
+            st.toggle_help()
+
+        @kb.add("k", filter=not_chatting)
+        @kb.add("s", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            opts = st.options()
+            want = "Koi-koi" if event.data == "k" else "Stop"
+            if want in opts and st.page is None and st.dialog is None:
+                st.dialog_cursor = opts.index(want)
+                self._after_input(st.enter())
+
+        @kb.add("r", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            if st.page is None and st.view is not None and st.over is None and not st.closed:
+                st.open_dialog(Dialog.RESIGN)
+
+        @kb.add("q", filter=not_chatting)
+        @kb.add("c-c")
+        @kb.add("c-q")
+        def _(event: KeyPressEvent) -> None:
+            if self._chatting:
+                self._stop_chat()
+                return
+            if st.over is not None or st.closed or st.view is None:
+                self.exit()
+            elif st.dialog is Dialog.QUIT:
+                st.dialog = None
+                st.changed()
+            else:
+                if st.page is Page.HELP:
+                    st.toggle_help()
+                st.open_dialog(Dialog.QUIT)
+
+        @kb.add("c", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            if st.view is not None and not st.closed:
+                self._chatting = True
+                event.app.layout.focus(self._chat)
+                st.changed()
+
+        @kb.add("escape", filter=has_focus(self._chat), eager=True)
+        def _(event: KeyPressEvent) -> None:
+            self._stop_chat()
+
+        return kb
+
+    def _stop_chat(self) -> None:
+        self._chatting = False
+        self._chat.reset()
+        self.app.layout.focus_last()
+        self.state.changed()
+
+    def _send_chat(self, buf: Buffer) -> bool:
+        text = buf.text.strip()
+        self._chatting = False
+        self.app.layout.focus_last()
+        if text:
+            self._in_trio(self._chat_task, text)
+        self.state.changed()
+        return False
+
+    def _dialog_yes(self, dialog: Dialog) -> None:
+        st = self.state
+        st.dialog = None
+        if dialog is Dialog.RESIGN or (dialog is Dialog.QUIT and st.over is None and not st.closed):
+            self._in_trio(self._resign_task, dialog is Dialog.QUIT)
+        else:
+            self.exit()
+        st.changed()
+
+    def _after_input(self, action: Action | None) -> None:
+        if action is not None:
+            self._in_trio(self._act_task, action)
+        self.app.invalidate()
+
+    # ------------------------------------------------------------------ trio side
+    def _in_trio(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+        token, nursery = self._token, self._nursery
+        if token is None or nursery is None:
+            return
+        with contextlib.suppress(trio.RunFinishedError):
+            token.run_sync_soon(lambda: nursery.start_soon(fn, *args))
+
+    async def _act_task(self, action: Action) -> None:
+        link = self.link
+        if link is None:
+            return
+        try:
+            await link.act(action)
+        except KoiKoiError as exc:
+            self.state.action_failed(str(exc))
+        self.app.invalidate()
+
+    async def _chat_task(self, text: str) -> None:
+        if self.link is not None:
+            try:
+                await self.link.chat(text)
+            except KoiKoiError as exc:
+                self.state.action_failed(str(exc))
+
+    async def _resign_task(self, then_exit: bool) -> None:
+        if self.link is not None:
+            try:
+                await self.link.resign()
+            except KoiKoiError as exc:
+                self.state.action_failed(str(exc))
+        if then_exit:
+            self.exit()
+
+    async def _trio_main(self) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            self._token = trio.lowlevel.current_trio_token()
+            ctx = TableContext(nursery, self.state, self.app.invalidate)
+            link = await self.factory(ctx)
+            self.link = link
+            self.state.attach(link.seat, link.names, link.rules)
+            async for upd in link.updates:
+                self.state.apply_update(upd, time.monotonic())
+                self.app.invalidate()
+            self.state.link_closed()
+            self.app.invalidate()
+            await trio.sleep_forever()  # keep the nursery for chat/act until the person leaves
+
+    # ------------------------------------------------------------------ running
+    def exit(self) -> None:
+        if not self.app.is_done and self.app.is_running:
+            self.app.exit(result=0)
+
+    def _after_render(self, app: Application[int]) -> None:
+        self._renders += 1
+        self.state.changed()
+
+    async def run(self) -> int:
+        """Run the table until the person leaves; re-raise what stopped the game early."""
+        loop = asyncio.get_running_loop()
+        trio_done: asyncio.Future[outcome.Outcome[None]] = loop.create_future()
+
+        def done(result: outcome.Outcome[None]) -> None:
+            if not trio_done.done():
+                trio_done.set_result(result)
+            if isinstance(result, outcome.Error):
+                self.error = result.error
+                self.exit()
+
+        import threading
+
+        trio.lowlevel.start_guest_run(
+            self._trio_main,
+            run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+            done_callback=done,
+            host_uses_signal_set_wakeup_fd=threading.current_thread() is threading.main_thread(),
+        )
+        try:
+            code = await self.app.run_async()
+        finally:
+            if self._token is not None and self._nursery is not None and not trio_done.done():
+                nursery = self._nursery
+                with contextlib.suppress(trio.RunFinishedError):
+                    self._token.run_sync_soon(nursery.cancel_scope.cancel)
+            result = await trio_done
+        if isinstance(result, outcome.Error) and not isinstance(result.error, trio.Cancelled):
+            raise result.error
+        return code if isinstance(code, int) else 0
+
+    # ------------------------------------------------------------------ for tests
+    async def wait_for(self, predicate: Callable[[], bool], what: str = "condition") -> None:
+        """Wait until ``predicate()`` holds, re-checked at every change of state and every render."""
+        if predicate():
+            return
+        event = asyncio.Event()
+
+        def check() -> None:
+            if predicate():
+                event.set()
+
+        self.state.listeners.append(check)
+        try:
+            await asyncio.wait_for(event.wait(), timeout=20)
+        except TimeoutError:
+            raise AssertionError(f"timed out waiting for {what}") from None
+        finally:
+            self.state.listeners.remove(check)
+
+    def screen_text(self) -> str:
+        """The characters on the last rendered screen, one line per row (for tests and debugging)."""
+        screen = self.app.renderer.last_rendered_screen
+        if screen is None:
+            return ""
+        size = self.app.output.get_size()
+        rows = []
+        for y in range(size.rows):
+            row = screen.data_buffer[y]
+            rows.append("".join(row[x].char for x in range(size.columns)).rstrip())
+        return "\n".join(rows)
+
+
+def run_table(
+    link_factory: LinkFactory,
+    *,
+    ascii: bool = False,
+    input: Input | None = None,
+    output: Output | None = None,
+) -> int:
+    """Run the terminal table on the game that ``link_factory`` produces; return an exit status.
+
+    ``link_factory(ctx: TableContext) -> Awaitable[GameLink]`` is called inside
+    trio once the screen is up.  While it waits (for a peer, a connection) it
+    may call ``ctx.waiting(title, *lines)`` to show e.g. the invite, and
+    ``ctx.status(text)`` for progress; it must start the link's background
+    tasks in ``ctx.nursery`` (cancelled when the person leaves the table).
+    Its exceptions (e.g. a :class:`KoiKoiError` for a refused connection)
+    close the screen and propagate from here, so the CLI reports them.
+
+    ``ascii`` avoids characters some terminals cannot draw; colours follow
+    ``NO_COLOR`` (prompt_toolkit's colour depth).  ``input``/``output`` are
+    for tests.  Blocks until the person leaves; returns 0.
+    """
+    table = TableApp(link_factory, ascii=ascii, input=input, output=output)
+    return asyncio.run(table.run())

@@ -1,0 +1,598 @@
+"""Rendering: :class:`~p2pkoikoi.ui.state.TableState` in, prompt_toolkit formatted text out.
+
+Every function here is pure: it reads the state (and the clock value it is
+given) and returns ``StyleAndTextTuples``.  Clickable pieces get a mouse
+handler from the optional ``click`` factory, which the application passes
+in; tests call these functions without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
+
+from p2pkoikoi.engine import CardSet, Kind, Phase, RuleSet
+from p2pkoikoi.engine.rules import Scoring
+from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore, score
+from p2pkoikoi.ui.progress import near_yaku
+from p2pkoikoi.ui.reference import help_lines
+from p2pkoikoi.ui.state import Decision, Dialog, Page, RoundSummary, TableState
+from p2pkoikoi.ui.tiles import (
+    GROUPS,
+    by_kind,
+    by_month,
+    card_label,
+    short_text,
+    tile_style,
+    tile_text,
+)
+
+MouseHandler = Callable[[MouseEvent], object]
+#: ``click(area, index)`` -> a mouse handler; areas: "hand", "target", "option"
+Clicker = Callable[[str, int], MouseHandler] | None
+
+_REASONS = {
+    "stop": "stopped",
+    "next_yaku": "made a yaku after a koi-koi",
+    "hand_yaku": "was dealt a hand yaku",
+    "both_hand_yaku": "both were dealt hand yaku",
+    "drawn": "the hands ran out",
+    "oya_ken": "the hands ran out; the dealer's right (oya-ken)",
+    "resign": "a player resigned",
+    "rounds": "all rounds played",
+    "knockout": "a pool ran dry",
+}
+
+
+def _frag(
+    style: str, text: str, click: Clicker, area: str, index: int
+) -> tuple[str, str] | tuple[str, str, MouseHandler]:
+    if click is None:
+        return (style, text)
+    return (style, text, click(area, index))
+
+
+def mouse_up(fn: Callable[[], object]) -> MouseHandler:
+    """A mouse handler that runs ``fn`` on a click (button release)."""
+
+    def handler(event: MouseEvent) -> object:
+        if event.event_type == MouseEventType.MOUSE_UP:
+            fn()
+            return None
+        return NotImplemented
+
+    return handler
+
+
+def _lines(lines: list[StyleAndTextTuples]) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = []
+    for i, line in enumerate(lines):
+        if i:
+            out.append(("", "\n"))
+        out.extend(line)
+    return out
+
+
+def koi_factor(rules: RuleSet, calls_winner: int, calls_loser: int) -> int:
+    """The product of the koi-koi multipliers for a winner with these calls."""
+    f = 1
+    for m in score((), rules, calls_winner, calls_loser).multipliers:
+        f *= m.factor
+    return f
+
+
+def _score_word(rules: RuleSet) -> str:
+    return "Pool" if rules.scoring is Scoring.POOL else "Score"
+
+
+# ---------------------------------------------------------------------- captured piles
+def pile_lines(st: TableState, pile: CardSet, width: int = 56) -> list[StyleAndTextTuples]:
+    """A captured pile in two lines: brights and animals, then ribbons and chaff."""
+    groups = by_kind(pile)
+
+    def group(kind: Kind, title: str) -> StyleAndTextTuples:
+        cards = groups[kind]
+        out: StyleAndTextTuples = [("class:label", f"{title[:3]} ")]
+        if kind is Kind.CHAFF:
+            out.append(("class:label", f"{len(cards):>2}"))
+            return out
+        if not cards:
+            out.append(("class:dim", " -"))
+        for c in cards:
+            out.append((tile_style(c), short_text(c, st.ascii)))
+        return out
+
+    first = group(*GROUPS[0]) + [("", "  ")] + group(*GROUPS[1])
+    second = group(*GROUPS[2]) + [("", "  ")] + group(*GROUPS[3])
+    return [first, second]
+
+
+# ---------------------------------------------------------------------- the table
+def opponent_fragments(st: TableState) -> StyleAndTextTuples:
+    v = st.view
+    if v is None:
+        return []
+    them = 1 - st.seat
+    head: StyleAndTextTuples = [("class:name", f" {st.them[:12]}")]
+    head.append(("", f"  hand {v.opponent_hand_size}"))
+    if st.opp_moves:
+        head.append(("class:dim", "  last:"))
+        for verb, card, captured in st.opp_moves:
+            head.append(("class:opp.last", f"  {'play' if verb == 'played' else 'draw'} "))
+            head.append((tile_style(card), tile_text(card, st.ascii).strip()))
+            if captured:
+                head.append(("class:opp.last", ">" if st.ascii else "→"))
+                for c in captured:
+                    head.append((tile_style(c), tile_text(c, st.ascii).strip()))
+    return _lines([head, *[[("", " ")] + line for line in pile_lines(st, v.piles[them])]])
+
+
+def field_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
+    v = st.view
+    if v is None:
+        return []
+    hl = st.highlighted()
+    offered = st.targets()
+    current = offered[st.target_cursor % len(offered)] if offered else None
+    head: StyleAndTextTuples = [
+        ("class:rule", "─" if not st.ascii else "-"),
+        ("class:label", " Field "),
+    ]
+    head.append(("class:dim", f"({len(v.field)} cards, stock {v.stock_size})"))
+    if v.drawn is not None:
+        head.append(("", "  drawn: "))
+        head.append((tile_style(v.drawn, "class:drawn"), tile_text(v.drawn, st.ascii)))
+    rows: list[StyleAndTextTuples] = []
+    row: StyleAndTextTuples = [("", " ")]
+    used = 1
+    for group in by_month(v.field):
+        need = len(group) * 7 + 2
+        if used + need > 58 and used > 1:
+            rows.append(row)
+            row, used = [("", " ")], 1
+        for c in group:
+            extra = ""
+            if c is current:
+                extra = "class:target.current"
+            elif c in hl:
+                extra = "class:target"
+            text = tile_text(c, st.ascii)
+            if c in offered:
+                row.append(_frag(tile_style(c, extra), text, click, "target", offered.index(c)))
+                n = offered.index(c) + 1
+                row.append(("class:label", f"{n}"))
+            else:
+                row.append((tile_style(c, extra), text))
+                row.append(("", " "))
+        row.append(("", "  "))
+        used += need
+    rows.append(row)
+    return _lines([head, *rows])
+
+
+def mine_fragments(st: TableState) -> StyleAndTextTuples:
+    v = st.view
+    if v is None:
+        return []
+    head: StyleAndTextTuples = [
+        ("class:rule", "─" if not st.ascii else "-"),
+        ("class:label", " Your captures"),
+    ]
+    if v.dealer == st.seat:
+        head.append(("class:dealer", " (you deal)"))
+    return _lines([head, *[[("", " ")] + line for line in pile_lines(st, v.piles[st.seat])]])
+
+
+def hand_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
+    v = st.view
+    if v is None:
+        return []
+    hand = st.hand
+    title: StyleAndTextTuples = [
+        ("class:rule", "─" if not st.ascii else "-"),
+        ("class:label", " Your hand"),
+    ]
+    if v.phase is Phase.HAND_SWAP and v.to_act == st.seat:
+        title.append(("class:dim", " (face down: swap or keep before looking)"))
+    elif not hand:
+        title.append(("class:dim", " (empty)"))
+    numbers: StyleAndTextTuples = [("", " ")]
+    tiles: StyleAndTextTuples = [("", " ")]
+    selecting = st.decision in (Decision.PLAY, Decision.TARGET, None) and st.page is None
+    for i, c in enumerate(hand):
+        sel = selecting and i == st.cursor
+        if st.choosing is not None:
+            sel = c is st.choosing
+        label = f"[{i + 1}]" if sel else f" {i + 1} "
+        numbers.append(
+            _frag("class:selected.mark" if sel else "class:label", f"{label:^6} ", click, "hand", i)
+        )
+        tiles.append(
+            _frag(
+                tile_style(c, "class:selected" if sel else ""),
+                tile_text(c, st.ascii),
+                click,
+                "hand",
+                i,
+            )
+        )
+        tiles.append(("", " "))
+    if not hand and v.hand_size:
+        tiles.append(("class:dim", " ".join(["[????]"] * min(v.hand_size, 8))))
+    sel_card = st.selected
+    info: StyleAndTextTuples = []
+    if sel_card is not None and st.page is None:
+        grab = [c for c in v.field if c.month == sel_card.month]
+        info.append(("class:dim", " " + st.p(card_label(sel_card))))
+        if grab:
+            info.append(("class:dim", st.p(" → takes ") + ", ".join(c.english for c in grab[:3])))
+            if len(grab) == 2:
+                info.append(("class:dim", " (choose one)"))
+        else:
+            info.append(("class:dim", st.p(" → stays on the field")))
+    return _lines([title, numbers, tiles, info])
+
+
+def side_fragments(st: TableState) -> StyleAndTextTuples:
+    v = st.view
+    rule = "-" if st.ascii else "─"
+    if v is None:
+        return [("class:dim", " waiting...")]
+    r = v.rules
+    me, them = st.seat, 1 - st.seat
+    lines: list[StyleAndTextTuples] = [
+        [("class:heading", f" Round {v.round} of {r.rounds}")],
+        [("", f" Dealer: {st.name(v.dealer)[:13]}")],
+        [("class:label", f" {rule * 2} {_score_word(r)} {rule * 8}")],
+    ]
+    for seat in (me, them):
+        lines.append([("", f" {st.name(seat)[:12]:<12}{v.scores[seat]:>6}")])
+    lines.append([("class:label", f" {rule * 2} Koi-koi {rule * 8}")])
+    lines.append([("", f" calls {v.calls[me]} : {v.calls[them]}")])
+    lines.append(
+        [
+            (
+                "",
+                f" mult. you x{koi_factor(r, v.calls[me], v.calls[them])}, them x{koi_factor(r, v.calls[them], v.calls[me])}",
+            )
+        ]
+    )
+    for seat, title in ((me, "You"), (them, st.name(them)[:10])):
+        lines.append([("class:label", f" {rule * 2} {title} {rule * max(2, 16 - len(title))}")])
+        made = v.yaku(seat)
+        for y in made:
+            lines.append([("class:yaku", st.p(f" {y.romaji[:15]:<15}{y.points:>3}"))])
+        if made:
+            worth = score(made, r, v.calls[seat], v.calls[1 - seat]).score
+            lines.append([("class:dim", f" stop now: {worth}")])
+        near = near_yaku(v.piles[seat], v.piles[1 - seat], r, made, limit=3 if seat == me else 2)
+        for p in near:
+            lines.append([("class:near", st.p(f" {p.romaji[:14]:<14}{p.have}/{p.need}"))])
+        if not made and not near:
+            lines.append([("class:dim", " no yaku yet")])
+    return _lines(lines)
+
+
+def log_fragments(st: TableState, height: int = 5) -> StyleAndTextTuples:
+    lines = st.log[-height:] if height > 0 else []
+    return _lines([[(style or "class:log", " " + text)] for style, text in lines])
+
+
+def prompt_fragments(st: TableState, now: float = 0.0) -> StyleAndTextTuples:
+    """One line: what the table waits for, or the latest message."""
+    v = st.view
+    if st.closed:
+        return [
+            (
+                "class:status.bad",
+                " " + st.p("Connection closed - the match cannot go on. Press q to leave."),
+            )
+        ]
+    if v is None:
+        return [("class:dim", " Starting...")]
+    if st.over is not None:
+        return [("class:prompt", " The match is over. Press q to leave.")]
+    if st.message:
+        return [("class:message", " " + st.p(st.message))]
+    if st.busy:
+        return [("class:dim", " Sending...")]
+    d = st.decision
+    if d is Decision.PLAY:
+        return [("class:prompt", st.p(" Your turn: choose a card (←→ or 1-8) and press Enter."))]
+    if d is Decision.TARGET:
+        c = st.choosing
+        name = c.english if c else "card"
+        return [
+            (
+                "class:prompt",
+                st.p(f" Two cards match {name}: choose one (←→ 1-2), Enter; Esc to go back."),
+            )
+        ]
+    if d is Decision.TAKE:
+        drawn = v.drawn.english if v.drawn else "drawn card"
+        return [
+            ("class:prompt", st.p(f" You drew {drawn}: choose the card it takes (←→ 1-2), Enter."))
+        ]
+    if d is Decision.KOIKOI:
+        return [("class:prompt", " You made a yaku: koi-koi or stop?")]
+    if d is Decision.SWAP:
+        return [("class:prompt", " Before looking: swap hands with the dealer, or keep?")]
+    if v.to_act is not None and v.to_act != st.seat:
+        secs = max(0, int(now - st.wait_since)) if now else 0
+        dots = "." * (1 + secs % 3)
+        return [
+            (
+                "class:dim",
+                f" Waiting for {st.them}{dots:<3} {secs}s"
+                if secs
+                else f" Waiting for {st.them}...",
+            )
+        ]
+    return []
+
+
+def status_fragments(st: TableState) -> StyleAndTextTuples:
+    if not st.status:
+        return []
+    return [("class:status.bad" if st.status_bad else "class:status", " " + st.p(st.status))]
+
+
+def footer_fragments(st: TableState) -> StyleAndTextTuples:
+    if st.page is Page.HELP:
+        text = " ↑↓ PgUp PgDn: scroll   Enter/Esc/?: back to the table"
+    elif st.page is Page.ROUND:
+        text = " Enter: continue   ↑↓: scroll   ?: rules"
+    elif st.page is Page.OVER:
+        text = " q or Enter: leave   ↑↓: scroll"
+    elif st.page is Page.WAITING:
+        text = " q: cancel"
+    else:
+        text = " ?: yaku & rules  c: chat  r: resign  q: leave"
+    return [("class:footer", st.p(text))]
+
+
+# ---------------------------------------------------------------------- dialogs
+def _buttons(st: TableState, labels: list[str], click: Clicker) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = [("", " ")]
+    for i, label in enumerate(labels):
+        style = "class:button.focused" if i == st.dialog_cursor % len(labels) else "class:button"
+        out.append(_frag(style, f"[ {i + 1} {label} ]", click, "option", i))
+        out.append(("", "  "))
+    return out
+
+
+def koikoi_lines(st: TableState) -> list[StyleAndTextTuples]:
+    """The koi-koi dialog: the yaku, what stopping is worth, what calling adds."""
+    v = st.view
+    if v is None:
+        return []
+    r = v.rules
+    me, them = st.seat, 1 - st.seat
+    made: tuple[YakuScore, ...] = v.yaku(me)
+    now = score(made, r, v.calls[me], v.calls[them])
+    lines: list[StyleAndTextTuples] = [[("class:heading", " You made a yaku!")]]
+    for y in made:
+        lines.append([("class:yaku", st.p(f"   {y.romaji:<26}{y.points:>3}"))])
+    lines.append(_breakdown_line(st, now, " Stop now: "))
+    if r.scoring is Scoring.POOL and now.score > v.scores[them]:
+        lines.append([("class:dim", f"   (capped at {st.them}'s pool: {v.scores[them]})")])
+    mine_now = koi_factor(r, v.calls[me], v.calls[them])
+    mine_after = koi_factor(r, v.calls[me] + 1, v.calls[them])
+    theirs_now = koi_factor(r, v.calls[them], v.calls[me])
+    theirs_after = koi_factor(r, v.calls[them], v.calls[me] + 1)
+    calling = " Koi-koi: play on for more yaku."
+    if mine_after != mine_now:
+        calling += f" If you then win: x{mine_after} (now x{mine_now})."
+    lines.append([("", calling)])
+    if theirs_after != theirs_now:
+        lines.append(
+            [
+                (
+                    "class:warn",
+                    f" If {st.them} wins instead: x{theirs_after} for them (now x{theirs_now}).",
+                )
+            ]
+        )
+    elif mine_after == mine_now:
+        lines.append([("class:dim", " Calling adds no multiplier under these rules.")])
+    lines.append(_buttons(st, st.options(), None))
+    return lines
+
+
+def _breakdown_line(st: TableState, b: ScoreBreakdown, prefix: str) -> StyleAndTextTuples:
+    parts = [f"{b.base}"]
+    for m in b.multipliers:
+        parts.append(f"x{m.factor}")
+    calc = " ".join(parts)
+    return [
+        ("class:score", st.p(f"{prefix}{b.score} points" + (f" ({calc})" if b.multipliers else "")))
+    ]
+
+
+def dialog_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
+    """The dialog over the table, if any (koi-koi, hand swap, resign, quit)."""
+    if st.page is not None:
+        return []
+    if st.dialog is Dialog.RESIGN:
+        lines = [
+            [("class:heading", " Resign the match?")],
+            [("", f" {st.them} wins the match at once.")],
+            _buttons(st, ["Yes, resign", "No"], click),
+        ]
+        return _lines(lines)
+    if st.dialog is Dialog.QUIT:
+        text = (
+            " Leave the table?"
+            if st.over is not None or st.closed
+            else " Leave now? That resigns the match."
+        )
+        return _lines([[("class:heading", text)], _buttons(st, ["Yes, leave", "No"], click)])
+    d = st.decision
+    if d is Decision.KOIKOI:
+        lines = koikoi_lines(st)
+        lines[-1] = _buttons(st, st.options(), click)
+        return _lines(lines)
+    if d is Decision.SWAP:
+        return _lines(
+            [
+                [("class:heading", " Hand swap")],
+                [
+                    (
+                        "",
+                        f" You may swap your unseen hand with {st.name(st.view.dealer if st.view else 0)}'s.",
+                    )
+                ],
+                _buttons(st, st.options(), click),
+            ]
+        )
+    return []
+
+
+# ---------------------------------------------------------------------- pages
+def _reason(summary: RoundSummary, st: TableState) -> str:
+    return _REASONS.get(summary.reason, summary.reason.replace("_", " "))
+
+
+def round_lines(st: TableState, s: RoundSummary) -> list[StyleAndTextTuples]:
+    r = st.rules
+    lines: list[StyleAndTextTuples] = []
+    if s.winner is None:
+        head = f"Round {s.round} of {s.rounds}: no winner ({_reason(s, st)})."
+    else:
+        head = f"Round {s.round} of {s.rounds}: {st.name(s.winner)} won {s.gained[s.winner]} points ({_reason(s, st)})."
+    lines.append([("class:heading", " " + head)])
+    for hy in s.hand_yaku:
+        cards = " ".join(tile_text(c, st.ascii).strip() for c in hy.hand)
+        lines.append(
+            [
+                (
+                    "",
+                    st.p(
+                        f" {st.name(hy.seat)} was dealt {hy.yaku.romaji} ({hy.yaku.points}): {cards}"
+                    ),
+                )
+            ]
+        )
+    b = s.breakdown
+    if b is not None and s.winner is not None:
+        lines.append([("class:label", f" {st.name(s.winner)}'s yaku:")])
+        for y in b.yaku:
+            lines.append([("class:yaku", st.p(f"   {y.romaji:<26}{y.name:<28}{y.points:>3}"))])
+        lines.append([("", f"   {'base':<54}{b.base:>3}")])
+        for m in b.multipliers:
+            lines.append([("", st.p(f"   {m.reason:<54}x{m.factor}"))])
+        lines.append([("class:score", f"   {'score':<54}{b.score:>3}")])
+        if b.score != s.gained[s.winner]:
+            lines.append([("class:dim", f"   (paid {s.gained[s.winner]}: capped by the pool)")])
+    calls = f"koi-koi calls: {st.me} {s.calls[st.seat]}, {st.them} {s.calls[1 - st.seat]}"
+    lines.append([("class:dim", " " + calls)])
+    word = "Pools" if r.scoring is Scoring.POOL else "Totals"
+    lines.append(
+        [
+            (
+                "class:score",
+                f" {word} now: {st.me} {s.scores[st.seat]}, {st.them} {s.scores[1 - st.seat]}",
+            )
+        ]
+    )
+    for seat in (1 - st.seat, st.seat):
+        lines.append(
+            [("class:label", f" {st.name(seat)}'s captures ({len(s.piles[seat])} cards):")]
+        )
+        lines.extend([[("", "   ")] + line for line in pile_lines(st, s.piles[seat])])
+    more = len(st.summaries) - 1
+    lines.append(
+        [
+            (
+                "class:prompt",
+                " Press Enter to continue" + (f" ({more} more round)" if more > 0 else "") + ".",
+            )
+        ]
+    )
+    return lines
+
+
+def over_lines(st: TableState) -> list[StyleAndTextTuples]:
+    upd = st.over
+    v = st.view
+    if upd is None or v is None:
+        return []
+    r = v.rules
+    me, them = st.seat, 1 - st.seat
+    if v.winner is None:
+        head = "The match is over: a draw."
+    elif v.winner == me:
+        head = (
+            f"The match is over: {st.me} won!" if st.me != "You" else "The match is over: you won!"
+        )
+    else:
+        head = f"The match is over: {st.them} won."
+    reason = upd.text or ""
+    lines: list[StyleAndTextTuples] = [
+        [("class:heading", " " + head + (f" ({_REASONS.get(reason, reason)})" if reason else ""))]
+    ]
+    dash = "-" if st.ascii else "—"
+    lines.append(
+        [("class:label", f" {'Round':<7}{st.me[:12]:>12}{st.them[:12]:>12}   dealer, how")]
+    )
+    tot = [0, 0]
+    for res in v.results:
+        cells = []
+        for seat in (me, them):
+            g = res.gained[seat]
+            tot[seat] += g
+            cells.append(f"{g if g else dash:>12}")
+        how = _REASONS.get(res.reason, res.reason)
+        lines.append(
+            [("", st.p(f" {res.round:<7}{cells[0]}{cells[1]}   {st.name(res.dealer)[:8]}, {how}"))]
+        )
+    lines.append([("class:score", f" {'Total':<7}{tot[me]:>12}{tot[them]:>12}")])
+    if r.scoring is Scoring.POOL:
+        lines.append(
+            [
+                (
+                    "class:score",
+                    f" Pools: {st.me} {v.scores[me]}, {st.them} {v.scores[them]} (each began with {r.pool_stake})",
+                )
+            ]
+        )
+    if upd.record:
+        lines.append([("", f" Record: {upd.record}")])
+        lines.append([("", f" Verify it with: p2pkoikoi verify {upd.record}")])
+    else:
+        lines.append([("class:dim", " No record is kept for a practice match.")])
+    if upd.final_hash:
+        lines.append([("class:dim", f" Final state hash: {upd.final_hash[:32]}...")])
+    lines.append([("class:prompt", " Press q or Enter to leave.")])
+    return lines
+
+
+def waiting_lines(st: TableState) -> list[StyleAndTextTuples]:
+    lines: list[StyleAndTextTuples] = [[("class:heading", " " + st.p(st.waiting_title))], []]
+    lines.extend([[("", " " + line)] for line in st.waiting_lines])
+    if st.status:
+        lines.append([])
+        lines.extend([status_fragments(st)])
+    return lines
+
+
+def page_lines(st: TableState) -> list[StyleAndTextTuples]:
+    page = st.page
+    if page is Page.HELP:
+        return [[(s, " " + t)] if t else [] for s, t in help_lines(st.rules, st.ascii)]
+    if page is Page.ROUND and st.summaries:
+        return round_lines(st, st.summaries[0])
+    if page is Page.OVER:
+        return over_lines(st)
+    if page is Page.WAITING:
+        return waiting_lines(st)
+    return []
+
+
+def page_fragments(st: TableState, height: int = 1000) -> StyleAndTextTuples:
+    """The page on top, scrolled by ``st.scroll`` (clamped so the last line stays in view)."""
+    lines = page_lines(st)
+    top = max(0, min(st.scroll, len(lines) - height))
+    return _lines(lines[top : top + height])
