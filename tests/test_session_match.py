@@ -26,6 +26,7 @@ from p2pkoikoi.session import (
     RulesProposed,
     SendAction,
     SendChat,
+    Session,
     State,
     WaitingFor,
     decode_record,
@@ -71,25 +72,29 @@ def test_full_match_every_preset(preset: str, seed: int) -> None:
     assert host.waiting_for is WaitingFor.NOTHING
 
 
+def wf(session: Session) -> WaitingFor:
+    return session.waiting_for
+
+
 def test_waiting_for_through_the_phases() -> None:
     rules = get_preset("online")
     host, joiner = make_pair(rules)
-    assert host.waiting_for is WaitingFor.PEER_HELLO
+    assert wf(host) is WaitingFor.PEER_HELLO
     joiner.receive_data(host.data_to_send())
     assert drain(joiner) == []
-    assert joiner.waiting_for is WaitingFor.PEER_AUTH
+    assert wf(joiner) is WaitingFor.PEER_AUTH
     host.receive_data(joiner.data_to_send())
     drain(host)  # the joiner's hello and auth arrived together
-    assert host.waiting_for is WaitingFor.PEER_RULES_DECISION
+    assert wf(host) is WaitingFor.PEER_RULES_DECISION
     joiner.receive_data(host.data_to_send())
     assert isinstance(drain(joiner)[0], HandshakeComplete)
-    assert joiner.waiting_for is WaitingFor.COMMIT
+    assert wf(joiner) is WaitingFor.COMMIT
     host.receive_data(joiner.data_to_send())
     drain(host)
-    assert host.waiting_for is WaitingFor.JOINER_VALUE
+    assert wf(host) is WaitingFor.JOINER_VALUE
     joiner.receive_data(host.data_to_send())
     drain(joiner)
-    assert joiner.waiting_for is WaitingFor.REVEAL
+    assert wf(joiner) is WaitingFor.REVEAL
     host.receive_data(joiner.data_to_send())
     assert isinstance(drain(host)[0], MatchStarted)
     assert host.waiting_for in (WaitingFor.LOCAL_ACTION, WaitingFor.PEER_ACTION)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from p2pkoikoi.session import InviteError, crypto, decode_invite, wire
+from p2pkoikoi.session.errors import RemoteProtocolError
 from p2pkoikoi.session.record import record_from_dict
 from p2pkoikoi.session.vectors import FILES, build
 from p2pkoikoi.session.verify import verify_record
@@ -33,7 +34,7 @@ def test_framing() -> None:
         payload, frame = bytes.fromhex(case["payload"]), bytes.fromhex(case["frame"])
         assert wire.decode_frame(frame) == (payload, b"")
     for case in v["invalid_headers"]:
-        with pytest.raises(wire.RemoteProtocolError, match=case["why"]):
+        with pytest.raises(RemoteProtocolError, match=case["why"]):
             wire.decode_frame(bytes.fromhex(case["header"]))
 
 
