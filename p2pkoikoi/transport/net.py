@@ -1,0 +1,824 @@
+"""The network transport: one :class:`Session` over one trio byte stream.
+
+Theory of operation
+-------------------
+The session (layer 2) is a sans-I/O state machine; this module gives it a
+stream, a clock and a table.  One connection runs four kinds of task in one
+nursery owned by :func:`open_link` (the task that owns the connection's
+lifetime):
+
+* the **reader** receives bytes, feeds :meth:`Session.receive_data`, pulls
+  every event, answers pings, turns events into :class:`Update` values for the
+  table and rewrites the match record after every change;
+* the **writer** is the only task that calls ``send_all``.  Everybody else
+  hands bytes to it through one memory channel, in the order the session
+  produced them, so frames never interleave however many tasks act, chat or
+  ping at once;
+* the **heartbeat** pings when we have been quiet for ``ping_interval`` and
+  watches the peer: silent past ``silence_warn`` gives a status update,
+  past ``silence_fail`` ends the match with :class:`PeerSilentError`;
+* short-lived helpers: the joiner's rules decision, the wait for the peer's
+  final signature.
+
+The handshake (hello, auth, rules, commit-reveal) runs in :func:`open_link`
+itself, before the link is handed out: each step is wrapped in
+``trio.fail_after`` with the deadline that ``session.waiting_for`` names, and a
+host that commits but never reveals forfeits (:class:`RevealTimeoutError`).
+Once the match has started the caller gets a :class:`NetworkLink` (the
+:class:`~p2pkoikoi.transport.link.GameLink` of a network game) whose
+``updates`` carry a full :class:`PlayerView` after every action.
+
+Errors during play do not cancel the caller: the link stores the error, sends
+a last ``"over"`` update whose text is the one-line reason, closes ``updates``
+and stops its tasks; leaving the ``async with`` block then raises the error.
+So a table can show why the match ended, and a script gets an exception.
+
+The record (``session.record()``) is rewritten atomically after every step,
+so a crash or a cut connection loses nothing that both sides had agreed on.
+Times are parameters (:class:`Timeouts`) and all waiting uses trio's clock,
+so tests run whole matches under ``MockClock(autojump_threshold=0)``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, PlayerView, RuleSet
+from p2pkoikoi.engine import Event as EngineEvent
+from p2pkoikoi.session import (
+    NEED_DATA,
+    AcceptRules,
+    ActionReceived,
+    ChatReceived,
+    ConnectionClosed,
+    DeclineRules,
+    Goodbye,
+    HandshakeComplete,
+    Invite,
+    LocalProtocolError,
+    MatchOver,
+    MatchStarted,
+    PeerResigned,
+    Ping,
+    Pong,
+    ProtocolError,
+    Resign,
+    Role,
+    RulesProposed,
+    SendAction,
+    SendChat,
+    Session,
+    State,
+    WaitingFor,
+    decode_invite,
+    encode_invite,
+    encode_record,
+)
+from p2pkoikoi.session.invite import SECRET_BYTES
+from p2pkoikoi.transport.errors import (
+    ConnectError,
+    PeerSilentError,
+    PeerTimeoutError,
+    RevealTimeoutError,
+    TransportError,
+)
+from p2pkoikoi.transport.identity import KnownPeers, atomic_write, default_record_path
+from p2pkoikoi.transport.link import Update
+
+#: the port a host listens on unless told otherwise (unassigned by IANA)
+DEFAULT_PORT: Final = 47474
+RECEIVE_SIZE: Final = 65536
+
+Note = dict[str, Any]
+"""A non-game notice (``{"event": ..., ...}``): listening, handshake, warning, status, chat."""
+Notify = Callable[[Note], None]
+DecideRules = Callable[[RulesProposed], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Every bound the transport applies, in seconds of trio's clock."""
+
+    handshake: float = 30.0  #: each handshake step (hello, auth, commit, value, final signature)
+    reveal: float = 30.0  #: the host's reveal after our value; missing = the host forfeits
+    rules_decision: float = 300.0  #: a person reading the proposed rules
+    connect: float = 15.0  #: the joiner's TCP connect
+    ping_interval: float = 5.0  #: ping when we sent nothing for this long
+    silence_warn: float = 15.0  #: a silent peer is reported after this long
+    silence_fail: float = 90.0  #: ... and the match ends after this long
+
+
+def _nop(note: Note) -> None:
+    pass
+
+
+def describe_note(note: Note) -> str:
+    """One line for people from a :data:`Note` (the table's status line)."""
+    kind = note.get("event")
+    if "text" in note:
+        return str(note["text"])
+    if kind == "listening":
+        return f"waiting for the other player on port {note['port']}; invite: {note['invite']}"
+    if kind == "handshake":
+        return f"connected to {note['peer_name']} ({note['peer_fingerprint']})"
+    return str(kind)
+
+
+async def _accept_decision(proposal: RulesProposed) -> bool:
+    return True
+
+
+class NetworkLink:
+    """A :class:`~p2pkoikoi.transport.link.GameLink` over a network session.
+
+    Made by :func:`open_link` (through :func:`open_host` / :func:`open_join`);
+    not constructed directly.
+    """
+
+    seat: int
+    names: tuple[str, str]
+    rules: RuleSet
+    updates: trio.MemoryReceiveChannel[Update]
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        session: Session,
+        *,
+        timeouts: Timeouts,
+        record_path: Path | None,
+        notify: Notify,
+        decide_rules: DecideRules,
+        known_peers: KnownPeers | None,
+    ) -> None:
+        self._stream = stream
+        self._session = session
+        self.timeouts = timeouts
+        self._explicit_record = record_path
+        self.record_path: Path | None = record_path
+        self._notify = notify
+        self._decide_rules = decide_rules
+        self._known = known_peers
+        self.seat = session.our_seat
+        self.names = (session.name, "?") if self.seat == 0 else ("?", session.name)
+        self.peer_fingerprint = ""
+        self.error: KoiKoiError | None = None
+        self.final_hash = ""
+        self.result: MatchOver | None = None
+        self.forfeit_reason = ""
+        self._out_tx, self._out_rx = trio.open_memory_channel[bytes](math.inf)
+        self._up_tx, self.updates = trio.open_memory_channel[Update](math.inf)
+        self._started = trio.Event()
+        self._stopped = trio.Event()
+        self._writer_done = trio.Event()
+        self._progress = trio.Event()
+        self._last_rx = trio.current_time()
+        self._last_tx = trio.current_time()
+        self._last_record = b""
+        self._resign_pending: str | None = None
+        self._ping_no = 0
+        self._nursery: trio.Nursery | None = None
+
+    # ------------------------------------------------------------------ GameLink
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    @property
+    def view(self) -> PlayerView:
+        m = self._session.match
+        if m is None:
+            raise LocalProtocolError("the match has not started")
+        return m.view(self.seat)
+
+    @property
+    def finished(self) -> bool:
+        """Both final signatures exchanged (or the link stopped)."""
+        return self.result is not None or self._stopped.is_set()
+
+    async def act(self, action: Action) -> None:
+        """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
+        self._check_alive()
+        try:
+            data = self._session.send(SendAction(action))
+        except LocalProtocolError as exc:
+            raise IllegalActionError(str(exc)) from None
+        self._after_local(data)
+
+    async def resign(self, reason: str = "") -> None:
+        """Give up.  Off-turn the resignation waits for our turn (the protocol
+        only lets the player to act resign, so resignations never race)."""
+        self._check_alive()
+        if reason:
+            self.forfeit_reason = reason
+        m = self._session.match
+        if m is None or m.is_over:
+            return
+        if m.to_act != self.seat:
+            self._resign_pending = reason or "resigned"
+            self._status("you will resign when your turn comes", push=True)
+            return
+        self._after_local(self._session.send(Resign()))
+
+    async def chat(self, text: str) -> None:
+        self._check_alive()
+        try:
+            data = self._session.send(SendChat(text))
+        except LocalProtocolError as exc:
+            raise IllegalActionError(str(exc)) from None
+        self._write(data)
+        if self._session.match is not None:
+            self._push(Update("chat", self.view, text=text.strip(), sender=self._session.name))
+
+    # ------------------------------------------------------------------ internals
+    def _check_alive(self) -> None:
+        if self.error is not None:
+            raise self.error
+        if self._stopped.is_set():
+            raise IllegalActionError("the connection is closed")
+
+    def _after_local(self, data: bytes) -> None:
+        self._write(data)
+        self._save_record()
+        events = self._session.last_local_events
+        self._push_state(events, self.seat)
+        self._after_step()
+
+    def _write(self, data: bytes) -> None:
+        """Hand bytes to the writer task: the only path to the stream."""
+        if not data:
+            return
+        try:
+            self._out_tx.send_nowait(data)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            return
+        self._last_tx = trio.current_time()
+
+    def _flush(self) -> None:
+        self._write(self._session.data_to_send())
+
+    def _push(self, update: Update) -> None:
+        with suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+            self._up_tx.send_nowait(update)
+
+    def _push_state(self, events: tuple[EngineEvent, ...], actor: int | None) -> None:
+        self._push(Update("state", self.view, events, actor))
+
+    def _status(self, text: str, *, push: bool = True, event: str = "status") -> None:
+        self._notify({"event": event, "text": text})
+        if push and self._session.match is not None:
+            self._push(Update("status", self.view, text=text))
+
+    def _save_record(self) -> None:
+        """Rewrite the record if it changed (atomic: temp, fsync, rename)."""
+        s = self._session
+        if s.session_id is None:
+            return
+        data = encode_record(s.record())
+        if data == self._last_record:
+            return
+        if self.record_path is None:
+            self.record_path = default_record_path(s.peer_name)
+        try:
+            atomic_write(self.record_path, data)
+        except OSError as exc:
+            self._fail(TransportError(f"cannot write the record {self.record_path}: {exc}"))
+            return
+        self._last_record = data
+
+    def _wake(self) -> None:
+        self._progress.set()
+        self._progress = trio.Event()
+
+    def _after_step(self) -> None:
+        """After any change of turn: a pending resignation, the final-signature wait."""
+        s = self._session
+        m = s.match
+        if (
+            self._resign_pending is not None
+            and s.state is State.PLAY
+            and m is not None
+            and m.to_act == self.seat
+        ):
+            self._resign_pending = None
+            self._after_local(s.send(Resign()))
+            return
+        if s.state is State.FINISH and self._nursery is not None:
+            self._nursery.start_soon(self._await_final)
+
+    def _fail(self, exc: KoiKoiError) -> None:
+        """Stop for good: keep the error, tell the table, let the writer send the abort."""
+        if self.error is not None or self._stopped.is_set():
+            return
+        self.error = exc
+        self._flush()  # the session's abort, if it queued one
+        self._save_record()
+        if self._session.match is not None:
+            self._push(Update("over", self.view, text=str(exc), record=str(self.record_path or "")))
+        self._stop()
+
+    def _stop(self) -> None:
+        self._stopped.set()
+        self._up_tx.close()
+        self._out_tx.close()
+        self._wake()
+
+    async def _shutdown(self, *, goodbye: bool) -> None:
+        """Say goodbye if still talking, let the writer drain, then stop every task."""
+        s = self._session
+        if goodbye and not self._stopped.is_set() and s.state not in (State.CLOSED, State.ERROR):
+            with suppress(ProtocolError):
+                self._write(s.send(Goodbye()))
+        self._save_record()
+        self._stop()
+        with trio.move_on_after(self.timeouts.handshake) as cs:
+            cs.shield = True
+            await self._writer_done.wait()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    # ------------------------------------------------------------------ tasks
+    async def _writer(self) -> None:
+        """The one task that writes to the stream, in channel order."""
+        try:
+            async for data in self._out_rx:
+                try:
+                    await self._stream.send_all(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    if not self._stopped.is_set():
+                        self._fail(TransportError("the connection to the other player broke"))
+                    return
+        finally:
+            self._writer_done.set()
+
+    async def _reader(self) -> None:
+        try:
+            while not self._stopped.is_set():
+                self._process()
+                if self._stopped.is_set() or self._session.state in (State.CLOSED, State.ERROR):
+                    return
+                try:
+                    data = await self._stream.receive_some(RECEIVE_SIZE)
+                except (trio.BrokenResourceError, OSError):
+                    data = b""
+                except trio.ClosedResourceError:
+                    return
+                self._last_rx = trio.current_time()
+                self._session.receive_data(bytes(data))
+        except KoiKoiError as exc:
+            self._fail(exc)
+
+    def _process(self) -> None:
+        """Pull every event the session has; one place turns them into updates."""
+        s = self._session
+        while not self._stopped.is_set():
+            ev = s.next_event()
+            self._flush()
+            if ev is NEED_DATA:
+                break
+            if isinstance(ev, Ping):
+                self._write(s.send(Pong(ev.nonce)))
+            elif isinstance(ev, Pong):
+                pass
+            elif isinstance(ev, RulesProposed):
+                self._notify(
+                    {
+                        "event": "rules_proposed",
+                        "peer_name": ev.peer_name,
+                        "peer_fingerprint": ev.peer_fingerprint,
+                        "rules_fingerprint": ev.fingerprint,
+                        "rounds": ev.rounds,
+                        "rules": ev.rules.to_dict(),
+                    }
+                )
+                assert self._nursery is not None
+                self._nursery.start_soon(self._decide, ev)
+            elif isinstance(ev, HandshakeComplete):
+                self._on_handshake(ev)
+            elif isinstance(ev, MatchStarted):
+                self._save_record()
+                self._started.set()
+                self._push_state(ev.events, None)
+                self._after_step()
+            elif isinstance(ev, ActionReceived | PeerResigned):
+                self._save_record()
+                self._push_state(ev.events, 1 - self.seat)
+                self._after_step()
+            elif isinstance(ev, ChatReceived):
+                peer = self.names[1 - self.seat]
+                self._notify({"event": "chat", "sender": peer, "text": ev.text})
+                if s.match is not None:
+                    self._push(Update("chat", self.view, text=ev.text, sender=peer))
+            elif isinstance(ev, MatchOver):
+                self._on_over(ev)
+            elif isinstance(ev, ConnectionClosed):
+                if not ev.clean:
+                    self._fail(TransportError(ev.reason))
+                else:
+                    self._stop()
+                return
+        self._save_record()
+        self._wake()
+
+    def _on_handshake(self, ev: HandshakeComplete) -> None:
+        s = self._session
+        self.rules = ev.rules
+        self.peer_fingerprint = ev.peer_fingerprint
+        names = [s.name, s.name]
+        names[1 - self.seat] = ev.peer_name
+        self.names = (names[0], names[1])
+        self._notify(
+            {
+                "event": "handshake",
+                "peer_name": ev.peer_name,
+                "peer_fingerprint": ev.peer_fingerprint,
+                "peer_role": s.role.other.value,
+                "rules_fingerprint": ev.rules.fingerprint(),
+                "rules": ev.rules.to_dict(),
+            }
+        )
+        if self._known is not None:
+            warning = self._known.check(ev.peer_name, ev.peer_fingerprint)
+            if warning:
+                self._notify({"event": "warning", "text": warning})
+        self._save_record()
+
+    def _on_over(self, ev: MatchOver) -> None:
+        self.result = ev
+        self.final_hash = ev.final_hash.hex()
+        self._save_record()
+        m = self._session.match
+        assert m is not None
+        text = m.end_reason
+        if self.forfeit_reason:
+            text = f"{text}: {self.forfeit_reason}"
+        self._push(
+            Update(
+                "over",
+                self.view,
+                text=text,
+                record=str(self.record_path or ""),
+                final_hash=self.final_hash,
+            )
+        )
+        self._up_tx.close()
+
+    async def _decide(self, proposal: RulesProposed) -> None:
+        ok = await self._decide_rules(proposal)
+        if self._stopped.is_set() or self._session.state is not State.RULES:
+            return
+        if ok:
+            self._write(self._session.send(AcceptRules()))
+            self._process()
+        else:
+            self._write(self._session.send(DeclineRules("the joiner declined the rules")))
+            self._fail(TransportError("you declined the host's rules"))
+
+    async def _await_final(self) -> None:
+        """After the last action: the peer must sign the final transcript in time."""
+        try:
+            with trio.fail_after(self.timeouts.handshake):
+                while self._session.state is State.FINISH and not self._stopped.is_set():
+                    await self._progress.wait()
+        except trio.TooSlowError:
+            self._fail(
+                PeerTimeoutError(
+                    f"the other player did not sign the result within "
+                    f"{self.timeouts.handshake:g}s (the record is kept, unsigned by them)"
+                )
+            )
+
+    async def _heartbeat(self) -> None:
+        t = self.timeouts
+        tick = min(t.ping_interval, t.silence_warn / 2, t.silence_fail / 4)
+        warned = False
+        while not self._stopped.is_set():
+            await trio.sleep(tick)
+            s = self._session
+            now = trio.current_time()
+            if s.state in (State.DONE, State.CLOSED, State.ERROR):
+                return
+            if s.state is not State.HELLO and now - self._last_tx >= t.ping_interval:
+                self._ping_no += 1
+                self._write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
+            silent = now - self._last_rx
+            if silent >= t.silence_fail:
+                self._fail(
+                    PeerSilentError(
+                        f"the other player has been silent for {silent:.0f}s: "
+                        "the connection is lost, the match ends unfinished"
+                    )
+                )
+                return
+            if silent >= t.silence_warn and not warned:
+                warned = True
+                self._status(f"opponent silent for {silent:.0f}s")
+            elif warned and silent < t.silence_warn:
+                warned = False
+                self._status("the opponent is back")
+
+    # ------------------------------------------------------------------ handshake
+    def _limit(self, step: WaitingFor) -> tuple[float, KoiKoiError]:
+        t = self.timeouts
+        if step is WaitingFor.REVEAL:
+            return t.reveal, RevealTimeoutError(
+                f"the host committed to its random value but did not reveal it within "
+                f"{t.reveal:g}s: the host forfeits the match"
+            )
+        if step in (WaitingFor.LOCAL_RULES_DECISION, WaitingFor.PEER_RULES_DECISION):
+            who = "you" if step is WaitingFor.LOCAL_RULES_DECISION else "the other player"
+            return t.rules_decision, PeerTimeoutError(
+                f"{who} did not accept or decline the rules within {t.rules_decision:g}s"
+            )
+        what = step.value.replace("_", " ")
+        return t.handshake, PeerTimeoutError(
+            f"timed out after {t.handshake:g}s waiting for the {what} (handshake step)"
+        )
+
+    async def _handshake(self) -> None:
+        """Run until the match starts; each step under its own ``fail_after``."""
+        s = self._session
+        while not self._started.is_set():
+            if self.error is not None:
+                raise self.error
+            if self._stopped.is_set():
+                raise TransportError("the connection closed during the handshake")
+            step = s.waiting_for
+            limit, error = self._limit(step)
+            try:
+                with trio.fail_after(limit):
+                    while (
+                        s.waiting_for is step
+                        and not self._started.is_set()
+                        and not self._stopped.is_set()
+                    ):
+                        await self._progress.wait()
+            except trio.TooSlowError:
+                self._fail(error)
+                raise error from None
+
+
+@asynccontextmanager
+async def open_link(
+    stream: trio.abc.Stream,
+    session: Session,
+    *,
+    timeouts: Timeouts | None = None,
+    record_path: Path | None = None,
+    notify: Notify | None = None,
+    decide_rules: DecideRules | None = None,
+    known_peers: KnownPeers | None = None,
+) -> AsyncIterator[NetworkLink]:
+    """Run ``session`` over ``stream``; yields the link once the match has started.
+
+    The nursery of the connection's tasks lives here.  Leaving the block
+    before the match is over says goodbye (the match stays unfinished, its
+    record written); an error raised by the link is re-raised on exit.
+    """
+    link = NetworkLink(
+        stream,
+        session,
+        timeouts=timeouts or Timeouts(),
+        record_path=record_path,
+        notify=notify or _nop,
+        decide_rules=decide_rules or _accept_decision,
+        known_peers=known_peers,
+    )
+    started = False
+    try:
+        async with trio.open_nursery() as nursery:
+            link._nursery = nursery
+            nursery.start_soon(link._writer)
+            link._flush()  # our hello, through the writer like everything else
+            nursery.start_soon(link._reader)
+            nursery.start_soon(link._heartbeat)
+            try:
+                await link._handshake()
+                started = True
+            except KoiKoiError as exc:
+                if link.error is None:
+                    link.error = exc
+            finally:
+                if not started:
+                    await link._shutdown(goodbye=False)
+            if started:
+                try:
+                    yield link
+                finally:
+                    await link._shutdown(goodbye=True)
+    except BaseExceptionGroup as group:
+        # A nursery wraps even one error in a group; callers (and the CLI) want
+        # the one error itself, a KoiKoiError with its one-line message.
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from None
+        raise
+    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+        if link.error is None:
+            raise TransportError("the connection to the other player broke") from None
+    finally:
+        link._save_record()
+        with trio.move_on_after(1) as cs:
+            cs.shield = True
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                await stream.aclose()
+    if link.error is not None:
+        raise link.error
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out.extend(_leaves(exc))
+        else:
+            out.append(exc)
+    return out
+
+
+# ---------------------------------------------------------------------- TCP
+def _guess_address() -> str:
+    """An address the friend can probably reach: the first non-loopback one of this host.
+
+    No packet is sent.  Behind NAT this is the LAN address; for internet play
+    the user passes ``--advertise`` (see docs/network.md).
+    """
+    try:
+        infos = socket.getaddrinfo(socket.gethostname(), None, proto=socket.IPPROTO_TCP)
+    except OSError:
+        return "127.0.0.1"
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for fam, _, _, _, addr in infos:
+            if fam != family:
+                continue
+            ip = ipaddress.ip_address(str(addr[0]).split("%")[0])
+            if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
+                return str(ip)
+    return "127.0.0.1"
+
+
+def invite_address(bind: str | None, advertise: str | None) -> str:
+    if advertise:
+        return advertise
+    if bind and bind not in ("0.0.0.0", "::", ""):
+        return bind
+    return _guess_address()
+
+
+async def _listen(port: int, bind: str | None) -> list[trio.SocketListener]:
+    try:
+        listeners = await trio.open_tcp_listeners(port, host=bind or None)
+    except OSError as exc:
+        where = f"{bind or 'all addresses'} port {port}"
+        raise ConnectError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    first = listeners[0].socket.getsockname()[1]
+    keep = [ln for ln in listeners if ln.socket.getsockname()[1] == first]
+    for ln in listeners:
+        if ln not in keep:
+            await ln.aclose()
+    return keep
+
+
+async def _accept_one(listeners: list[trio.SocketListener]) -> trio.SocketStream:
+    """The first connection on any listener; the listeners are closed afterwards."""
+    got: list[trio.SocketStream] = []
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def accept(listener: trio.SocketListener) -> None:
+                stream = await listener.accept()
+                got.append(stream)
+                nursery.cancel_scope.cancel()
+
+            for ln in listeners:
+                nursery.start_soon(accept, ln)
+    finally:
+        for ln in listeners:
+            await ln.aclose()
+    return got[0]
+
+
+def _entropy() -> bytes:
+    return os.urandom(64)
+
+
+@asynccontextmanager
+async def open_host(
+    *,
+    identity: Ed25519PrivateKey,
+    name: str,
+    rules: RuleSet,
+    port: int = DEFAULT_PORT,
+    bind: str | None = None,
+    advertise: str | None = None,
+    timeouts: Timeouts | None = None,
+    record_path: Path | None = None,
+    notify: Notify | None = None,
+    known_peers: KnownPeers | None = None,
+    accept_timeout: float | None = None,
+) -> AsyncIterator[NetworkLink]:
+    """Listen, announce the invite (a ``listening`` note), accept one player, play.
+
+    ``port=0`` picks a free port; the note says which.
+    """
+    notify = notify or _nop
+    listeners = await _listen(port, bind)
+    actual = int(listeners[0].socket.getsockname()[1])
+    secret = os.urandom(SECRET_BYTES)
+    try:
+        invite = encode_invite(invite_address(bind, advertise), actual, secret)
+    except KoiKoiError:
+        for ln in listeners:
+            await ln.aclose()
+        raise
+    notify({"event": "listening", "invite": invite, "port": actual})
+    limit = math.inf if accept_timeout is None else accept_timeout
+    try:
+        with trio.fail_after(limit):
+            stream = await _accept_one(listeners)
+    except trio.TooSlowError:
+        raise PeerTimeoutError(f"nobody joined within {limit:g}s") from None
+    peer = stream.socket.getpeername()
+    notify({"event": "connected", "address": str(peer[0]), "port": int(peer[1])})
+    session = Session(
+        Role.HOST,
+        identity_key=identity,
+        invite_secret=secret,
+        name=name,
+        entropy=_entropy(),
+        rules=rules,
+    )
+    async with open_link(
+        stream,
+        session,
+        timeouts=timeouts,
+        record_path=record_path,
+        notify=notify,
+        known_peers=known_peers,
+    ) as link:
+        yield link
+
+
+@asynccontextmanager
+async def open_join(
+    invite: str | Invite,
+    *,
+    identity: Ed25519PrivateKey,
+    name: str,
+    expected_rules: RuleSet | None = None,
+    decide_rules: DecideRules | None = None,
+    timeouts: Timeouts | None = None,
+    record_path: Path | None = None,
+    notify: Notify | None = None,
+    known_peers: KnownPeers | None = None,
+) -> AsyncIterator[NetworkLink]:
+    """Connect to the host named by ``invite`` and play.
+
+    With ``expected_rules`` the session accepts exactly those rules (or fails
+    naming the differences); without, ``decide_rules`` is asked (default:
+    accept, after a ``rules_proposed`` note).
+    """
+    inv = decode_invite(invite) if isinstance(invite, str) else invite
+    notify = notify or _nop
+    t = timeouts or Timeouts()
+    where = f"[{inv.host}]" if ":" in inv.host else inv.host
+    notify({"event": "connecting", "host": inv.host, "port": inv.port})
+    try:
+        with trio.fail_after(t.connect):
+            stream = await trio.open_tcp_stream(inv.host, inv.port)
+    except trio.TooSlowError:
+        raise ConnectError(
+            f"cannot connect to {where}:{inv.port}: no answer within {t.connect:g}s "
+            "(is the host listening? a firewall?)"
+        ) from None
+    except OSError as exc:
+        raise ConnectError(f"cannot connect to {where}:{inv.port}: {exc.strerror or exc}") from None
+    session = Session(
+        Role.JOINER,
+        identity_key=identity,
+        invite_secret=inv.secret,
+        name=name,
+        entropy=_entropy(),
+        expected_rules=expected_rules,
+    )
+    async with open_link(
+        stream,
+        session,
+        timeouts=t,
+        record_path=record_path,
+        notify=notify,
+        decide_rules=decide_rules,
+        known_peers=known_peers,
+    ) as link:
+        yield link
