@@ -117,7 +117,7 @@ def _value(value: object) -> str:
 
 def yaku_lines(rules: RuleSet, ascii: bool = False) -> list[Line]:
     out: list[Line] = [
-        ("class:heading", "Yaku in these rules                                      points")
+        ("class:heading", "Yaku in these rules                                      pts")
     ]
     off: list[str] = []
     for yid in (*YAKU_IDS, "teshi", "kuttsuki"):
@@ -132,10 +132,10 @@ def yaku_lines(rules: RuleSet, ascii: bool = False) -> list[Line]:
             needs += " (Sake cup counts)"
         extra = ""
         if yid in rules.plus_yaku and yid in _EXTRA_KIND:
-            extra = f" +1 per extra {_EXTRA_KIND[yid]}"
+            extra = f" +1/extra {_EXTRA_KIND[yid]}"
         if yid == "akatan_aotan":
-            needs = "both ribbon sets (instead of the two)"
-        out.append(("", f" {romaji:<24} {needs:<36}{points:>3}{extra}"))
+            needs = "all six poetry and blue ribbons"
+        out.append(("", f" {romaji:<24} {needs:<34}{points:>3}{extra}"))
     if rules.akatan_aotan == 0 and rules.akatan and rules.aotan:
         out.append(("", " Both ribbon sets: Akatan and Aotan simply add up."))
     notes: list[str] = []

@@ -88,13 +88,25 @@ def _score_word(rules: RuleSet) -> str:
 
 
 # ---------------------------------------------------------------------- captured piles
-def pile_lines(st: TableState, pile: CardSet, width: int = 56) -> list[StyleAndTextTuples]:
-    """A captured pile in two lines: brights and animals, then ribbons and chaff."""
+def pile_lines(st: TableState, pile: CardSet, full: bool = False) -> list[StyleAndTextTuples]:
+    """A captured pile grouped by kind.
+
+    Compact (the table): two lines, brights and animals, then ribbons and the
+    number of chaff.  ``full`` (the round-end page): one line per kind, whole tiles.
+    """
     groups = by_kind(pile)
 
     def group(kind: Kind, title: str) -> StyleAndTextTuples:
         cards = groups[kind]
-        out: StyleAndTextTuples = [("class:label", f"{title[:3]} ")]
+        if full:
+            out: StyleAndTextTuples = [("class:label", f"{title:<8}")]
+            if not cards:
+                out.append(("class:dim", "-"))
+            for c in cards:
+                out.append((tile_style(c), tile_text(c, st.ascii)))
+                out.append(("", " "))
+            return out
+        out = [("class:label", f"{title[:3]} ")]
         if kind is Kind.CHAFF:
             out.append(("class:label", f"{len(cards):>2}"))
             return out
@@ -104,9 +116,16 @@ def pile_lines(st: TableState, pile: CardSet, width: int = 56) -> list[StyleAndT
             out.append((tile_style(c), short_text(c, st.ascii)))
         return out
 
+    if full:
+        return [group(*g) for g in GROUPS]
     first = group(*GROUPS[0]) + [("", "  ")] + group(*GROUPS[1])
     second = group(*GROUPS[2]) + [("", "  ")] + group(*GROUPS[3])
     return [first, second]
+
+
+def possessive(st: TableState, seat: int) -> str:
+    name = st.name(seat)
+    return "Your" if name == "You" else f"{name}'s"
 
 
 # ---------------------------------------------------------------------- the table
@@ -292,6 +311,8 @@ def prompt_fragments(st: TableState, now: float = 0.0) -> StyleAndTextTuples:
         ]
     if v is None:
         return [("class:dim", " Starting...")]
+    if st.page is not None:
+        return []
     if st.over is not None:
         return [("class:prompt", " The match is over. Press q to leave.")]
     if st.message:
@@ -477,7 +498,7 @@ def round_lines(st: TableState, s: RoundSummary) -> list[StyleAndTextTuples]:
         )
     b = s.breakdown
     if b is not None and s.winner is not None:
-        lines.append([("class:label", f" {st.name(s.winner)}'s yaku:")])
+        lines.append([("class:label", f" {possessive(st, s.winner)} yaku:")])
         for y in b.yaku:
             lines.append([("class:yaku", st.p(f"   {y.romaji:<26}{y.name:<28}{y.points:>3}"))])
         lines.append([("", f"   {'base':<54}{b.base:>3}")])
@@ -499,9 +520,9 @@ def round_lines(st: TableState, s: RoundSummary) -> list[StyleAndTextTuples]:
     )
     for seat in (1 - st.seat, st.seat):
         lines.append(
-            [("class:label", f" {st.name(seat)}'s captures ({len(s.piles[seat])} cards):")]
+            [("class:label", f" {possessive(st, seat)} captures ({len(s.piles[seat])} cards):")]
         )
-        lines.extend([[("", "   ")] + line for line in pile_lines(st, s.piles[seat])])
+        lines.extend([[("", "   ")] + line for line in pile_lines(st, s.piles[seat], full=True)])
     more = len(st.summaries) - 1
     lines.append(
         [
