@@ -318,3 +318,21 @@ def test_mutated_stream(data: st.DataObject) -> None:
     host.receive_data(b"")
     with contextlib.suppress(ProtocolError):
         drain(host)
+
+
+def test_oversized_frame_payload_is_not_buffered() -> None:
+    _, joiner = make_pair(RULES)
+    joiner.receive_data(struct.pack(">I", wire.MAX_FRAME + 1) + bytes(50_000))
+    assert len(joiner._in) == 4
+    with pytest.raises(RemoteProtocolError, match="exceeds the maximum"):
+        drain(joiner)
+
+
+def test_flood_without_reading_events() -> None:
+    _, joiner = make_pair(RULES)
+    frame = wire.encode_frame(bytes(wire.MAX_FRAME))
+    for _ in range(6):
+        joiner.receive_data(frame)
+    assert len(joiner._in) <= 4 * (wire.MAX_FRAME + 4) + 1
+    with pytest.raises(RemoteProtocolError):
+        drain(joiner)

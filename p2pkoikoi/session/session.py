@@ -303,6 +303,13 @@ class Session:
         if self._state in (State.ERROR, State.CLOSED):
             return  # nothing more is read
         self._in += data
+        if len(self._in) >= wire.HEADER:
+            try:
+                wire.frame_length(bytes(self._in[: wire.HEADER]))
+            except RemoteProtocolError:
+                del self._in[wire.HEADER :]  # never buffer a frame we will reject
+        if len(self._in) > MAX_BUFFER:
+            del self._in[MAX_BUFFER + 1 :]  # next_event reports the flood
 
     def next_event(self) -> Event | NeedData:
         """The next event, or :data:`NEED_DATA`; raises the protocol's errors."""
