@@ -182,6 +182,7 @@ class NetworkLink:
         self._started = trio.Event()
         self._stopped = trio.Event()
         self._writer_done = trio.Event()
+        self._ended = trio.Event()
         self._progress = trio.Event()
         self._last_rx = trio.current_time()
         self._last_tx = trio.current_time()
@@ -206,6 +207,10 @@ class NetworkLink:
     def finished(self) -> bool:
         """Both final signatures exchanged (or the link stopped)."""
         return self.result is not None or self._stopped.is_set()
+
+    async def wait_ended(self) -> None:
+        """Until the match is over (both signatures) or the link stopped on an error."""
+        await self._ended.wait()
 
     async def act(self, action: Action) -> None:
         """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
@@ -330,6 +335,7 @@ class NetworkLink:
 
     def _stop(self) -> None:
         self._stopped.set()
+        self._ended.set()
         self._up_tx.close()
         self._out_tx.close()
         self._wake()
@@ -473,6 +479,7 @@ class NetworkLink:
             )
         )
         self._up_tx.close()
+        self._ended.set()
 
     async def _decide(self, proposal: RulesProposed) -> None:
         ok = await self._decide_rules(proposal)

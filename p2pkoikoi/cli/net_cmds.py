@@ -1,0 +1,309 @@
+"""``p2pkoikoi host`` and ``p2pkoikoi join``: a match over the network.
+
+Both open the terminal table unless ``--headless``, which lets a bot play and
+prints JSON lines on stdout (see docs/network.md).  The same
+:func:`~p2pkoikoi.transport.net.open_host` / :func:`~p2pkoikoi.transport.net.open_join`
+serve both modes, so scripts test exactly what people use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import re
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
+from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS, get_preset
+from p2pkoikoi.session.wire import MAX_NAME
+from p2pkoikoi.transport.errors import TransportError
+from p2pkoikoi.transport.headless import json_emitter, play_headless
+from p2pkoikoi.transport.identity import KnownPeers, config_dir, load_or_create_identity
+from p2pkoikoi.transport.net import (
+    DEFAULT_PORT,
+    NetworkLink,
+    Note,
+    Timeouts,
+    describe_note,
+    open_host,
+    open_join,
+)
+
+from .engine_cmds import add_rules_options, rules_from_args
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--headless", action="store_true", help="no table: a bot plays, JSON lines on stdout"
+    )
+    p.add_argument(
+        "--bot",
+        default="random",
+        metavar="SPEC",
+        help="headless player: random, easy, medium, hard, cmd:COMMAND (default random)",
+    )
+    p.add_argument(
+        "--bot-seed", type=int, metavar="N", help="seed the headless bot (default: random)"
+    )
+    p.add_argument(
+        "--name", metavar="NAME", help="your name as the other player sees it (default: your login)"
+    )
+    p.add_argument(
+        "--record",
+        metavar="PATH",
+        help="where to write the match record (default: ~/.local/share/p2pkoikoi/records/)",
+    )
+    p.add_argument(
+        "--config-dir",
+        metavar="DIR",
+        help="identity and known_peers (default: $P2PKOIKOI_CONFIG_DIR or ~/.config/p2pkoikoi)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="deadline for each handshake step and the reveal (default 30)",
+    )
+    p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+
+
+def register(sub: Any) -> None:
+    h = sub.add_parser(
+        "host",
+        help="host a network match and print an invite for your friend",
+        description="Listen for one player, print an invite to pass on, play the match. "
+        f"The default port is {DEFAULT_PORT}; see docs/network.md.",
+    )
+    h.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        metavar="N",
+        help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    h.add_argument(
+        "--bind",
+        metavar="ADDR",
+        help="listen on this address only (e.g. 127.0.0.1, ::1; default: all)",
+    )
+    h.add_argument(
+        "--advertise",
+        metavar="ADDR",
+        help="the address written into the invite (e.g. your public IP or DNS name)",
+    )
+    add_rules_options(h)
+    _common(h)
+    h.set_defaults(func=run_host)
+
+    j = sub.add_parser(
+        "join",
+        help="join a network match with the invite your friend gave you",
+        description="Connect to the host in INVITE and play.  With --expect-rules the match "
+        "starts only if the host's rules are exactly those.",
+    )
+    j.add_argument("invite", help="the invite (koi1-...)")
+    j.add_argument(
+        "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESETS)}"
+    )
+    j.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        dest="settings",
+        help="change one expected rule setting (repeatable; based on --expect-rules, default "
+        + DEFAULT_PRESET
+        + ")",
+    )
+    _common(j)
+    j.set_defaults(func=run_join)
+
+
+# ---------------------------------------------------------------------- helpers
+_NAME_BAD = re.compile(r"[^\w .-]+")
+
+
+def _name(args: argparse.Namespace) -> str:
+    if args.name is not None:
+        name = str(args.name)
+        if (
+            not name.strip()
+            or name != name.strip()
+            or len(name) > MAX_NAME
+            or not name.isprintable()
+        ):
+            raise InputError(
+                f"--name must be 1..{MAX_NAME} printable characters without surrounding spaces"
+            )
+        return name
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):
+        login = ""
+    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
+    return clean or "player"
+
+
+def _timeouts(args: argparse.Namespace) -> Timeouts:
+    t = float(args.timeout)
+    if not t > 0:
+        raise InputError("--timeout must be a positive number of seconds")
+    return Timeouts(handshake=t, reveal=t)
+
+
+def _expected(args: argparse.Namespace) -> RuleSet | None:
+    if args.expect_rules is None and not args.settings:
+        return None
+    rules = get_preset(args.expect_rules or DEFAULT_PRESET)
+    for assignment in args.settings:
+        rules = rules.apply_setting(assignment)
+    return rules
+
+
+def _chooser(
+    spec: str, seed: int | None
+) -> tuple[Callable[[PlayerView], Action], Callable[[], None]]:
+    from p2pkoikoi.bots import close_bot, make_bot
+
+    bot = make_bot(spec, seed if seed is not None else int.from_bytes(os.urandom(8), "big"))
+    return bot.choose, lambda: close_bot(bot)
+
+
+def _record(args: argparse.Namespace) -> Path | None:
+    return Path(args.record).expanduser() if args.record else None
+
+
+Opener = Callable[[Callable[[Note], None]], AbstractAsyncContextManager[NetworkLink]]
+
+
+def _opener(args: argparse.Namespace, host: bool) -> Opener:
+    """Everything but the notify callback: the same for headless and table."""
+    directory = config_dir(args.config_dir or None)
+    identity = load_or_create_identity(directory)
+    known = KnownPeers.load(directory)
+    name = _name(args)
+    timeouts = _timeouts(args)
+    record = _record(args)
+    if host:
+        rules = rules_from_args(args)
+        if not 0 <= args.port <= 65535:
+            raise InputError(f"--port {args.port} is outside 0..65535")
+
+        def open_(notify: Callable[[Note], None]) -> AbstractAsyncContextManager[NetworkLink]:
+            return open_host(
+                identity=identity,
+                name=name,
+                rules=rules,
+                port=args.port,
+                bind=args.bind,
+                advertise=args.advertise,
+                timeouts=timeouts,
+                record_path=record,
+                notify=notify,
+                known_peers=known,
+            )
+
+        return open_
+    expected = _expected(args)
+    from p2pkoikoi.session import decode_invite
+
+    invite = decode_invite(args.invite)  # a bad invite fails before any network use
+
+    def open_j(notify: Callable[[Note], None]) -> AbstractAsyncContextManager[NetworkLink]:
+        return open_join(
+            invite,
+            identity=identity,
+            name=name,
+            expected_rules=expected,
+            timeouts=timeouts,
+            record_path=record,
+            notify=notify,
+            known_peers=known,
+        )
+
+    return open_j
+
+
+# ---------------------------------------------------------------------- headless
+async def _headless(opener: Opener, choose: Callable[[PlayerView], Action]) -> int:
+    emit = json_emitter()
+    async with opener(emit) as link:
+        final = await play_headless(link, choose, emit, in_thread=True)
+    if final is None:
+        raise TransportError("the match ended unfinished")
+    return 0
+
+
+def _run(args: argparse.Namespace, host: bool) -> int:
+    opener = _opener(args, host)
+    if not args.headless:
+        return run_network_table(opener, ascii=args.ascii)
+    choose, close = _chooser(args.bot, args.bot_seed)
+    try:
+        return trio.run(_headless, opener, choose)
+    finally:
+        close()
+
+
+def run_host(args: argparse.Namespace) -> int:
+    return _run(args, True)
+
+
+def run_join(args: argparse.Namespace) -> int:
+    return _run(args, False)
+
+
+# ---------------------------------------------------------------------- table
+def run_network_table(opener: Opener, *, ascii: bool = False) -> int:
+    """Open the terminal table on a network match (the UI's ``run_table`` entry point).
+
+    The link lives in a task of the table's nursery that holds the
+    ``open_host``/``open_join`` block open until the match ends.  Errors
+    before the match starts close the table and reach the CLI; errors during
+    play end the match with an ``over`` update saying why (shown at the table).
+    """
+    from p2pkoikoi.transport.link import GameLink
+    from p2pkoikoi.ui.app import TableContext, run_table
+
+    async def factory(ctx: TableContext) -> GameLink:
+        def notify(note: Note) -> None:
+            kind = note.get("event")
+            if kind == "listening":
+                ctx.waiting(
+                    "Waiting for the other player",
+                    "Give your friend this invite:",
+                    str(note["invite"]),
+                    f"(port {note['port']}; see docs/network.md for firewalls)",
+                )
+            elif kind == "connecting":
+                ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}")
+            elif kind == "rules_proposed":
+                ctx.status(f"playing by the host's rules ({str(note['rules_fingerprint'])[:16]})")
+            else:
+                ctx.status(describe_note(note))
+
+        async def hold(
+            task_status: trio.TaskStatus[NetworkLink] = trio.TASK_STATUS_IGNORED,
+        ) -> None:
+            started = False
+            try:
+                async with opener(notify) as link:
+                    started = True
+                    task_status.started(link)
+                    await link.wait_ended()
+            except KoiKoiError:
+                if not started:
+                    raise
+                # during play the link already told the table why it ended
+
+        link: NetworkLink = await ctx.nursery.start(hold)
+        return link
+
+    return run_table(factory, ascii=ascii)
