@@ -336,3 +336,76 @@ def test_flood_without_reading_events() -> None:
     assert len(joiner._in) <= 4 * (wire.MAX_FRAME + 4) + 1
     with pytest.raises(RemoteProtocolError):
         drain(joiner)
+
+
+def _resign_with_lying_over(**lie: object) -> tuple[Session, bytes]:
+    """The actor resigns; its final ``over`` message is replaced by one with ``lie``."""
+    _, _, actor, other = playing()
+    assert actor._send is not None
+    start = actor._send.counter
+    data = actor.send(wire_resign())
+    first, rest = wire.decode_frame(data)
+    assert first is not None and rest
+    assert actor._result is not None
+    r = actor._result
+    fields: dict[str, object] = {
+        "hash": r.final_state_hash,
+        "tx": r.transcript_hash,
+        "scores": r.scores,
+        "winner": r.winner,
+    }
+    fields.update(lie)
+    sig = crypto.sign(actor._key, crypto.final_message(fields["tx"], fields["hash"]))  # type: ignore[arg-type]
+    actor._send.counter = start + 1
+    forged = forge(actor, wire.OverMsg(sig=sig, **fields))  # type: ignore[arg-type]
+    return other, wire.encode_frame(first) + forged
+
+
+def wire_resign() -> object:
+    from p2pkoikoi.session import Resign
+
+    return Resign()
+
+
+def test_over_with_other_scores() -> None:
+    other, data = _resign_with_lying_over(scores=(999, 0))
+    expect(other, data, RemoteProtocolError, "reports a different result")
+
+
+def test_over_with_other_transcript() -> None:
+    other, data = _resign_with_lying_over(tx=bytes(32))
+    expect(other, data, RemoteProtocolError, "final transcripts differ")
+
+
+def test_over_with_other_state_hash() -> None:
+    other, data = _resign_with_lying_over(hash=bytes(32))
+    expect(other, data, RemoteProtocolError, "final state hashes differ")
+
+
+def test_over_with_forged_signature() -> None:
+    _, _, actor, other = playing()
+    assert actor._send is not None
+    start = actor._send.counter
+    first, _ = wire.decode_frame(actor.send(wire_resign()))
+    assert first is not None and actor._result is not None
+    r = actor._result
+    actor._send.counter = start + 1
+    forged = forge(
+        actor,
+        wire.OverMsg(
+            hash=r.final_state_hash,
+            tx=r.transcript_hash,
+            scores=r.scores,
+            winner=r.winner,
+            sig=bytes(64),
+        ),
+    )
+    expect(other, wire.encode_frame(first) + forged, CheatingError, "final signature is invalid")
+
+
+def test_ping_before_handshake_is_local_error() -> None:
+    from p2pkoikoi.session import Ping
+
+    host, _ = make_pair(RULES)
+    with pytest.raises(LocalProtocolError, match="before the handshake"):
+        host.send(Ping(b"x"))
