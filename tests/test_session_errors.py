@@ -16,6 +16,7 @@ from p2pkoikoi.session import (
     LocalProtocolError,
     ProtocolError,
     RemoteProtocolError,
+    Resign,
     SendAction,
     Session,
     State,
@@ -361,9 +362,7 @@ def _resign_with_lying_over(**lie: object) -> tuple[Session, bytes]:
     return other, wire.encode_frame(first) + forged
 
 
-def wire_resign() -> object:
-    from p2pkoikoi.session import Resign
-
+def wire_resign() -> Resign:
     return Resign()
 
 
