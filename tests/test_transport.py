@@ -1,0 +1,385 @@
+"""The trio transport in memory: whole matches, deadlines, heartbeats, the one writer.
+
+Every test runs under ``MockClock(autojump_threshold=0)`` (pytest-trio's
+``autojump_clock`` fixture): timeouts of minutes take no real time, and no
+test sleeps to wait for something.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet, get_preset
+from p2pkoikoi.session import (
+    NEED_DATA,
+    RulesMismatchError,
+    Session,
+    State,
+    decode_record,
+)
+from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
+from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.transport.errors import PeerSilentError, PeerTimeoutError, RevealTimeoutError
+from p2pkoikoi.transport.headless import play_headless
+from p2pkoikoi.transport.identity import (
+    KnownPeers,
+    atomic_write,
+    config_dir,
+    default_record_path,
+    load_or_create_identity,
+)
+from p2pkoikoi.transport.net import NetworkLink, Note, Timeouts, open_link
+
+RULES = get_preset("online").with_settings(rounds=2)
+T = Timeouts(handshake=10, reveal=10, ping_interval=5, silence_warn=15, silence_fail=60)
+
+
+def host_session(rules: RuleSet = RULES, label: str = "") -> Session:
+    return Session(
+        "host",
+        identity_key=det_key("host" + label),
+        invite_secret=SECRET,
+        name="Alice",
+        entropy=det_bytes("entropy/host" + label),
+        rules=rules,
+    )
+
+
+def joiner_session(expected: RuleSet | None = None, label: str = "") -> Session:
+    return Session(
+        "joiner",
+        identity_key=det_key("joiner" + label),
+        invite_secret=SECRET,
+        name="Bob",
+        entropy=det_bytes("entropy/joiner" + label),
+        expected_rules=expected,
+    )
+
+
+def random_choose(seed: int) -> Callable[[PlayerView], Action]:
+    rng = random.Random(seed)
+    return lambda view: rng.choice(view.legal_actions)
+
+
+class Side:
+    """One player's run: its notes, events, final line and error."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.notes: list[Note] = []
+        self.events: list[dict[str, Any]] = []
+        self.final: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+        self.link: NetworkLink | None = None
+
+
+async def play_side(
+    side: Side,
+    stream: trio.abc.Stream,
+    session: Session,
+    choose: Callable[[PlayerView], Action],
+    record: Path,
+    *,
+    timeouts: Timeouts = T,
+    known: KnownPeers | None = None,
+    during: Callable[[NetworkLink, trio.Nursery], None] | None = None,
+) -> None:
+    try:
+        async with open_link(
+            stream,
+            session,
+            timeouts=timeouts,
+            record_path=record,
+            notify=side.notes.append,
+            known_peers=known,
+        ) as link:
+            side.link = link
+            async with trio.open_nursery() as nursery:
+                if during is not None:
+                    during(link, nursery)
+                side.final = await play_headless(link, choose, side.events.append, in_thread=False)
+    except Exception as exc:  # the test inspects it
+        side.error = exc
+
+
+async def run_match(
+    tmp_path: Path,
+    *,
+    host: Session | None = None,
+    joiner: Session | None = None,
+    joiner_stream: Callable[[trio.abc.Stream], trio.abc.Stream] = lambda s: s,
+    **kw: Any,
+) -> tuple[Side, Side]:
+    a, b = trio.testing.memory_stream_pair()
+    h, j = Side("host"), Side("joiner")
+    with trio.fail_after(3600):  # mock clock: bounds the test, costs nothing
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                play_side, h, a, host or host_session(), random_choose(1), tmp_path / "h.koikoi"
+            )
+            nursery.start_soon(
+                lambda: play_side(
+                    j,
+                    joiner_stream(b),
+                    joiner or joiner_session(),
+                    random_choose(2),
+                    tmp_path / "j.koikoi",
+                    **kw,
+                )
+            )
+    return h, j
+
+
+def verified(path: Path) -> bool:
+    return verify_record(decode_record(path.read_bytes())).ok
+
+
+# ---------------------------------------------------------------------- whole matches
+async def test_two_links_play_to_the_end(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    h, j = await run_match(tmp_path)
+    assert h.error is None and j.error is None, (h.error, j.error)
+    assert h.final is not None and j.final is not None
+    assert h.final["final_hash"] == j.final["final_hash"]
+    assert h.final["scores"] == j.final["scores"]
+    assert h.final["you"] == "host" and j.final["you"] == "joiner"
+    for path in (tmp_path / "h.koikoi", tmp_path / "j.koikoi"):
+        rec = decode_record(path.read_bytes())
+        assert rec.is_complete
+        assert verify_record(rec).ok
+    # the joiner accepted the host's rules after a rules_proposed note
+    kinds = [n["event"] for n in j.notes]
+    assert "rules_proposed" in kinds and "handshake" in kinds
+    assert any(e["event"] == "match_ended" for e in h.events)
+
+
+async def test_chooser_failure_forfeits_by_resigning(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    a, b = trio.testing.memory_stream_pair()
+    h, j = Side("host"), Side("joiner")
+
+    def broken(view: PlayerView) -> Action:
+        raise InputError("the engine crashed (exit status 3)")
+
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_side, h, a, host_session(), broken, tmp_path / "h.koikoi")
+            nursery.start_soon(
+                play_side, j, b, joiner_session(), random_choose(2), tmp_path / "j.koikoi"
+            )
+    assert h.error is None and j.error is None
+    assert h.final is not None and j.final is not None
+    assert h.final["winner"] == "joiner" == j.final["winner"]
+    assert "engine crashed" in h.final["forfeit"]
+    assert any(e["event"] == "forfeit" for e in h.events)
+    assert verified(tmp_path / "h.koikoi") and verified(tmp_path / "j.koikoi")
+
+
+# ---------------------------------------------------------------------- the one writer
+class ChunkyStream(trio.abc.Stream):
+    """Sends in 7-byte pieces with a checkpoint between them.
+
+    Two concurrent ``send_all`` calls on a memory stream raise
+    ``BusyResourceError``; with pieces and checkpoints any second writer would
+    be caught in the act.
+    """
+
+    def __init__(self, inner: trio.abc.Stream) -> None:
+        self.inner = inner
+        self.writes = 0
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self.writes += 1
+        view = bytes(data)
+        for i in range(0, len(view), 7):
+            await self.inner.send_all(view[i : i + 7])
+            await trio.sleep(0)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.inner.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        return await self.inner.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_writer_task_keeps_frames_whole_and_in_order(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    sent: list[str] = []
+
+    async def say(link: NetworkLink, text: str) -> None:
+        sent.append(text)  # chat() queues without a checkpoint: this is the wire order
+        await link.chat(text)
+
+    def chatter(link: NetworkLink, nursery: trio.Nursery) -> None:
+        for i in range(30):
+            nursery.start_soon(say, link, f"message {i}")
+
+    chunky: list[ChunkyStream] = []
+
+    def wrap(s: trio.abc.Stream) -> trio.abc.Stream:
+        chunky.append(ChunkyStream(s))
+        return chunky[0]
+
+    h, j = await run_match(tmp_path, joiner_stream=wrap, during=chatter)
+    assert h.error is None and j.error is None, (h.error, j.error)
+    got = [n["text"] for n in h.notes if n["event"] == "chat"]
+    assert got == sent
+    assert sorted(got) == sorted(f"message {i}" for i in range(30))
+    assert chunky[0].writes > 30
+    assert h.final is not None and j.final is not None
+    assert h.final["final_hash"] == j.final["final_hash"]
+
+
+# ---------------------------------------------------------------------- a bare peer
+async def bare_peer(
+    stream: trio.abc.Stream, session: Session, stop: Callable[[Session], bool]
+) -> None:
+    """Drive a session by hand until ``stop(session)``; then withhold everything, forever."""
+    await stream.send_all(session.data_to_send())
+    while True:
+        data = await stream.receive_some(65536)
+        session.receive_data(bytes(data))
+        while session.next_event() is not NEED_DATA:
+            pass
+        out = session.data_to_send()
+        if stop(session):
+            break
+        if out:
+            await stream.send_all(out)
+    await trio.sleep_forever()
+
+
+async def test_a_host_that_stalls_its_reveal_forfeits(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    a, b = trio.testing.memory_stream_pair()
+    j = Side("joiner")
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        # the host has received the value (it is in PLAY, its reveal queued) but never sends it
+        nursery.start_soon(bare_peer, a, host_session(), lambda s: s.state is State.PLAY)
+        await play_side(j, b, joiner_session(RULES), random_choose(2), tmp_path / "j.koikoi")
+        nursery.cancel_scope.cancel()
+    assert isinstance(j.error, RevealTimeoutError)
+    assert "forfeits" in str(j.error)
+    assert trio.current_time() - start == pytest.approx(T.reveal, abs=0.5)
+    rec = decode_record((tmp_path / "j.koikoi").read_bytes())
+    assert rec.commitment is not None and rec.joiner_value is not None
+    assert rec.host_value is None and rec.match_seed is None
+
+
+async def test_a_silent_peer_is_reported_then_ends_the_match(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    a, b = trio.testing.memory_stream_pair()
+    h = Side("host")
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        # the joiner completes the handshake, then never says another word
+        nursery.start_soon(bare_peer, b, joiner_session(RULES), lambda s: s.state is State.PLAY)
+        await play_side(h, a, host_session(), random_choose(1), tmp_path / "h.koikoi")
+        nursery.cancel_scope.cancel()
+    assert isinstance(h.error, PeerSilentError), h.error
+    assert "silent" in str(h.error)
+    statuses = [n["text"] for n in h.notes if n["event"] == "status"]
+    assert any(s.startswith("opponent silent for 15s") for s in statuses), statuses
+    elapsed = trio.current_time() - start
+    assert T.silence_fail <= elapsed <= T.silence_fail + 2 * T.ping_interval
+    assert verify_record(decode_record((tmp_path / "h.koikoi").read_bytes())).ok
+
+
+async def test_a_peer_that_never_says_hello_times_out(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    a, b = trio.testing.memory_stream_pair()
+    h = Side("host")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.sleep_forever)
+        await play_side(h, a, host_session(), random_choose(1), tmp_path / "h.koikoi")
+        nursery.cancel_scope.cancel()
+    assert isinstance(h.error, PeerTimeoutError)
+    assert "peer hello" in str(h.error)
+    assert not (tmp_path / "h.koikoi").exists()  # nothing happened worth recording
+    del b
+
+
+async def test_rules_mismatch_fails_both_sides_naming_the_settings(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    h, j = await run_match(tmp_path, joiner=joiner_session(get_preset("nintendo")))
+    for side in (h, j):
+        assert isinstance(side.error, RulesMismatchError), side.error
+        assert "koikoi_multiplier" in str(side.error) or ":" in str(side.error)
+    diff = [name for name, _, _ in RULES.diff(get_preset("nintendo"))]
+    assert any(name in str(j.error) for name in diff)
+    assert any(name in str(h.error) for name in diff)
+
+
+async def test_changed_key_of_a_known_peer_is_warned(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    known = KnownPeers(tmp_path / "known_peers", {"Alice": "aaaa-bbbb-cccc-dddd"})
+    h, j = await run_match(tmp_path, known=known)
+    assert j.error is None
+    warnings = [n for n in j.notes if n["event"] == "warning"]
+    assert len(warnings) == 1 and "Alice's identity changed" in warnings[0]["text"]
+    assert known.peers["Alice"] == "aaaa-bbbb-cccc-dddd"  # not overwritten silently
+
+
+# ---------------------------------------------------------------------- files
+def test_identity_is_created_private_and_reloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("P2PKOIKOI_CONFIG_DIR", str(tmp_path / "cfg"))
+    d = config_dir()
+    assert d == tmp_path / "cfg"
+    assert config_dir(tmp_path / "other") == tmp_path / "other"
+    key = load_or_create_identity(d)
+    mode = stat.S_IMODE((d / "identity.key").stat().st_mode)
+    assert mode == 0o600
+    again = load_or_create_identity(d)
+    assert again.private_bytes_raw() == key.private_bytes_raw()
+    assert [p.name for p in d.iterdir()] == ["identity.key"]  # no temporary left behind
+
+
+def test_known_peers_round_trip(tmp_path: Path) -> None:
+    kp = KnownPeers.load(tmp_path)
+    assert kp.check("Bob", "abcd-efgh-ijkl-mnop") is None
+    again = KnownPeers.load(tmp_path)
+    assert again.peers == {"Bob": "abcd-efgh-ijkl-mnop"}
+    assert again.check("Bob", "abcd-efgh-ijkl-mnop") is None
+    warning = again.check("Bob", "zzzz-zzzz-zzzz-zzzz")
+    assert warning is not None and "abcd-efgh-ijkl-mnop" in warning
+    assert json.loads((tmp_path / "known_peers").read_text()) == {"Bob": "abcd-efgh-ijkl-mnop"}
+
+
+def test_atomic_write_and_default_record_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "a" / "b.koikoi"
+    atomic_write(target, b"one")
+    atomic_write(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["b.koikoi"]
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    p1 = default_record_path("Bob/../x")
+    assert p1.parent == tmp_path / "data" / "p2pkoikoi" / "records"
+    assert p1.suffix == ".koikoi" and "/" not in p1.name[:-7].replace(str(p1.parent), "")
+    atomic_write(p1, b"x")
+    p2 = default_record_path("Bob/../x")
+    assert p2 != p1
