@@ -275,6 +275,8 @@ class TableApp:
         except Exception:  # noqa: BLE001 - before the first render
             rows = 24
         height = max(1, rows - 2 - (1 if self.state.status else 0))
+        # keep the scroll where the last line is still in view, so Up works at once
+        self.state.scroll = min(self.state.scroll, max(0, len(R.page_lines(self.state)) - height))
         return R.page_fragments(self.state, height)
 
     # ------------------------------------------------------------------ keys

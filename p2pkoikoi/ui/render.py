@@ -403,21 +403,20 @@ def koikoi_lines(st: TableState) -> list[StyleAndTextTuples]:
     mine_after = koi_factor(r, v.calls[me] + 1, v.calls[them])
     theirs_now = koi_factor(r, v.calls[them], v.calls[me])
     theirs_after = koi_factor(r, v.calls[them], v.calls[me] + 1)
-    calling = " Koi-koi: play on for more yaku."
+    lines.append([("", " Koi-koi plays on for more yaku:")])
     if mine_after != mine_now:
-        calling += f" If you then win: x{mine_after} (now x{mine_now})."
-    lines.append([("", calling)])
+        lines.append([("", f"   if you win later: x{mine_after} (now x{mine_now})")])
     if theirs_after != theirs_now:
         lines.append(
             [
                 (
                     "class:warn",
-                    f" If {st.them} wins instead: x{theirs_after} for them (now x{theirs_now}).",
+                    f"   if {st.them} wins instead: x{theirs_after} for them (now x{theirs_now})",
                 )
             ]
         )
-    elif mine_after == mine_now:
-        lines.append([("class:dim", " Calling adds no multiplier under these rules.")])
+    if mine_after == mine_now and theirs_after == theirs_now:
+        lines.append([("class:dim", "   calling adds no multiplier under these rules")])
     lines.append(_buttons(st, st.options(), None))
     return lines
 
@@ -519,6 +518,8 @@ def round_lines(st: TableState, s: RoundSummary) -> list[StyleAndTextTuples]:
         ]
     )
     for seat in (1 - st.seat, st.seat):
+        if not s.piles[0] and not s.piles[1]:
+            break  # a round ended by a dealt hand: nothing was captured
         lines.append(
             [("class:label", f" {possessive(st, seat)} captures ({len(s.piles[seat])} cards):")]
         )

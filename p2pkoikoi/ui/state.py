@@ -263,7 +263,8 @@ class TableState:
                     opp_moves.append(text)
                     moves.append(("drew", ev.card, () if ev.pending else ev.captured))
             elif isinstance(ev, Took):
-                text = self._capture_text("took with the drawn", ev.card, ev.captured)
+                taken = ", ".join(c.english for c in ev.captured)
+                text = f"took {taken} with the drawn {self._card(ev.card)}"
                 self._piles[ev.seat] |= ev.card.bit | CardSet(ev.captured).mask
                 self._log("", f"{who} {text}.")
                 if ev.seat == them:
