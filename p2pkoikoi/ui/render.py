@@ -66,6 +66,12 @@ def mouse_up(fn: Callable[[], object]) -> MouseHandler:
     return handler
 
 
+def _indent(text: str, line: StyleAndTextTuples) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = [("", text)]
+    out.extend(line)
+    return out
+
+
 def _lines(lines: list[StyleAndTextTuples]) -> StyleAndTextTuples:
     out: StyleAndTextTuples = []
     for i, line in enumerate(lines):
@@ -145,7 +151,7 @@ def opponent_fragments(st: TableState) -> StyleAndTextTuples:
                 head.append(("class:opp.last", ">" if st.ascii else "→"))
                 for c in captured:
                     head.append((tile_style(c), tile_text(c, st.ascii).strip()))
-    return _lines([head, *[[("", " ")] + line for line in pile_lines(st, v.piles[them])]])
+    return _lines([head, *[_indent(" ", line) for line in pile_lines(st, v.piles[them])]])
 
 
 def field_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
@@ -201,7 +207,7 @@ def mine_fragments(st: TableState) -> StyleAndTextTuples:
     ]
     if v.dealer == st.seat:
         head.append(("class:dealer", " (you deal)"))
-    return _lines([head, *[[("", " ")] + line for line in pile_lines(st, v.piles[st.seat])]])
+    return _lines([head, *[_indent(" ", line) for line in pile_lines(st, v.piles[st.seat])]])
 
 
 def hand_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
@@ -436,7 +442,7 @@ def dialog_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuple
     if st.page is not None:
         return []
     if st.dialog is Dialog.RESIGN:
-        lines = [
+        lines: list[StyleAndTextTuples] = [
             [("class:heading", " Resign the match?")],
             [("", f" {st.them} wins the match at once.")],
             _buttons(st, ["Yes, resign", "No"], click),
@@ -523,7 +529,7 @@ def round_lines(st: TableState, s: RoundSummary) -> list[StyleAndTextTuples]:
         lines.append(
             [("class:label", f" {possessive(st, seat)} captures ({len(s.piles[seat])} cards):")]
         )
-        lines.extend([[("", "   ")] + line for line in pile_lines(st, s.piles[seat], full=True)])
+        lines.extend([_indent("   ", line) for line in pile_lines(st, s.piles[seat], full=True)])
     more = len(st.summaries) - 1
     lines.append(
         [

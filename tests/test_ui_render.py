@@ -1,0 +1,83 @@
+"""The pure parts of the table: state updates and render functions, without an Application."""
+
+from __future__ import annotations
+
+from p2pkoikoi.engine import CardSet, MatchState, get_preset, parse_cards
+from p2pkoikoi.transport.link import Update
+from p2pkoikoi.ui import render as R
+from p2pkoikoi.ui.progress import near_yaku
+from p2pkoikoi.ui.state import Page, TableState
+
+
+def _text(fragments: R.StyleAndTextTuples) -> str:
+    return "".join(f[1] for f in fragments)
+
+
+def _played_state(rounds: int = 2) -> tuple[TableState, MatchState]:
+    """A table fed a whole match in which both seats play their first legal action."""
+    rules = get_preset("online").with_settings(rounds=rounds, scoring="sum")
+    st = TableState(names=("You", "Computer"), rules=rules)
+    state, events = MatchState.start(rules, bytes(32))
+    st.apply_update(Update("state", state.view(0), events))
+    while not state.is_over:
+        actor = state.to_act
+        state, events = state.apply(state.legal_actions()[0])
+        st.apply_update(Update("state", state.view(0), events, actor))
+    return st, state
+
+
+def test_progress_counts_cards_towards_yaku_and_drops_impossible_ones() -> None:
+    rules = get_preset("online")
+    pile = CardSet(parse_cards(["boar", "deer", "1r", "2r"]))
+    near = {p.yaku: (p.have, p.need) for p in near_yaku(pile, CardSet(), rules, ())}
+    assert near["inoshikacho"] == (2, 3)
+    assert near["akatan"] == (2, 3)
+    other = CardSet(parse_cards(["butterflies"]))
+    assert "inoshikacho" not in {p.yaku for p in near_yaku(pile, other, rules, ())}
+
+
+def test_round_summaries_then_match_end_table_with_record() -> None:
+    st, state = _played_state()
+    assert len(st.summaries) == len(state.results)
+    assert st.page is Page.ROUND
+    text = "\n".join(_text(line) for line in R.round_lines(st, st.summaries[0]))
+    assert "Round 1 of 2" in text
+    st.apply_update(
+        Update("over", state.view(0), text="rounds", record="/tmp/m.json", final_hash="ab" * 32)
+    )
+    while st.page is Page.ROUND:
+        st.enter()
+    assert st.page is Page.OVER
+    over = "\n".join(_text(line) for line in R.over_lines(st))
+    assert "Total" in over
+    assert "Record: /tmp/m.json" in over and "p2pkoikoi verify /tmp/m.json" in over
+    for res in state.results:
+        assert f" {res.round} " in over
+
+
+def test_round_page_shows_multipliers_with_reasons() -> None:
+    st, state = _played_state(rounds=6)
+    for s in st.summaries:
+        if s.breakdown is not None and s.breakdown.multipliers:
+            text = "\n".join(_text(line) for line in R.round_lines(st, s))
+            for m in s.breakdown.multipliers:
+                assert m.reason in text and f"x{m.factor}" in text
+
+
+def test_status_and_disconnection_are_shown() -> None:
+    st, state = _played_state(rounds=1)
+    st.apply_update(Update("status", state.view(0), text="connection trouble: retrying"))
+    assert "retrying" in _text(R.status_fragments(st)) and st.status_bad
+    fresh = TableState(names=("You", "Peer"))
+    s2, ev = MatchState.start(get_preset("online"), bytes(32))
+    fresh.apply_update(Update("state", s2.view(0), ev))
+    fresh.link_closed()
+    assert "Connection closed" in _text(R.prompt_fragments(fresh))
+
+
+def test_waiting_page_shows_the_invite() -> None:
+    st = TableState()
+    st.waiting("Waiting for your opponent", ("Invite: p2pk1-abc", "Pass it on."))
+    assert st.page is Page.WAITING
+    text = _text(R.page_fragments(st))
+    assert "p2pk1-abc" in text and "Waiting for your opponent" in text
