@@ -10,10 +10,12 @@ table's state and renders (``TableApp.wait_for``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from functools import cache
 
 import pytest
+import trio
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -372,3 +374,42 @@ def test_hand_swap_offer(preset: str) -> None:
         assert any("kept the hands" in text for _, text in st.log)
 
     play(body, seed=_seed(i), rules=rules)
+
+
+def test_waiting_screen_then_a_context_manager_link_left_cleanly() -> None:
+    """The host/join shape: the factory shows an invite, waits, then yields a link from a context."""
+    gate = trio.Event()
+    left: list[bool] = []
+    rules = get_preset("online")
+
+    @asynccontextmanager
+    async def factory(ctx: TableContext) -> AsyncIterator[GameLink]:
+        ctx.waiting("Waiting for your opponent", "Invite: p2pk1-TEST", "Pass it on.")
+        await gate.wait()
+        link = LocalLink(rules, find_seed("i_deal"), first_legal)
+        ctx.nursery.start_soon(link.run)
+        try:
+            yield link
+        finally:
+            left.append(True)
+
+    async def main() -> None:
+        with create_pipe_input() as inp:
+            table = TableApp(factory, input=inp, output=SizedOutput(), refresh_interval=None)
+            task = asyncio.create_task(table.run())
+            try:
+                await table.wait_for(
+                    lambda: "p2pk1-TEST" in table.screen_text(), "the invite on screen"
+                )
+                assert table.state.page is Page.WAITING
+                assert table._token is not None
+                table._token.run_sync_soon(gate.set)
+                await table.wait_for(lambda: table.state.decision is Decision.PLAY, "the table")
+                await rendered(table)
+                assert "Field" in table.screen_text()
+            finally:
+                table.exit()
+                await asyncio.wait_for(task, 10)
+        assert left == [True]
+
+    asyncio.run(main())

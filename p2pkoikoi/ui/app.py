@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,7 +126,12 @@ class TableContext:
         self._redraw()
 
 
-LinkFactory = Callable[[TableContext], Awaitable[GameLink]]
+#: ``factory(ctx)`` returns an awaitable GameLink (its tasks started in ``ctx.nursery``)
+#: or an async context manager yielding one (``net.open_host(...)``), kept open
+#: until the person leaves the table.
+LinkFactory = Callable[
+    [TableContext], "Awaitable[GameLink] | AbstractAsyncContextManager[GameLink]"
+]
 
 
 @dataclass
@@ -146,6 +152,7 @@ class TableApp:
     link: GameLink | None = field(default=None, init=False)
     error: BaseException | None = field(default=None, init=False)
     _token: trio.lowlevel.TrioToken | None = field(default=None, init=False)
+    _leave: trio.Event | None = field(default=None, init=False)
     _nursery: trio.Nursery | None = field(default=None, init=False)
     _chat: Buffer = field(init=False)
     _chatting: bool = field(default=False, init=False)
@@ -446,19 +453,36 @@ class TableApp:
             self.exit()
 
     async def _trio_main(self) -> None:
+        self._leave = trio.Event()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             self._token = trio.lowlevel.current_trio_token()
             ctx = TableContext(nursery, self.state, self.app.invalidate)
-            link = await self.factory(ctx)
-            self.link = link
-            self.state.attach(link.seat, link.names, link.rules)
-            async for upd in link.updates:
-                self.state.apply_update(upd, time.monotonic())
+            made = self.factory(ctx)
+            if isinstance(made, AbstractAsyncContextManager) or hasattr(made, "__aenter__"):
+                async with made as link:  # type: ignore[union-attr]
+                    await self._serve(link)
+            else:
+                await self._serve(await made)
+            nursery.cancel_scope.cancel()  # the link's own tasks (a LocalLink's run)
+
+    async def _serve(self, link: GameLink) -> None:
+        """Feed the link's updates to the state until the person leaves the table."""
+        self.link = link
+        self.state.attach(link.seat, link.names, link.rules)
+        assert self._leave is not None
+        async with trio.open_nursery() as inner:
+
+            async def pump() -> None:
+                async for upd in link.updates:
+                    self.state.apply_update(upd, time.monotonic())
+                    self.app.invalidate()
+                self.state.link_closed()
                 self.app.invalidate()
-            self.state.link_closed()
-            self.app.invalidate()
-            await trio.sleep_forever()  # keep the nursery for chat/act until the person leaves
+
+            inner.start_soon(pump)
+            await self._leave.wait()
+            inner.cancel_scope.cancel()
 
     # ------------------------------------------------------------------ running
     def exit(self) -> None:
@@ -492,14 +516,25 @@ class TableApp:
         try:
             code = await self.app.run_async()
         finally:
-            if self._token is not None and self._nursery is not None and not trio_done.done():
-                nursery = self._nursery
-                with contextlib.suppress(trio.RunFinishedError):
-                    self._token.run_sync_soon(nursery.cancel_scope.cancel)
-            result = await trio_done
+            result = await self._stop_trio(trio_done)
         if isinstance(result, outcome.Error) and not isinstance(result.error, trio.Cancelled):
             raise result.error
         return code if isinstance(code, int) else 0
+
+    async def _stop_trio(
+        self, trio_done: asyncio.Future[outcome.Outcome[None]]
+    ) -> outcome.Outcome[None]:
+        """Leave the link's context gracefully (a goodbye on the network); cancel if it hangs."""
+        token, leave, nursery = self._token, self._leave, self._nursery
+        if not trio_done.done() and token is not None and leave is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(leave.set)
+            with contextlib.suppress(TimeoutError):
+                return await asyncio.wait_for(asyncio.shield(trio_done), 5)
+        if not trio_done.done() and token is not None and nursery is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(nursery.cancel_scope.cancel)
+        return await trio_done
 
     # ------------------------------------------------------------------ for tests
     async def wait_for(self, predicate: Callable[[], bool], what: str = "condition") -> None:
@@ -542,12 +577,16 @@ def run_table(
 ) -> int:
     """Run the terminal table on the game that ``link_factory`` produces; return an exit status.
 
-    ``link_factory(ctx: TableContext) -> Awaitable[GameLink]`` is called inside
-    trio once the screen is up.  While it waits (for a peer, a connection) it
+    ``link_factory(ctx: TableContext)`` is called inside trio once the screen
+    is up.  It returns either an awaitable of a :class:`GameLink` (for a
+    :class:`LocalLink`: create it, ``ctx.nursery.start_soon(link.run)``,
+    return it) or an async context manager that yields one (e.g.
+    ``net.open_host(..., notify=...)``); the context stays open while the
+    table shows and is left normally when the person leaves.  While it waits (for a peer, a connection) it
     may call ``ctx.waiting(title, *lines)`` to show e.g. the invite, and
     ``ctx.status(text)`` for progress; it must start the link's background
     tasks in ``ctx.nursery`` (cancelled when the person leaves the table).
-    Its exceptions (e.g. a :class:`KoiKoiError` for a refused connection)
+    Exceptions (e.g. a :class:`KoiKoiError` for a refused connection)
     close the screen and propagate from here, so the CLI reports them.
 
     ``ascii`` avoids characters some terminals cannot draw; colours follow
