@@ -1,0 +1,177 @@
+"""Two real ``p2pkoikoi`` processes over TCP on loopback, headless, to the end.
+
+Each process is bounded by a timeout; the host's first line (the invite) is
+awaited with ``select``, never with a sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+LIMIT = 120  # seconds for any one process: generous for a loaded 2-core machine
+
+
+def env_for(tmp_path: Path, who: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["P2PKOIKOI_CONFIG_DIR"] = str(tmp_path / f"cfg-{who}")
+    env["XDG_DATA_HOME"] = str(tmp_path / f"data-{who}")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "p2pkoikoi", *args]
+
+
+def start_host(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    proc = subprocess.Popen(
+        cli("host", "--headless", "--bot", "random", "--port", "0", "--name", "Alice", *extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env_for(tmp_path, "host"),
+    )
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], LIMIT)
+    if not ready:
+        proc.kill()
+        pytest.fail("the host printed no first line")
+    line = proc.stdout.readline()
+    if not line:
+        _, err = proc.communicate(timeout=LIMIT)
+        pytest.fail(f"the host stopped: {err}")
+    first = json.loads(line)
+    assert first["event"] == "listening" and first["port"] > 0
+    return proc, first
+
+
+def run_join(tmp_path: Path, invite: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli("join", invite, "--headless", "--bot", "random", "--name", "Bob", *extra),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=LIMIT,
+        env=env_for(tmp_path, "joiner"),
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=LIMIT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return proc.returncode, out, err
+
+
+def lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def verify(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli("verify", str(path)), capture_output=True, text=True, timeout=LIMIT)
+
+
+def play(tmp_path: Path, bind: str) -> tuple[Path, Path, dict[str, Any], dict[str, Any]]:
+    hrec, jrec = tmp_path / "host.koikoi", tmp_path / "joiner.koikoi"
+    host, first = start_host(tmp_path, "--bind", bind, "--rounds", "2", "--record", str(hrec))
+    joined = run_join(tmp_path, first["invite"], "--record", str(jrec))
+    code, out, err = finish(host)
+    assert joined.returncode == 0, joined.stderr
+    assert code == 0, err
+    h, j = lines(out), lines(joined.stdout)
+    assert h[0]["event"] == "connected" and h[-1]["event"] == "match_over"
+    assert j[-1]["event"] == "match_over"
+    assert any(e["event"] == "rules_proposed" for e in j)  # accepted without --expect-rules
+    assert any(e["event"] == "handshake" for e in h)
+    assert h[-1]["final_hash"] == j[-1]["final_hash"]
+    assert h[-1]["scores"] == j[-1]["scores"]
+    assert h[-1]["record"] == str(hrec) and j[-1]["record"] == str(jrec)
+    # the identities were created on first use, private
+    key = tmp_path / "cfg-host" / "identity.key"
+    assert key.exists() and (key.stat().st_mode & 0o777) == 0o600
+    return hrec, jrec, h[-1], j[-1]
+
+
+def test_headless_match_over_ipv4_and_records_verify(tmp_path: Path) -> None:
+    hrec, jrec, _, _ = play(tmp_path, "127.0.0.1")
+    for path in (hrec, jrec):
+        result = verify(path)
+        assert result.returncode == 0, result.stdout
+        assert "verified" in result.stdout
+
+    # one changed byte in an action, the reveal, a signature: verify says no (exit 1)
+    original = json.loads(hrec.read_text())
+
+    def flip(hex_text: str) -> str:
+        return ("1" if hex_text[0] != "1" else "2") + hex_text[1:]
+
+    tampers = {
+        "action": lambda r: r["actions"][3].update(state_hash=flip(r["actions"][3]["state_hash"])),
+        "reveal": lambda r: r.update(host_value=flip(r["host_value"])),
+        "signature": lambda r: r["actions"][2].update(sig=flip(r["actions"][2]["sig"])),
+    }
+    for name, tamper in tampers.items():
+        record = json.loads(json.dumps(original))
+        tamper(record)
+        bad = tmp_path / f"tampered-{name}.koikoi"
+        bad.write_text(json.dumps(record))
+        result = verify(bad)
+        assert result.returncode == 1, (name, result.stdout, result.stderr)
+        assert "FAILED" in result.stdout
+
+
+def ipv6_loopback() -> bool:
+    if not socket.has_ipv6:
+        return False
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="this machine has no IPv6 loopback (::1)")
+def test_headless_match_over_ipv6(tmp_path: Path) -> None:
+    hrec, jrec, h, _ = play(tmp_path, "::1")
+    assert verify(hrec).returncode == 0 and verify(jrec).returncode == 0
+
+
+def test_rules_mismatch_fails_on_both_sides(tmp_path: Path) -> None:
+    host, first = start_host(tmp_path, "--bind", "127.0.0.1", "--rules", "online")
+    joined = run_join(tmp_path, first["invite"], "--expect-rules", "nintendo")
+    code, _, err = finish(host)
+    assert joined.returncode != 0 and code != 0
+    for text in (joined.stderr, err):
+        msg = text.strip().splitlines()
+        assert len(msg) == 1, text  # one line, no traceback
+        assert "rules" in msg[0], msg
+        assert "koikoi_multiplier" in msg[0] and "scoring" in msg[0], msg
+
+
+def test_bad_invite_and_refused_connection(tmp_path: Path) -> None:
+    bad = run_join(tmp_path, "koi1-127.0.0.1-1-aaaaaaaaaaaaaaaaaaaaaaaaaa-zzzz")
+    assert bad.returncode == 2 and "checksum" in bad.stderr
+    # a port nobody listens on: bind one, learn its number, close it
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    from p2pkoikoi.session import encode_invite
+
+    invite = encode_invite("127.0.0.1", port, bytes(16))
+    refused = run_join(tmp_path, invite)
+    assert refused.returncode == 1
+    assert "cannot connect" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
