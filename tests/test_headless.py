@@ -12,6 +12,7 @@ import select
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,7 @@ def test_headless_match_over_ipv4_and_records_verify(tmp_path: Path) -> None:
     def flip(hex_text: str) -> str:
         return ("1" if hex_text[0] != "1" else "2") + hex_text[1:]
 
-    tampers = {
+    tampers: dict[str, Callable[[dict[str, Any]], None]] = {
         "action": lambda r: r["actions"][3].update(state_hash=flip(r["actions"][3]["state_hash"])),
         "reveal": lambda r: r.update(host_value=flip(r["host_value"])),
         "signature": lambda r: r["actions"][2].update(sig=flip(r["actions"][2]["sig"])),
