@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from p2pkoikoi.bots import EngineBot, EngineFailure, make_bot
+from p2pkoikoi.bots import EngineBot, EngineFailure, close_bot, make_bot
 from p2pkoikoi.bots.protocol import (
     PROTOCOL,
     ProtocolError,
@@ -145,7 +145,7 @@ def test_simple_engine_plays_full_matches() -> None:
     bot = make_bot(SIMPLE, 0)
     assert bot.choose(first_view()) in first_view().legal_actions
     assert bot.name == "simple-greedy"
-    getattr(bot, "close")()
+    close_bot(bot)
 
 
 def test_simple_engine_answers_the_documented_example() -> None:

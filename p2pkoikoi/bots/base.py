@@ -61,10 +61,7 @@ def capture_value(tab: Tables, action: Action, field: int) -> float:
     card = action.card
     assert card is not None
     c = card.id
-    if action.target is not None:
-        taken = action.target.bit
-    else:
-        taken = field & SAME_MONTH[c]
+    taken = action.target.bit if action.target is not None else field & SAME_MONTH[c]
     if not taken:
         return -0.5 * tab.static[c]
     return tab.static[c] + sum(tab.static[i] for i in iter_mask(taken))
@@ -183,10 +180,7 @@ class MediumBot:
                 rest = md & (md - 1)
                 if rest and not rest & (rest - 1):
                     md = best_of_two(tab, md, mine1, theirs)
-                if md:
-                    mine2 = mine1 | md | low
-                else:
-                    mine2 = mine1
+                mine2 = mine1 | md | low if md else mine1
                 v = position_value(tab, mine2, theirs)
                 if total(mine2, rules, field1) > last:
                     v += YAKU_BONUS

@@ -28,7 +28,6 @@ from p2pkoikoi.bots.protocol import (
     encode_hello,
     encode_quit,
     parse_engine_message,
-    quote,
 )
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView
 

@@ -26,8 +26,8 @@ import math
 import random
 import time
 
-from p2pkoikoi.bots.heuristics import Tables, tables_for
 from p2pkoikoi.bots.base import should_koikoi
+from p2pkoikoi.bots.heuristics import Tables, tables_for
 from p2pkoikoi.engine import Action, MatchState, Phase, PlayerView, determinize
 from p2pkoikoi.engine import actions as A
 from p2pkoikoi.engine.actions import ActionKind
@@ -148,10 +148,7 @@ class HardBot:
         deadline = None
         if self.budget_ms is not None:
             deadline = time.perf_counter() + self.budget_ms / 1000.0
-        if self.playouts is not None:
-            samples = max(2, self.playouts // len(acts))
-        else:
-            samples = 1 << 30
+        samples = max(2, self.playouts // len(acts)) if self.playouts is not None else 1 << 30
         done = 0
         for _ in range(samples):
             rng.shuffle(unseen)
