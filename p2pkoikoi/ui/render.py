@@ -120,6 +120,7 @@ def pile_lines(st: TableState, pile: CardSet, full: bool = False) -> list[StyleA
             out.append(("class:dim", " -"))
         for c in cards:
             out.append((tile_style(c), short_text(c, st.ascii)))
+            out.append(("", " "))
         return out
 
     if full:

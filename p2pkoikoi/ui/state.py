@@ -140,6 +140,13 @@ class TableState:
     def name(self, seat: int | None) -> str:
         return "nobody" if seat is None else self.names[seat]
 
+    def does(self, seat: int | None, verb: str) -> str:
+        """``"Computer deals"`` but ``"You deal"``: the name with the verb agreeing."""
+        name = self.name(seat)
+        if name == "You":
+            verb = {"holds": "hold"}.get(verb, verb[:-1] if verb.endswith("s") else verb)
+        return f"{name} {verb}"
+
     def p(self, text: str) -> str:
         """``text`` made plain for ``--ascii``."""
         return plain(text, self.ascii)
@@ -231,18 +238,21 @@ class TableState:
                 self._calls = (0, 0)
                 again = f" (dealt again, try {ev.attempt + 1})" if ev.attempt else ""
                 self._log(
-                    "class:log.round", f"Round {ev.round}: {self.name(ev.dealer)} deals{again}."
+                    "class:log.round", f"Round {ev.round}: {self.does(ev.dealer, 'deals')}{again}."
                 )
             elif isinstance(ev, DealerChosen):
                 how = "by a coin" if ev.method == "coin" else "by drawing cards"
-                self._log("", f"{self.name(ev.dealer)} deals first (chosen {how}).")
+                self._log("", f"{self.does(ev.dealer, 'deals')} first (chosen {how}).")
             elif isinstance(ev, Redealt):
                 self._log("", f"Redeal: {ev.reason.replace('_', ' ')}.")
             elif isinstance(ev, HandSwapDecided):
                 self._log("", f"{who} {'swapped hands' if ev.swapped else 'kept the hands'}.")
             elif isinstance(ev, HandYaku):
                 self._hand_yaku.append(ev)
-                self._log("class:log.yaku", f"{who} holds {ev.yaku.romaji} ({ev.yaku.points}).")
+                self._log(
+                    "class:log.yaku",
+                    f"{self.does(ev.seat, 'holds')} {ev.yaku.romaji} ({ev.yaku.points}).",
+                )
             elif isinstance(ev, Played):
                 text = self._capture_text("played", ev.card, ev.captured)
                 self._log("", f"{who} {text}.")
@@ -324,7 +334,7 @@ class TableState:
             )
         else:
             pts = ev.gained[ev.winner]
-            self._log("class:log.round", f"Round {ev.round}: {self.name(ev.winner)} wins {pts}.")
+            self._log("class:log.round", f"Round {ev.round}: {self.does(ev.winner, 'wins')} {pts}.")
         if Page.ROUND not in self.pages:
             self.pages.append(Page.ROUND)
             self.scroll = 0
