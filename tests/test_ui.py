@@ -413,3 +413,24 @@ def test_waiting_screen_then_a_context_manager_link_left_cleanly() -> None:
         assert left == [True]
 
     asyncio.run(main())
+
+
+def test_mouse_click_selects_then_plays_a_hand_card() -> None:
+    async def body(table: TableApp, inp: PipeInput, out: SizedOutput) -> None:
+        st = table.state
+        await table.wait_for(lambda: st.decision is Decision.PLAY, "my turn")
+        await rendered(table)
+        card = st.hand[1]
+        lines = table.screen_text().splitlines()
+        text = tile_text(card, False)
+        y = next(i for i, line in enumerate(lines) if text in line and "Your" not in line and i > 8)
+        x = lines[y].index(text) + 2
+        click = f"\x1b[<0;{x + 1};{y + 1}M\x1b[<0;{x + 1};{y + 1}m"
+        await press(table, inp, click)
+        assert st.cursor == 1
+        hand_before = len(st.hand)
+        inp.send_text(click)  # a second click on the selected card plays it
+        await table.wait_for(lambda: len(st.hand) < hand_before, "the card played")
+        assert card not in st.hand
+
+    play(body, seed=find_seed("i_deal"))
