@@ -383,3 +383,17 @@ def test_atomic_write_and_default_record_path(
     atomic_write(p1, b"x")
     p2 = default_record_path("Bob/../x")
     assert p2 != p1
+
+
+async def test_resign_off_turn_waits_for_our_turn(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    def resign_now(link: NetworkLink, nursery: trio.Nursery) -> None:
+        nursery.start_soon(link.resign)
+
+    h, j = await run_match(tmp_path, during=resign_now)
+    assert h.error is None and j.error is None, (h.error, j.error)
+    assert h.final is not None and j.final is not None
+    assert h.final["winner"] == "host" == j.final["winner"]
+    assert any(e["event"] == "resigned" for e in h.events)
+    assert verified(tmp_path / "h.koikoi") and verified(tmp_path / "j.koikoi")
