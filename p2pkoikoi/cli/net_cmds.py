@@ -12,15 +12,16 @@ import argparse
 import getpass
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS, get_preset
+from p2pkoikoi.session import RulesProposed
 from p2pkoikoi.session.wire import MAX_NAME
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
@@ -36,6 +37,9 @@ from p2pkoikoi.transport.net import (
 )
 
 from .engine_cmds import add_rules_options, rules_from_args
+
+if TYPE_CHECKING:
+    from p2pkoikoi.ui.app import LinkFactory
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -108,7 +112,11 @@ def register(sub: Any) -> None:
         description="Connect to the host in INVITE and play.  With --expect-rules the match "
         "starts only if the host's rules are exactly those.",
     )
-    j.add_argument("invite", help="the invite (koi1-...)")
+    j.add_argument(
+        "invite",
+        nargs="+",
+        help="the invite (koi1-...; spaces inside it, as when read aloud, are ignored)",
+    )
     j.add_argument(
         "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESETS)}"
     )
@@ -180,7 +188,20 @@ def _record(args: argparse.Namespace) -> Path | None:
     return Path(args.record).expanduser() if args.record else None
 
 
-Opener = Callable[[Callable[[Note], None]], AbstractAsyncContextManager[NetworkLink]]
+AskRules = Callable[[RulesProposed, str, bool | None], Awaitable[bool]]
+"""``ask(proposal, warning, seen_before)``: the person accepts the host's rules or not.
+``warning`` is the known-peers warning for a changed identity ("" if none);
+``seen_before`` whether this name is already known with this identity (None: no
+known-peers file)."""
+
+
+class Opener(Protocol):
+    """``open_host``/``open_join`` with everything but the notify callback (and the
+    joiner's question about the rules, asked only without ``--expect-rules``)."""
+
+    def __call__(
+        self, notify: Callable[[Note], None], ask_rules: AskRules | None = None
+    ) -> AbstractAsyncContextManager[NetworkLink]: ...
 
 
 def _opener(args: argparse.Namespace, host: bool) -> Opener:
@@ -196,7 +217,9 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
         if not 0 <= args.port <= 65535:
             raise InputError(f"--port {args.port} is outside 0..65535")
 
-        def open_(notify: Callable[[Note], None]) -> AbstractAsyncContextManager[NetworkLink]:
+        def open_(
+            notify: Callable[[Note], None], ask_rules: AskRules | None = None
+        ) -> AbstractAsyncContextManager[NetworkLink]:
             return open_host(
                 identity=identity,
                 name=name,
@@ -214,14 +237,29 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     expected = _expected(args)
     from p2pkoikoi.session import decode_invite
 
-    invite = decode_invite(args.invite)  # a bad invite fails before any network use
+    invite = decode_invite("".join(args.invite))  # a bad invite fails before any network use
 
-    def open_j(notify: Callable[[Note], None]) -> AbstractAsyncContextManager[NetworkLink]:
+    def open_j(
+        notify: Callable[[Note], None], ask_rules: AskRules | None = None
+    ) -> AbstractAsyncContextManager[NetworkLink]:
+        decide = None
+        if ask_rules is not None and expected is None:
+            ask = ask_rules
+
+            async def decide(proposal: RulesProposed) -> bool:
+                before = known.peers.get(proposal.peer_name)
+                seen = before == proposal.peer_fingerprint if before is not None else False
+                warning = ""
+                if before is not None and not seen:
+                    warning = known.check(proposal.peer_name, proposal.peer_fingerprint) or ""
+                return await ask(proposal, warning, seen)
+
         return open_join(
             invite,
             identity=identity,
             name=name,
             expected_rules=expected,
+            decide_rules=decide,
             timeouts=timeouts,
             record_path=record,
             notify=notify,
@@ -262,15 +300,43 @@ def run_join(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- table
 def run_network_table(opener: Opener, *, ascii: bool = False) -> int:
-    """Open the terminal table on a network match (the UI's ``run_table`` entry point).
+    """Open the terminal table on a network match (the UI's ``run_table`` entry point)."""
+    from p2pkoikoi.ui.app import run_table
+
+    return run_table(network_table_factory(opener), ascii=ascii)
+
+
+def invite_lines(invite: str, port: int) -> tuple[str, ...]:
+    """The host's waiting screen: the command to type, the invite spaced for reading aloud."""
+    from p2pkoikoi.ui.render import spaced_invite
+
+    return (
+        "Give your friend this invite. They type (or paste):",
+        "",
+        f"  p2pkoikoi join {invite}",
+        "",
+        "To read it aloud (spaces and capitals do not matter):",
+        "",
+        f"  {spaced_invite(invite)}",
+        "",
+        f"TCP port {port}; see docs/network.md for firewalls and port forwarding.",
+        "(To copy with the mouse, hold Shift while selecting.)",
+    )
+
+
+def network_table_factory(opener: Opener) -> LinkFactory:
+    """The table's link factory for a network match.
 
     The link lives in a task of the table's nursery that holds the
-    ``open_host``/``open_join`` block open until the match ends.  Errors
-    before the match starts close the table and reach the CLI; errors during
-    play end the match with an ``over`` update saying why (shown at the table).
+    ``open_host``/``open_join`` block open until the match ends.  A joiner is
+    shown the host's name, identity and rules and accepts or declines them
+    (unless ``--expect-rules`` decides).  Errors before the match starts
+    (including a declined rules offer, on both sides) close the table and reach
+    the CLI as one line; errors during play end the match with an ``over``
+    update saying why (shown at the table).
     """
     from p2pkoikoi.transport.link import GameLink
-    from p2pkoikoi.ui.app import TableContext, run_table
+    from p2pkoikoi.ui.app import TableContext
 
     async def factory(ctx: TableContext) -> GameLink:
         def notify(note: Note) -> None:
@@ -278,23 +344,36 @@ def run_network_table(opener: Opener, *, ascii: bool = False) -> int:
             if kind == "listening":
                 ctx.waiting(
                     "Waiting for the other player",
-                    "Give your friend this invite:",
-                    str(note["invite"]),
-                    f"(port {note['port']}; see docs/network.md for firewalls)",
+                    *invite_lines(str(note["invite"]), int(note["port"])),
                 )
             elif kind == "connecting":
                 ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}")
+            elif kind == "connected":
+                ctx.waiting(
+                    "Someone connected",
+                    f"from {note['address']}: checking the invite and identities;",
+                    "then they read your rules and accept or decline them.",
+                )
             elif kind == "rules_proposed":
-                ctx.status(f"playing by the host's rules ({str(note['rules_fingerprint'])[:16]})")
+                pass  # the rules screen (ask_rules) shows them
             else:
                 ctx.status(describe_note(note))
+
+        async def ask(proposal: RulesProposed, warning: str, seen: bool | None) -> bool:
+            return await ctx.ask_rules(
+                proposal.peer_name,
+                proposal.peer_fingerprint,
+                proposal.rules,
+                warning=warning,
+                seen_before=seen,
+            )
 
         async def hold(
             task_status: trio.TaskStatus[NetworkLink] = trio.TASK_STATUS_IGNORED,
         ) -> None:
             started = False
             try:
-                async with opener(notify) as link:
+                async with opener(notify, ask) as link:
                     started = True
                     task_status.started(link)
                     await link.wait_ended()
@@ -306,4 +385,4 @@ def run_network_table(opener: Opener, *, ascii: bool = False) -> int:
         link: NetworkLink = await ctx.nursery.start(hold)
         return link
 
-    return run_table(factory, ascii=ascii)
+    return factory

@@ -218,3 +218,13 @@ def describe_setting(name: str) -> str:
         return _SETTING_HELP[name]
     except KeyError:
         raise InputError(f"unknown rule setting: {name}") from None
+
+
+def closest_preset(rules: RuleSet) -> tuple[str, list[tuple[str, object, object]]]:
+    """The preset that ``rules`` differ least from, and the differences.
+
+    Each difference is ``(setting, value in rules, value in the preset)``.  Ties go
+    to the preset listed first in :data:`PRESETS` (the default comes first).
+    """
+    best = min(PRESETS, key=lambda name: len(rules.diff(PRESETS[name])))
+    return best, [(k, mine, theirs) for k, mine, theirs in rules.diff(PRESETS[best])]

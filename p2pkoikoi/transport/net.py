@@ -489,7 +489,7 @@ class NetworkLink:
             self._write(self._session.send(AcceptRules()))
             self._process()
         else:
-            self._write(self._session.send(DeclineRules("the joiner declined the rules")))
+            self._write(self._session.send(DeclineRules("they chose Decline on the rules screen")))
             self._fail(TransportError("you declined the host's rules"))
 
     async def _await_final(self) -> None:

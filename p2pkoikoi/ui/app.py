@@ -54,10 +54,10 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import Frame
 
-from p2pkoikoi.engine import Action, KoiKoiError
+from p2pkoikoi.engine import Action, KoiKoiError, RuleSet
 from p2pkoikoi.transport.link import GameLink
 from p2pkoikoi.ui import render as R
-from p2pkoikoi.ui.state import Dialog, Page, TableState
+from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer
 
 STYLE = Style.from_dict(
     {
@@ -98,6 +98,7 @@ STYLE = Style.from_dict(
         "opp.last": "#e0e0e0",
         "note": "#9e9e9e",
         "frame.border": "#9e9e9e",
+        "offer.diff": "bold #ffd54f",
     }
 )
 
@@ -109,7 +110,9 @@ class TableContext:
     ``nursery`` lives as long as the table: start the link's background tasks
     in it (they are cancelled when the person leaves).  ``waiting(title,
     *lines)`` shows a full-screen message (an invite to pass on, "connecting
-    to ..."), ``status(text)`` a one-line note under it.
+    to ...") with a turning indicator and the time waited, ``status(text)`` a
+    one-line note under it.  ``await ask_rules(...)`` shows the host's rules
+    to a joiner and returns whether the person accepted them.
     """
 
     nursery: trio.Nursery
@@ -117,8 +120,48 @@ class TableContext:
     _redraw: Callable[[], None]
 
     def waiting(self, title: str, *lines: str) -> None:
-        self.state.waiting(title, tuple(lines))
+        self.state.waiting(title, tuple(lines), since=time.monotonic())
         self._redraw()
+
+    async def ask_rules(
+        self,
+        peer_name: str,
+        fingerprint: str,
+        rules: RuleSet,
+        preset_name: str | None = None,
+        *,
+        warning: str = "",
+        seen_before: bool | None = None,
+    ) -> bool:
+        """Show who invites and their rules (what differs from ``preset_name``, or else
+        from the closest preset); wait for Accept (True) or Decline (False).
+
+        ``warning`` is the known-peers warning for a changed identity;
+        ``seen_before`` says whether this identity is already known (None: unknown).
+        """
+        token = trio.lowlevel.current_trio_token()
+        answered = trio.Event()
+        answer: list[bool] = []
+
+        def reply(ok: bool) -> None:  # on prompt_toolkit's side, outside trio
+            if not answer:
+                answer.append(ok)
+                with contextlib.suppress(trio.RunFinishedError):
+                    token.run_sync_soon(answered.set)
+
+        offer = make_offer(
+            peer_name, fingerprint, rules, preset_name, warning=warning, seen_before=seen_before
+        )
+        self.state.show_offer(offer, reply)
+        self._redraw()
+        try:
+            await answered.wait()
+        finally:
+            if not answer:  # cancelled (e.g. the host went away): take the question down
+                self.state.offer = None
+                self.state.changed()
+                self._redraw()
+        return answer[0]
 
     def status(self, text: str) -> None:
         self.state.status = text
@@ -182,6 +225,9 @@ class TableApp:
                 action = st.click_hand(index)
             elif area == "target":
                 action = st.click_target(index)
+            elif area == "offer":
+                st.answer_offer(index == 0)
+                action = None
             else:
                 dialog = st.dialog
                 action = st.click_option(index)
@@ -265,7 +311,10 @@ class TableApp:
             [
                 ConditionalContainer(table, filter=on_table),
                 ConditionalContainer(page, filter=on_page),
-                Window(self._ft(lambda: R.prompt_fragments(st, time.monotonic())), height=1),
+                Window(
+                    self._ft(lambda: R.prompt_fragments(st, time.monotonic(), self._click)),
+                    height=1,
+                ),
                 ConditionalContainer(
                     Window(self._ft(lambda: R.status_fragments(st)), height=1),
                     filter=Condition(lambda: bool(st.status)),
@@ -283,8 +332,9 @@ class TableApp:
             rows = 24
         height = max(1, rows - 2 - (1 if self.state.status else 0))
         # keep the scroll where the last line is still in view, so Up works at once
-        self.state.scroll = min(self.state.scroll, max(0, len(R.page_lines(self.state)) - height))
-        return R.page_fragments(self.state, height)
+        lines = R.page_lines(self.state, time.monotonic())
+        self.state.scroll = min(self.state.scroll, max(0, len(lines) - height))
+        return R.page_fragments(self.state, height, time.monotonic())
 
     # ------------------------------------------------------------------ keys
     def _keys(self) -> KeyBindings:
@@ -382,6 +432,28 @@ class TableApp:
                 self._chatting = True
                 event.app.layout.focus(self._chat)
                 st.changed()
+
+        offering = not_chatting & Condition(
+            lambda: st.offer is not None and st.page is Page.WAITING
+        )
+
+        @kb.add("a", filter=offering)
+        @kb.add("y", filter=offering)
+        def _(event: KeyPressEvent) -> None:
+            st.answer_offer(True)
+
+        @kb.add("d", filter=offering)
+        @kb.add("n", filter=offering)
+        @kb.add("q", filter=offering)
+        def _(event: KeyPressEvent) -> None:
+            st.answer_offer(False)
+
+        @kb.add("left", filter=offering)
+        @kb.add("right", filter=offering)
+        @kb.add("tab", filter=offering)
+        @kb.add("s-tab", filter=offering)
+        def _(event: KeyPressEvent) -> None:
+            st.move_offer(1)
 
         @kb.add("escape", filter=has_focus(self._chat), eager=True)
         def _(event: KeyPressEvent) -> None:
@@ -518,7 +590,7 @@ class TableApp:
         finally:
             result = await self._stop_trio(trio_done)
         if isinstance(result, outcome.Error) and not isinstance(result.error, trio.Cancelled):
-            raise result.error
+            raise _one_error(result.error)
         return code if isinstance(code, int) else 0
 
     async def _stop_trio(
@@ -526,7 +598,12 @@ class TableApp:
     ) -> outcome.Outcome[None]:
         """Leave the link's context gracefully (a goodbye on the network); cancel if it hangs."""
         token, leave, nursery = self._token, self._leave, self._nursery
-        if not trio_done.done() and token is not None and leave is not None:
+        if (
+            not trio_done.done()
+            and token is not None
+            and leave is not None
+            and self.link is not None
+        ):
             with contextlib.suppress(trio.RunFinishedError):
                 token.run_sync_soon(leave.set)
             with contextlib.suppress(TimeoutError):
@@ -566,6 +643,21 @@ class TableApp:
             row = screen.data_buffer[y]
             rows.append("".join(row[x].char for x in range(size.columns)).rstrip())
         return "\n".join(rows)
+
+
+def _one_error(exc: BaseException) -> BaseException:
+    """The one real error inside nested nursery groups (the CLI reports it as one line)."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return exc
+    leaves: list[BaseException] = []
+    todo: list[BaseException] = [exc]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, BaseExceptionGroup):
+            todo.extend(e.exceptions)
+        elif not isinstance(e, trio.Cancelled):
+            leaves.append(e)
+    return leaves[0] if len(leaves) == 1 else exc
 
 
 def run_table(

@@ -17,8 +17,8 @@ from p2pkoikoi.engine import CardSet, Kind, Phase, RuleSet
 from p2pkoikoi.engine.rules import Scoring
 from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore, score
 from p2pkoikoi.ui.progress import near_yaku
-from p2pkoikoi.ui.reference import help_lines
-from p2pkoikoi.ui.state import Decision, Dialog, Page, RoundSummary, TableState
+from p2pkoikoi.ui.reference import help_lines, rules_lines, yaku_lines
+from p2pkoikoi.ui.state import Decision, Dialog, Page, RoundSummary, RulesOffer, TableState
 from p2pkoikoi.ui.tiles import (
     GROUPS,
     by_kind,
@@ -30,7 +30,7 @@ from p2pkoikoi.ui.tiles import (
 )
 
 MouseHandler = Callable[[MouseEvent], object]
-#: ``click(area, index)`` -> a mouse handler; areas: "hand", "target", "option"
+#: ``click(area, index)`` -> a mouse handler; areas: "hand", "target", "option", "offer"
 Clicker = Callable[[str, int], MouseHandler] | None
 
 _REASONS = {
@@ -306,7 +306,7 @@ def log_fragments(st: TableState, height: int = 5) -> StyleAndTextTuples:
     return _lines([[(style or "class:log", " " + text)] for style, text in lines])
 
 
-def prompt_fragments(st: TableState, now: float = 0.0) -> StyleAndTextTuples:
+def prompt_fragments(st: TableState, now: float = 0.0, click: Clicker = None) -> StyleAndTextTuples:
     """One line: what the table waits for, or the latest message."""
     v = st.view
     if st.closed:
@@ -316,8 +316,10 @@ def prompt_fragments(st: TableState, now: float = 0.0) -> StyleAndTextTuples:
                 " " + st.p("Connection closed - the match cannot go on. Press q to leave."),
             )
         ]
+    if st.offer is not None and st.page is Page.WAITING:
+        return offer_buttons(st, click)
     if v is None:
-        return [("class:dim", " Starting...")]
+        return [] if st.page is Page.WAITING else [("class:dim", " Starting...")]
     if st.page is not None:
         return []
     if st.over is not None:
@@ -374,6 +376,8 @@ def footer_fragments(st: TableState) -> StyleAndTextTuples:
         text = " Enter: continue   ↑↓: scroll   ?: rules"
     elif st.page is Page.OVER:
         text = " q or Enter: leave   ↑↓: scroll"
+    elif st.page is Page.WAITING and st.offer is not None:
+        text = " a/Enter: accept   d/Esc: decline   ←→: choose   ↑↓ PgUp PgDn: scroll"
     elif st.page is Page.WAITING:
         text = " q: cancel"
     else:
@@ -598,8 +602,123 @@ def over_lines(st: TableState) -> list[StyleAndTextTuples]:
     return lines
 
 
-def waiting_lines(st: TableState) -> list[StyleAndTextTuples]:
-    lines: list[StyleAndTextTuples] = [[("class:heading", " " + st.p(st.waiting_title))], []]
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_SPINNER_ASCII = "|/-\\"
+
+
+def waiting_indicator(st: TableState, now: float) -> str:
+    """``"⠹ 0:12"``: a turning mark and the time waited, or "" when not timed."""
+    if st.waiting_since is None or now <= 0:
+        return ""
+    secs = max(0, int(now - st.waiting_since))
+    marks = _SPINNER_ASCII if st.ascii else _SPINNER
+    return f"{marks[secs % len(marks)]} {secs // 60}:{secs % 60:02d}"
+
+
+def spaced_invite(invite: str) -> str:
+    """The invite with its secret in groups of four, for reading aloud.
+
+    ``koi1-HOST-PORT-SECRET-CHECK`` -> ``koi1-HOST-PORT- abcd efgh ... yz -CHECK``;
+    :func:`~p2pkoikoi.session.invite.decode_invite` ignores the spaces.
+    """
+    head, sep, rest = invite.rpartition("-")
+    body, sep2, secret = head.rpartition("-")
+    if not sep or not sep2 or not body:
+        return invite
+    groups = " ".join(secret[i : i + 4] for i in range(0, len(secret), 4))
+    return f"{body}- {groups} -{rest}"
+
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    out: list[str] = []
+    line = ""
+    for word in text.split():
+        if line and len(indent) + len(line) + 1 + len(word) > width:
+            out.append(indent + line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line:
+        out.append(indent + line)
+    return out
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value).replace("_", " ")
+
+
+def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
+    """The joiner's rules screen: who invites, their identity, the rules and what differs."""
+    from p2pkoikoi.engine import InputError
+    from p2pkoikoi.engine.presets import describe_setting
+
+    lines: list[StyleAndTextTuples] = [
+        [("class:heading", st.p(f" {offer.peer_name} invites you to a match"))],
+        [("class:label", " Identity: "), ("class:name", offer.fingerprint)],
+    ]
+    if offer.warning:
+        for text in _wrap("Warning: " + offer.warning, 78, " "):
+            lines.append([("class:status.bad", st.p(text))])
+    elif offer.seen_before is True:
+        lines.append([("class:dim", " Known: the same identity as in your earlier matches.")])
+    elif offer.seen_before is False:
+        lines.append([("class:dim", " New to you: this identity is remembered if you play.")])
+    lines.append([])
+    n = len(offer.diffs)
+    where = f"the {offer.preset} preset" if offer.named else f"closest to the {offer.preset} preset"
+    if n == 0:
+        head = f" Rules: exactly the {offer.preset} preset."
+    else:
+        head = f" Rules: {where}, {n} setting{'s' if n != 1 else ''} differ{'' if n != 1 else 's'}:"
+    lines.append([("class:heading", st.p(head))])
+    for setting, mine, theirs in offer.diffs:
+        lines.append(
+            [
+                ("class:offer.diff", st.p(f"  * {setting.replace('_', ' ')}: {_shown(mine)}")),
+                ("class:dim", st.p(f"   ({offer.preset}: {_shown(theirs)})")),
+            ]
+        )
+        try:
+            about = describe_setting(setting)
+        except InputError:  # an undocumented setting still gets its line
+            about = ""
+        if about:
+            lines.append([("class:note", st.p(f"      {about}"))])
+    lines.append([])
+    lines.append([("class:dim", st.p(" The full rules (↑↓ PgUp PgDn to scroll):"))])
+    for style, text in (*yaku_lines(offer.rules, st.ascii), *rules_lines(offer.rules, st.ascii)):
+        lines.append([(style, " " + text)])
+    lines.append([("class:heading", " Every setting")])
+    differ = {k for k, _, _ in offer.diffs}
+    for key, value in offer.rules.to_dict().items():
+        mark = "*" if key in differ else " "
+        style = "class:offer.diff" if key in differ else ""
+        lines.append([(style, st.p(f"  {mark} {key.replace('_', ' '):<30} {_shown(value)}"))])
+    return lines
+
+
+def offer_buttons(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
+    """Accept and Decline, for the prompt line under the rules screen."""
+    out: StyleAndTextTuples = [("class:prompt", " Play by these rules? ")]
+    for i, label in enumerate(("a Accept", "d Decline")):
+        style = "class:button.focused" if i == st.offer_cursor else "class:button"
+        out.append(_frag(style, f"[ {label} ]", click, "offer", i))
+        out.append(("", "  "))
+    return out
+
+
+def waiting_lines(st: TableState, now: float = 0.0) -> list[StyleAndTextTuples]:
+    if st.offer is not None:
+        return offer_lines(st, st.offer)
+    title: StyleAndTextTuples = [("class:heading", " " + st.p(st.waiting_title))]
+    indicator = waiting_indicator(st, now)
+    if indicator:
+        title.append(("class:status", "   " + indicator))
+    lines: list[StyleAndTextTuples] = [title, []]
     lines.extend([[("", " " + line)] for line in st.waiting_lines])
     if st.status:
         lines.append([])
@@ -607,7 +726,7 @@ def waiting_lines(st: TableState) -> list[StyleAndTextTuples]:
     return lines
 
 
-def page_lines(st: TableState) -> list[StyleAndTextTuples]:
+def page_lines(st: TableState, now: float = 0.0) -> list[StyleAndTextTuples]:
     page = st.page
     if page is Page.HELP:
         return [[(s, " " + t)] if t else [] for s, t in help_lines(st.rules, st.ascii)]
@@ -616,12 +735,12 @@ def page_lines(st: TableState) -> list[StyleAndTextTuples]:
     if page is Page.OVER:
         return over_lines(st)
     if page is Page.WAITING:
-        return waiting_lines(st)
+        return waiting_lines(st, now)
     return []
 
 
-def page_fragments(st: TableState, height: int = 1000) -> StyleAndTextTuples:
+def page_fragments(st: TableState, height: int = 1000, now: float = 0.0) -> StyleAndTextTuples:
     """The page on top, scrolled by ``st.scroll`` (clamped so the last line stays in view)."""
-    lines = page_lines(st)
+    lines = page_lines(st, now)
     top = max(0, min(st.scroll, len(lines) - height))
     return _lines(lines[top : top + height])

@@ -74,6 +74,54 @@ class Decision(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class RulesOffer:
+    """The host's proposal as the joiner reads it before accepting or declining.
+
+    ``preset`` is the preset the rules are compared against: the one the host
+    named when ``named``, else the closest one (fewest differences).  ``diffs``
+    holds ``(setting, offered value, the preset's value)``.
+    """
+
+    peer_name: str
+    fingerprint: str
+    rules: RuleSet
+    preset: str
+    named: bool
+    diffs: tuple[tuple[str, object, object], ...]
+    warning: str = ""  # the known-peers warning when this name's key changed
+    seen_before: bool | None = None  # True: a known peer with this key; False: new
+
+
+def make_offer(
+    peer_name: str,
+    fingerprint: str,
+    rules: RuleSet,
+    preset: str | None = None,
+    *,
+    warning: str = "",
+    seen_before: bool | None = None,
+) -> RulesOffer:
+    """A :class:`RulesOffer`, comparing against ``preset`` or else the closest preset."""
+    from p2pkoikoi.engine.presets import closest_preset
+
+    if preset is not None:
+        name = preset.strip().lower()
+        diffs = [(k, mine, theirs) for k, mine, theirs in rules.diff(get_preset(name))]
+    else:
+        name, diffs = closest_preset(rules)
+    return RulesOffer(
+        peer_name,
+        fingerprint,
+        rules,
+        name,
+        preset is not None,
+        tuple(diffs),
+        warning,
+        seen_before,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class RoundSummary:
     """A finished round as the round-end page shows it."""
 
@@ -111,6 +159,10 @@ class TableState:
     scroll: int = 0  # of the page on top
     waiting_title: str = "Starting..."
     waiting_lines: tuple[str, ...] = ()
+    waiting_since: float | None = None  # monotonic time the waiting began (the indicator)
+    offer: RulesOffer | None = None  # the host's rules, shown on the waiting page
+    offer_cursor: int = 0  # 0 = Accept, 1 = Decline
+    _offer_reply: Callable[[bool], None] | None = None
     # game flow
     busy: bool = False  # an action was sent; waiting for the update it causes
     message: str = ""  # the latest error or note for the person
@@ -156,15 +208,44 @@ class TableState:
             fn()
 
     # ------------------------------------------------------------------ updates
-    def waiting(self, title: str, lines: tuple[str, ...]) -> None:
+    def waiting(self, title: str, lines: tuple[str, ...], since: float | None = None) -> None:
         self.waiting_title = title
         self.waiting_lines = lines
+        self.waiting_since = since
         if Page.WAITING not in self.pages:
             self.pages.insert(0, Page.WAITING)
         self.changed()
 
+    def show_offer(self, offer: RulesOffer, reply: Callable[[bool], None]) -> None:
+        """Show the host's rules on the waiting page; ``reply(accepted)`` is called once."""
+        self.offer, self._offer_reply, self.offer_cursor = offer, reply, 0
+        self.scroll = 0
+        if Page.WAITING not in self.pages:
+            self.pages.insert(0, Page.WAITING)
+        self.changed()
+
+    def answer_offer(self, accepted: bool) -> None:
+        """Accept or decline the rules on show (no-op without an offer)."""
+        reply = self._offer_reply
+        if self.offer is None or reply is None:
+            return
+        self.offer, self._offer_reply = None, None
+        self.scroll = 0
+        self.waiting(
+            "Starting the match..." if accepted else "Declined",
+            ("You accepted the rules.",) if accepted else ("Telling the host...",),
+        )
+        reply(accepted)
+
+    def move_offer(self, delta: int) -> None:
+        """Move between the Accept and Decline buttons."""
+        if self.offer is not None:
+            self.offer_cursor = (self.offer_cursor + delta) % 2
+            self.changed()
+
     def attach(self, seat: int, names: tuple[str, str], rules: RuleSet) -> None:
         self.seat, self.names, self.rules = seat, names, rules
+        self.offer, self._offer_reply = None, None
         if Page.WAITING in self.pages:
             self.pages.remove(Page.WAITING)
         self.changed()
@@ -471,6 +552,9 @@ class TableState:
 
     def _enter(self) -> Action | None:
         page = self.page
+        if page is Page.WAITING and self.offer is not None:
+            self.answer_offer(self.offer_cursor == 0)
+            return None
         if page is Page.ROUND:
             if self.summaries:
                 self.summaries.pop(0)
@@ -541,7 +625,9 @@ class TableState:
         return action
 
     def escape(self) -> None:
-        if self.page is Page.HELP:
+        if self.page is Page.WAITING and self.offer is not None:
+            self.answer_offer(False)
+        elif self.page is Page.HELP:
             self.pages.remove(Page.HELP)
             self.scroll = 0
         elif self.dialog is not None:
