@@ -35,6 +35,9 @@ SAMPLES: list[wire.Message] = [
     wire.ChatMsg(text="よろしく"),
     wire.AbortMsg(reason="bye"),
     wire.ByeMsg(),
+    wire.HelloMsg(role="joiner", program="0.1.0", eph=B32, resume=B32),
+    wire.ResumeMsg(seq=0, tx=B32, hash=B32, sig=B64),
+    wire.RefuseMsg(reason="a match is in progress"),
 ]
 
 

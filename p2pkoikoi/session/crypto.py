@@ -32,6 +32,7 @@ TAG_FINAL: Final = b"p2pkoikoi/v1/final\x00"
 TAG_COMMIT: Final = b"p2pkoikoi/v1/commit\x00"
 TAG_SEED: Final = b"p2pkoikoi/v1/seed\x00"
 TAG_IDENTITY: Final = b"p2pkoikoi/v1/identity\x00"
+TAG_RESUME: Final = b"p2pkoikoi/v1/resume\x00"
 
 MAX_COUNTER: Final = 2**64 - 1
 TAG_LEN: Final = 16
@@ -170,6 +171,13 @@ def sig_message(transcript: bytes) -> bytes:
 
 def final_message(transcript: bytes, state_hash: bytes) -> bytes:
     return TAG_FINAL + transcript + state_hash
+
+
+def resume_message(
+    h_resume: bytes, role: str, match_id: bytes, seq: int, transcript: bytes, state_hash: bytes
+) -> bytes:
+    """What a resume signature covers: this connection's handshake hash and where we stand."""
+    return TAG_RESUME + h_resume + entry("resume", role, match_id, seq, transcript, state_hash)
 
 
 def commitment(transcript: bytes, host_value: bytes) -> bytes:

@@ -29,6 +29,14 @@ class CheatingError(RemoteProtocolError):
     """The peer provably cheated: a wrong reveal, a forged signature."""
 
 
+class RefusedError(RemoteProtocolError):
+    """The host refused this connection (it plays with someone else, or is not resuming)."""
+
+
+class ResumeError(RemoteProtocolError):
+    """A resumed connection is not the same player or the same match."""
+
+
 class InviteError(InputError):
     """A malformed or mistyped invite string."""
 

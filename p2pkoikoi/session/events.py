@@ -101,6 +101,19 @@ class ConnectionClosed:
     reason: str
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Resumed:
+    """A resumed connection is authenticated: the same peer, the same match.
+
+    ``our_seq`` and ``peer_seq`` are where each record ended; the side that is
+    ahead re-sends the missing signed actions, which arrive as ordinary
+    :class:`ActionReceived` events after this one.
+    """
+
+    our_seq: int
+    peer_seq: int
+
+
 # --------------------------------------------------------------------------- both ways
 @dataclasses.dataclass(frozen=True, slots=True)
 class Ping:
@@ -156,6 +169,7 @@ Event = (
     | ChatReceived
     | MatchOver
     | ConnectionClosed
+    | Resumed
     | Ping
     | Pong
 )

@@ -63,7 +63,9 @@ from p2pkoikoi.session.errors import (
     CheatingError,
     LocalProtocolError,
     ProtocolError,
+    RefusedError,
     RemoteProtocolError,
+    ResumeError,
     RulesMismatchError,
 )
 from p2pkoikoi.session.events import (
@@ -83,12 +85,14 @@ from p2pkoikoi.session.events import (
     Ping,
     Pong,
     Resign,
+    Resumed,
     RulesProposed,
     SendAction,
     SendChat,
     SendEvent,
 )
 from p2pkoikoi.session.record import ActionRecord, PlayerRecord, Record, ResultRecord
+from p2pkoikoi.session.verify import verify_record
 
 MIN_ENTROPY: Final = 64
 #: unread bytes we hold at most; a well-behaved peer never comes close
@@ -114,6 +118,7 @@ class State(enum.Enum):
     AUTH = "auth"  # waiting for the peer's auth
     RULES = "rules"  # waiting for the joiner's decision on the rules
     SEED = "seed"  # commit-reveal in progress
+    RESUME = "resume"  # a resumed connection: waiting for the peer's resume message
     PLAY = "play"
     FINISH = "finish"  # the match is over; waiting for the peer's final signature
     DONE = "done"  # both final signatures exchanged
@@ -131,6 +136,7 @@ class WaitingFor(enum.Enum):
     COMMIT = "commit"  # the host's commitment
     JOINER_VALUE = "joiner_value"
     REVEAL = "reveal"  # the host's reveal: a missing reveal is suspicious
+    PEER_RESUME = "peer_resume"  # a resumed connection's first encrypted message
     PEER_ACTION = "peer_action"
     LOCAL_ACTION = "local_action"
     PEER_FINAL = "peer_final"  # the peer's signature over the final transcript
@@ -229,6 +235,13 @@ class Session:
         self._final_sigs: dict[Role, bytes] = {}
         self._result: ResultRecord | None = None
         self.last_local_events: tuple[EngineEvent, ...] = ()
+        # resuming (see Session.resume): transcript and state hash after each seq
+        self._tx_at: list[bytes] = []
+        self._hash_at: list[bytes] = []
+        self._resume_id: bytes | None = None  # the match's session id when resuming
+        self._resume_state = State.PLAY  # where a resumed session continues
+        self._catchup: tuple[int, bytes] | None = None  # the peer's (seq, transcript)
+        self.connection_id: bytes | None = None  # this connection's handshake hash
 
     # ------------------------------------------------------------------ properties
     @property
@@ -264,6 +277,8 @@ class Session:
             return WaitingFor.PEER_HELLO
         if st is State.AUTH:
             return WaitingFor.PEER_AUTH
+        if st is State.RESUME:
+            return WaitingFor.PEER_RESUME
         if st is State.RULES:
             return WaitingFor.PEER_RULES_DECISION if host else WaitingFor.LOCAL_RULES_DECISION
         if st is State.SEED:
@@ -363,6 +378,10 @@ class Session:
     def _handle_frame(self, payload: bytes) -> None:
         if self._state is State.HELLO:
             msg = wire.decode_message(payload)
+            if isinstance(msg, wire.RefuseMsg):
+                reason = sanitize(msg.reason) or "no reason given"
+                self._state = State.CLOSED
+                raise RefusedError(f"the other side refused the connection: {reason}")
             if not isinstance(msg, wire.HelloMsg):
                 raise RemoteProtocolError(
                     f"bad message from peer: expected hello, got {wire.TYPE_NAMES[type(msg)]}"
@@ -388,11 +407,23 @@ class Session:
             h0 = crypto.handshake_hash(self._hello_payload, payload)
         else:
             h0 = crypto.handshake_hash(payload, self._hello_payload)
+        if msg.resume != self._resume_id:
+            if self._resume_id is None:
+                raise RemoteProtocolError(
+                    "the other player wants to resume an earlier match, not start a new one"
+                )
+            if msg.resume is None:
+                raise ResumeError("the other player starts a new match instead of resuming ours")
+            raise ResumeError("the other player resumes a different match")
         shared = crypto.shared_secret(self._eph, msg.eph)
         k_h2j, k_j2h = crypto.derive_keys(self._psk, shared, h0)
         host = self.role is Role.HOST
         self._send = crypto.Channel(k_h2j if host else k_j2h)
         self._recv = crypto.Channel(k_j2h if host else k_h2j)
+        self.connection_id = h0
+        if self._resume_id is not None:
+            self._send_resume(h0)
+            return
         self.session_id = h0
         sig = crypto.sign(
             self._key,
@@ -413,6 +444,168 @@ class Session:
             auth = wire.AuthMsg(name=self.name, key=self._pub, sig=sig)
         self._queue(auth)
         self._state = State.AUTH
+
+    # ------------------------------------------------------------------ resume
+    @classmethod
+    def resume(
+        cls,
+        record: Record,
+        role: Role | str,
+        *,
+        identity_key: Ed25519PrivateKey,
+        invite_secret: bytes,
+        entropy: bytes,
+        program: str = __version__,
+    ) -> Session:
+        """A session that continues the match of ``record`` on a new connection.
+
+        ``record`` is our own record of a started match (``session.record()``,
+        or the file after a crash).  It is verified and replayed; the new
+        connection runs the resume handshake (a hello carrying the match's
+        session id, fresh ephemeral keys, then a signed ``resume`` message each)
+        and play continues where both records agree.  A finished record resumes
+        too (in ``DONE``): it re-sends our final signature to a peer that lacks
+        it.  Raises :class:`LocalProtocolError` when the record cannot be resumed.
+        """
+        role = Role(role)
+        r = record
+        if (
+            r.session_id is None
+            or r.rules is None
+            or r.host is None
+            or r.joiner is None
+            or r.match_seed is None
+            or r.host_value is None
+            or r.joiner_value is None
+            or r.commitment is None
+        ):
+            raise LocalProtocolError("the record stops before the match started: nothing to resume")
+        me, peer = (r.host, r.joiner) if role is Role.HOST else (r.joiner, r.host)
+        if me.key != crypto.public_bytes(identity_key):
+            raise LocalProtocolError(
+                f"this record's {role.value} is another identity "
+                f"({crypto.fingerprint(me.key)}): resume it with that player's identity"
+            )
+        report = verify_record(r)
+        if not report.ok:
+            bad = report.first_failure
+            assert bad is not None
+            raise LocalProtocolError(f"the record does not verify ({bad.name}: {bad.detail})")
+        self = cls(
+            role,
+            identity_key=identity_key,
+            invite_secret=invite_secret,
+            name=me.name,
+            entropy=entropy,
+            rules=r.rules if role is Role.HOST else None,
+            expected_rules=r.rules if role is Role.JOINER else None,
+            program=program,
+        )
+        self._resume_id = r.session_id
+        self._hello_payload = wire.encode_message(
+            wire.HelloMsg(
+                role=role.value,
+                program=self.program,
+                eph=crypto.x25519_public(self._eph),
+                resume=r.session_id,
+            )
+        )
+        self._out = bytearray(wire.encode_frame(self._hello_payload))
+        self.session_id = r.session_id
+        self.rules = r.rules
+        self._rules_bytes = r.rules.encode()
+        self.peer_name, self.peer_key = peer.name, peer.key
+        for rl, p in ((Role.HOST, r.host), (Role.JOINER, r.joiner)):
+            if p.auth_sig is not None:
+                self._auth_sigs[rl] = p.auth_sig
+        self._accepted = True
+        self._commitment = r.commitment
+        self._host_value, self._joiner_value = r.host_value, r.joiner_value
+        t = crypto.transcript_start(r.session_id)
+        t = crypto.absorb(t, "auth", "host", r.host.name, r.host.key, self._rules_bytes)
+        t = crypto.absorb(t, "auth", "joiner", r.joiner.name, r.joiner.key, b"")
+        t = crypto.absorb(t, "accept", r.rules.fingerprint())
+        self._t_commit = t
+        t = crypto.absorb(t, "commit", r.commitment)
+        t = crypto.absorb(t, "value", r.joiner_value)
+        self._transcript = crypto.absorb(t, "reveal", r.host_value)
+        self.seed = r.match_seed
+        m, _ = MatchState.start(r.rules, r.match_seed)
+        self._match = m
+        self._tx_at, self._hash_at = [self._transcript], [m.state_hash()]
+        for a in r.actions:
+            if a.action == "resign":
+                new = m.resign(a.seat)[0]
+                t = crypto.absorb(self._transcript, "resign", a.seq, a.seat, a.state_hash)
+            else:
+                new = m.apply(Action.parse(a.action))[0]
+                t = crypto.absorb(self._transcript, "action", a.seq, a.seat, a.action, a.state_hash)
+            self._commit_step(new, t, a)
+            m = new
+        if r.result is not None:
+            self._result = r.result
+            for rl in Role:
+                sig = r.final_sigs[rl.seat]
+                if sig is not None:
+                    self._final_sigs[rl] = sig
+            self._resume_state = State.DONE if r.is_complete else State.FINISH
+        elif m.is_over:  # we crashed between the last action and our final signature
+            self._finish(queue=False)  # the over message goes out after the resume handshake
+            self._resume_state = State.FINISH
+        self._state = State.HELLO
+        return self
+
+    def _send_resume(self, h_resume: bytes) -> None:
+        assert self.session_id is not None
+        seq, tx, h = self._seq, self._transcript, self._hash_at[self._seq]
+        msg = crypto.resume_message(h_resume, self.role.value, self.session_id, seq, tx, h)
+        self._queue(wire.ResumeMsg(seq=seq, tx=tx, hash=h, sig=crypto.sign(self._key, msg)))
+        self._state = State.RESUME
+
+    def _on_resume(self, msg: wire.ResumeMsg) -> None:
+        if self._state is not State.RESUME:
+            raise self._unexpected("resume")
+        assert self.connection_id and self.session_id and self.peer_key
+        signed = crypto.resume_message(
+            self.connection_id, self.role.other.value, self.session_id, msg.seq, msg.tx, msg.hash
+        )
+        if not crypto.verify_sig(self.peer_key, msg.sig, signed):
+            raise ResumeError(
+                "the reconnecting player is not the one this match was played with "
+                "(its identity signature fails): refused"
+            )
+        if msg.seq <= self._seq:
+            if self._tx_at[msg.seq] != msg.tx or self._hash_at[msg.seq] != msg.hash:
+                raise ResumeError(
+                    f"the two records disagree at action {msg.seq}: the match cannot resume"
+                )
+        elif self._result is not None:
+            raise ResumeError("the other player claims actions after the end of the match")
+        else:
+            self._catchup = (msg.seq, msg.tx)
+        self._state = self._resume_state
+        self._events.append(Resumed(self._seq, msg.seq))
+        for a in self._actions[msg.seq :]:  # we are ahead: re-send what the peer lacks
+            if a.action == "resign":
+                self._queue(wire.ResignMsg(seq=a.seq, sig=a.sig))
+            else:
+                self._queue(
+                    wire.ActionMsg(seq=a.seq, action=a.action, hash=a.state_hash, sig=a.sig)
+                )
+        mine = self._final_sigs.get(self.role)
+        if self._result is not None and mine is not None:
+            r = self._result
+            self._queue(
+                wire.OverMsg(
+                    hash=r.final_state_hash,
+                    tx=r.transcript_hash,
+                    scores=r.scores,
+                    winner=r.winner,
+                    sig=mine,
+                )
+            )
+            if self.role.other in self._final_sigs:
+                self._state = State.DONE
 
     def _on_auth(self, msg: wire.AuthMsg) -> None:
         if self._state is not State.AUTH:
@@ -575,6 +768,7 @@ class Session:
         assert self.rules and self._host_value and self._joiner_value
         self.seed = crypto.derive_seed(self._host_value, self._joiner_value, self._t_commit)
         self._match, events = MatchState.start(self.rules, self.seed)
+        self._tx_at, self._hash_at = [self._transcript], [self._match.state_hash()]
         self._state = State.PLAY
         self._events.append(MatchStarted(self.seed, self._match.dealer, events))
         if self._match.is_over:  # cannot happen with sane rules, but stay consistent
@@ -643,20 +837,35 @@ class Session:
         self._transcript = t
         self._seq = rec.seq
         self._actions.append(rec)
+        self._tx_at.append(t)
+        self._hash_at.append(rec.state_hash)
+        if self._catchup is not None and rec.seq >= self._catchup[0]:
+            target, tx = self._catchup
+            self._catchup = None
+            if rec.seq == target and t != tx:
+                raise ResumeError(
+                    f"after catching up to action {target} the transcripts differ: "
+                    "the match cannot resume"
+                )
 
-    def _finish(self) -> None:
+    def _finish(self, *, queue: bool = True) -> None:
         m = self._match
         assert m is not None and m.is_over
         h = m.state_hash()
         self._result = ResultRecord(m.scores, m.winner, h, self._transcript)
         sig = crypto.sign(self._key, crypto.final_message(self._transcript, h))
         self._final_sigs[self.role] = sig
+        self._state = State.FINISH
+        if not queue:
+            return
         self._queue(
             wire.OverMsg(hash=h, tx=self._transcript, scores=m.scores, winner=m.winner, sig=sig)
         )
         self._state = State.FINISH
 
     def _on_over(self, msg: wire.OverMsg) -> None:
+        if self._state is State.DONE and msg.sig == self._final_sigs.get(self.role.other):
+            return  # re-sent after a resume: we have it already
         if self._state is not State.FINISH:
             raise self._unexpected("over")
         assert self._result is not None and self.peer_key is not None
@@ -835,4 +1044,5 @@ _HANDLERS: Final[dict[type, Callable[[Session, Any], None]]] = {
     wire.ChatMsg: Session._on_chat,
     wire.AbortMsg: Session._on_abort,
     wire.ByeMsg: Session._on_bye,
+    wire.ResumeMsg: Session._on_resume,
 }

@@ -86,6 +86,7 @@ class HelloMsg:
     role: str  # "host" or "joiner"
     program: str  # program version, informational
     eph: bytes  # X25519 ephemeral public key, 32 bytes
+    resume: bytes | None = None  # resuming: the match's session id (H0), 32 bytes
     v: int = PROTOCOL_VERSION
 
 
@@ -188,6 +189,25 @@ class ByeMsg:
     v: int = PROTOCOL_VERSION
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ResumeMsg:
+    """First encrypted message of a resumed connection: where our record ends, signed."""
+
+    seq: int  # the last action in our record (0: none yet)
+    tx: bytes  # the transcript hash after it
+    hash: bytes  # the state hash after it
+    sig: bytes  # Ed25519 over the resume handshake (see crypto.resume_message)
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RefuseMsg:
+    """Plaintext, instead of a hello: the host will not talk to this connection."""
+
+    reason: str
+    v: int = PROTOCOL_VERSION
+
+
 Message: TypeAlias = (
     HelloMsg
     | AuthMsg
@@ -204,6 +224,8 @@ Message: TypeAlias = (
     | ChatMsg
     | AbortMsg
     | ByeMsg
+    | ResumeMsg
+    | RefuseMsg
 )
 
 #: wire name of each message type
@@ -223,6 +245,8 @@ TYPE_NAMES: Final[dict[type, str]] = {
     ChatMsg: "chat",
     AbortMsg: "abort",
     ByeMsg: "bye",
+    ResumeMsg: "resume",
+    RefuseMsg: "refuse",
 }
 _BY_NAME: Final = {name: cls for cls, name in TYPE_NAMES.items()}
 
@@ -329,6 +353,7 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
         ("role", lambda v: v in ("host", "joiner"), '"host" or "joiner"', False),
         ("program", _is_str(MAX_PROGRAM), f"a string of at most {MAX_PROGRAM} characters", False),
         ("eph", _B32, "32 bytes", False),
+        ("resume", _B32, "32 bytes", True),
     ),
     "auth": (
         ("name", _is_str(MAX_NAME), f"a string of at most {MAX_NAME} characters", False),
@@ -375,6 +400,15 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
         ("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters", False),
     ),
     "bye": (),
+    "resume": (
+        ("seq", _is_int(0, MAX_SEQ), f"a whole number 0..{MAX_SEQ}", False),
+        ("tx", _B32, "32 bytes", False),
+        ("hash", _B32, "32 bytes", False),
+        ("sig", _B64, "64 bytes", False),
+    ),
+    "refuse": (
+        ("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters", False),
+    ),
 }
 
 

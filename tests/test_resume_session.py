@@ -1,0 +1,242 @@
+"""The resume handshake, sans-I/O: cut the byte stream anywhere, resume both sides from
+their records, and the match ends as one match: equal final hashes, records that
+verify, every seq exactly once."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pkoikoi.engine import get_preset
+from p2pkoikoi.session import (
+    ActionReceived,
+    LocalProtocolError,
+    MatchOver,
+    RemoteProtocolError,
+    Resumed,
+    ResumeError,
+    Session,
+    State,
+    wire,
+)
+from p2pkoikoi.session.events import SendAction
+from p2pkoikoi.session.testing import (
+    SECRET,
+    Chooser,
+    det_bytes,
+    det_key,
+    drain,
+    make_pair,
+    random_chooser,
+    run_pair,
+)
+from p2pkoikoi.session.verify import verify_record
+
+RULES = get_preset("online").with_settings(rounds=1)
+
+
+def play_until_cut(host: Session, joiner: Session, choose: Chooser, budget: int) -> bool:
+    """Shuttle bytes until ``budget`` bytes were delivered; the rest is lost.
+
+    Returns True when the match ended before the cut."""
+    sides = (host, joiner)
+    pending = [host.data_to_send(), joiner.data_to_send()]
+    delivered = 0
+    for _ in range(100_000):
+        moved = False
+        for s in (0, 1):
+            if pending[s]:
+                chunk, pending[s] = pending[s], b""
+                room = budget - delivered
+                sides[1 - s].receive_data(chunk[:room])
+                delivered += min(room, len(chunk))
+                drain(sides[1 - s])
+                if delivered >= budget:
+                    return False
+                moved = True
+        for s in (0, 1):
+            sess = sides[s]
+            drain(sess)
+            pending[s] += sess.data_to_send()
+            m = sess.match
+            if sess.state is State.PLAY and m is not None and m.to_act == s:
+                pending[s] += sess.send(SendAction(choose(m)))
+                moved = True
+        if not moved:
+            return True
+    raise AssertionError("did not settle")
+
+
+def resumed(old: Session, label: str) -> Session:
+    return Session.resume(
+        old.record(),
+        old.role,
+        identity_key=det_key(old.role.value),
+        invite_secret=SECRET,
+        entropy=det_bytes("entropy/resume/" + label),
+    )
+
+
+def check_one_match(host: Session, joiner: Session) -> None:
+    assert host.state is State.DONE and joiner.state is State.DONE
+    rh, rj = host.record(), joiner.record()
+    assert rh.result == rj.result and rh.final_sigs == rj.final_sigs
+    assert rh.actions == rj.actions
+    assert [a.seq for a in rh.actions] == list(range(1, len(rh.actions) + 1))
+    assert verify_record(rh).ok and verify_record(rj).ok
+    assert rh.is_complete
+
+
+def test_cut_anywhere_then_resume_finishes_one_match() -> None:
+    h0, j0 = make_pair(RULES)
+    run_pair(h0, j0, random_chooser(7))
+    total = len(h0.record().actions)
+    # a reference run tells roughly how many bytes a match takes
+    h, j = make_pair(RULES)
+    sizes: list[int] = []
+
+    def tap(seat: int, data: bytes) -> bytes:
+        sizes.append(len(data))
+        return data
+
+    run_pair(h, j, random_chooser(7), tap=tap)
+    full = sum(sizes)
+    cuts = sorted({full * k // 23 for k in range(1, 23)} | {full - 1, full - 40})
+    for cut in cuts:
+        h, j = make_pair(RULES)
+        choose = random_chooser(7)
+        if play_until_cut(h, j, choose, cut):
+            continue
+        if h.match is None or j.match is None:
+            with pytest.raises(LocalProtocolError, match="before the match started"):
+                resumed(h, "x")
+            continue
+        if h.record().is_complete and j.record().is_complete:
+            continue
+        nh, nj = resumed(h, f"h{cut}"), resumed(j, f"j{cut}")
+        ev_h, ev_j = run_pair(nh, nj, choose)
+        assert isinstance(ev_h[0], Resumed) and isinstance(ev_j[0], Resumed)
+        assert ev_h[0].peer_seq == ev_j[0].our_seq
+        for evs in (ev_h, ev_j):
+            assert sum(isinstance(e, MatchOver) for e in evs) <= 1
+        check_one_match(nh, nj)
+    assert total > 10
+
+
+def test_resume_twice_and_the_side_ahead_resends() -> None:
+    h, j = make_pair(RULES, label="2")
+    choose = random_chooser(3)
+    # cut right after the host sent an action the joiner never got
+    budget = 4000
+    play_until_cut(h, j, choose, budget)
+    for rnd in range(3):
+        nh = Session.resume(
+            h.record(),
+            "host",
+            identity_key=det_key("host2"),
+            invite_secret=SECRET,
+            entropy=det_bytes(f"e/h/{rnd}"),
+        )
+        nj = Session.resume(
+            j.record(),
+            "joiner",
+            identity_key=det_key("joiner2"),
+            invite_secret=SECRET,
+            entropy=det_bytes(f"e/j/{rnd}"),
+        )
+        # resume, play a little, cut again (budget covers the resume handshake)
+        if play_until_cut(nh, nj, choose, 1500):
+            break
+        h, j = nh, nj
+    else:
+        nh = Session.resume(
+            h.record(),
+            "host",
+            identity_key=det_key("host2"),
+            invite_secret=SECRET,
+            entropy=det_bytes("e/h/last"),
+        )
+        nj = Session.resume(
+            j.record(),
+            "joiner",
+            identity_key=det_key("joiner2"),
+            invite_secret=SECRET,
+            entropy=det_bytes("e/j/last"),
+        )
+        run_pair(nh, nj, choose)
+    check_one_match(nh, nj)
+
+
+def test_lost_actions_are_resent_by_the_side_ahead() -> None:
+    h, j = make_pair(RULES)
+    choose = random_chooser(5)
+    play_until_cut(h, j, choose, 3000)
+    # make the host ahead: it acts (if it can) and the bytes are lost
+    for s, other in ((h, j), (j, h)):
+        m = s.match
+        assert m is not None
+        if s.state is State.PLAY and m.to_act == s.our_seat and other.seq == s.seq:
+            s.send(SendAction(choose(m)))
+            break
+    ahead = max(h.seq, j.seq)
+    assert h.seq != j.seq
+    nh, nj = resumed(h, "a"), resumed(j, "b")
+    ev_h, ev_j = run_pair(nh, nj, choose)
+    behind_events = ev_j if h.seq > j.seq else ev_h
+    got = [e.seq for e in behind_events if isinstance(e, ActionReceived)]
+    assert got[0] == min(h.seq, j.seq) + 1 and ahead in got
+    check_one_match(nh, nj)
+
+
+def test_an_impostor_cannot_resume_and_the_match_goes_on() -> None:
+    h, j = make_pair(RULES)
+    choose = random_chooser(9)
+    play_until_cut(h, j, choose, 3000)
+    nh = resumed(h, "real-host")
+    # a stranger who knows the invite and has the (shareable) record, not the key
+    fake = resumed(j, "fake")
+    fake._key = det_key("mallory")  # noqa: SLF001 - the attacker signs with its own key
+    nh.receive_data(fake.data_to_send())
+    drain(nh)
+    fake.receive_data(nh.data_to_send())
+    drain(fake)
+    nh.receive_data(fake.data_to_send())
+    with pytest.raises(ResumeError, match="not the one this match was played with"):
+        drain(nh)
+    # the host tries again with a fresh session; the real joiner resumes
+    nh2, nj = resumed(h, "real-host-2"), resumed(j, "real")
+    run_pair(nh2, nj, choose)
+    check_one_match(nh2, nj)
+
+
+def test_mismatched_hellos_and_refusal() -> None:
+    h, j = make_pair(RULES)
+    play_until_cut(h, j, random_chooser(1), 3000)
+    nh = resumed(h, "r")
+    fresh_h, fresh_j = make_pair(RULES, label="other")
+    # a new joiner reaching a resuming host, and the reverse
+    nh.receive_data(fresh_j.data_to_send())
+    with pytest.raises(ResumeError, match="new match"):
+        drain(nh)
+    fresh_h.receive_data(resumed(j, "s").data_to_send())
+    with pytest.raises(RemoteProtocolError, match="resume an earlier match"):
+        drain(fresh_h)
+    # a plaintext refusal instead of a hello
+    refuse = wire.encode_frame(wire.encode_message(wire.RefuseMsg(reason="busy")))
+    j2 = make_pair(RULES, label="z")[1]
+    j2.receive_data(refuse)
+    with pytest.raises(RemoteProtocolError, match="refused the connection: busy"):
+        drain(j2)
+
+
+def test_records_that_cannot_resume() -> None:
+    h, j = make_pair(RULES)
+    run_pair(h, j, random_chooser(2))
+    assert resumed(h, "done").state is State.HELLO  # it can still re-send its signature
+    with pytest.raises(LocalProtocolError, match="another identity"):
+        Session.resume(
+            j.record(),
+            "joiner",
+            identity_key=det_key("x"),
+            invite_secret=SECRET,
+            entropy=det_bytes("q"),
+        )
