@@ -35,3 +35,7 @@ class ConfigError(TransportError):
     """The identity or known-peers file cannot be read or written."""
 
     exit_code = 2
+
+
+class PeerFloodError(TransportError):
+    """The peer sent pings or chats far faster than any honest program does."""

@@ -88,6 +88,7 @@ from p2pkoikoi.session import (
 from p2pkoikoi.session.invite import SECRET_BYTES
 from p2pkoikoi.transport.errors import (
     ConnectError,
+    PeerFloodError,
     PeerSilentError,
     PeerTimeoutError,
     RevealTimeoutError,
@@ -99,6 +100,10 @@ from p2pkoikoi.transport.link import Update
 #: the port a host listens on unless told otherwise (unassigned by IANA)
 DEFAULT_PORT: Final = 47474
 RECEIVE_SIZE: Final = 65536
+#: pings, pongs and chats a peer may send in a burst, and per second after it; an
+#: honest peer pings every few seconds and people chat far slower (see _chatter)
+CHATTER_BURST: Final = 64
+CHATTER_RATE: Final = 16.0
 
 Note = dict[str, Any]
 """A non-game notice (``{"event": ..., ...}``): listening, handshake, warning, status, chat."""
@@ -184,8 +189,10 @@ class NetworkLink:
         self._writer_done = trio.Event()
         self._ended = trio.Event()
         self._progress = trio.Event()
-        self._last_rx = trio.current_time()
+        self._last_rx = trio.current_time()  # the last complete message, not the last byte
         self._last_tx = trio.current_time()
+        self._chatter_tokens = float(CHATTER_BURST)
+        self._chatter_at = trio.current_time()
         self._last_record = b""
         self._resign_pending: str | None = None
         self._ping_no = 0
@@ -380,7 +387,6 @@ class NetworkLink:
                     data = b""
                 except trio.ClosedResourceError:
                     return
-                self._last_rx = trio.current_time()
                 self._session.receive_data(bytes(data))
         except KoiKoiError as exc:
             self._fail(exc)
@@ -393,6 +399,11 @@ class NetworkLink:
             self._flush()
             if ev is NEED_DATA:
                 break
+            # a message, not a byte, proves the peer alive: a frame trickled a byte
+            # at a time never completes, and the silence bound ends it (slowloris)
+            self._last_rx = trio.current_time()
+            if isinstance(ev, Ping | Pong | ChatReceived) and not self._chatter():
+                return
             if isinstance(ev, Ping):
                 self._write(s.send(Pong(ev.nonce)))
             elif isinstance(ev, Pong):
@@ -436,6 +447,25 @@ class NetworkLink:
                 return
         self._save_record()
         self._wake()
+
+    def _chatter(self) -> bool:
+        """Count one ping, pong or chat (a token bucket); False after failing on a flood."""
+        now = trio.current_time()
+        self._chatter_tokens = min(
+            float(CHATTER_BURST),
+            self._chatter_tokens + (now - self._chatter_at) * CHATTER_RATE,
+        )
+        self._chatter_at = now
+        if self._chatter_tokens >= 1:
+            self._chatter_tokens -= 1
+            return True
+        self._fail(
+            PeerFloodError(
+                f"the other player sent more than {CHATTER_BURST} pings or chats at once "
+                f"(a flood; at most {CHATTER_RATE:g} a second are allowed): connection closed"
+            )
+        )
+        return False
 
     def _on_handshake(self, ev: HandshakeComplete) -> None:
         s = self._session

@@ -1,0 +1,378 @@
+"""A peer that speaks the p2pkoikoi protocol and misbehaves on purpose.
+
+Used by ``tests/test_hostile.py`` against REAL ``p2pkoikoi host --headless``
+and ``p2pkoikoi join --headless`` processes over loopback TCP.
+
+* :class:`HonestProcess` runs one headless CLI process, reads its JSON lines
+  and stderr in threads, and on exit reports its peak resident memory exactly
+  (``ru_maxrss`` from ``wait4``: the kernel's high-water mark, no sampling).
+* :class:`HostilePeer` drives a real :class:`~p2pkoikoi.session.Session` over a
+  blocking socket (so everything up to the attack is the genuine protocol),
+  and can then write anything: raw bytes, frames sealed with the session's own
+  key and counter (:meth:`HostilePeer.seal`), replayed frames, and so on.
+
+Nothing here sleeps to wait for something: reads wait on the socket or on a
+queue with a deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import random
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from p2pkoikoi.engine import RuleSet
+from p2pkoikoi.session import (
+    NEED_DATA,
+    AcceptRules,
+    Event,
+    Ping,
+    Pong,
+    Role,
+    RulesProposed,
+    SendAction,
+    Session,
+    State,
+    decode_invite,
+    encode_invite,
+    wire,
+)
+
+LIMIT = 60.0  # seconds: any one wait in these tests (generous for a loaded 2-core box)
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "p2pkoikoi", *args]
+
+
+def env_for(tmp_path: Path, who: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["P2PKOIKOI_CONFIG_DIR"] = str(tmp_path / f"cfg-{who}")
+    env["XDG_DATA_HOME"] = str(tmp_path / f"data-{who}")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+# ---------------------------------------------------------------------- the honest process
+@dataclass
+class Outcome:
+    """How an honest process ended."""
+
+    code: int
+    events: list[dict[str, Any]]
+    stderr: str
+    peak_rss_mb: float  # ru_maxrss of the process (its whole life)
+    ended_at: float  # time.monotonic() when it exited
+
+    @property
+    def error_line(self) -> str:
+        lines = self.stderr.strip().splitlines()
+        assert len(lines) == 1, f"expected one stderr line, got: {self.stderr!r}"
+        return lines[0]
+
+
+@dataclass
+class HonestProcess:
+    """One ``p2pkoikoi host|join --headless`` process."""
+
+    args: list[str]
+    env: dict[str, str]
+    proc: subprocess.Popen[str] = field(init=False)
+    lines: queue.Queue[dict[str, Any] | None] = field(init=False, default_factory=queue.Queue)
+    seen: list[dict[str, Any]] = field(init=False, default_factory=list)
+    _err: list[str] = field(init=False, default_factory=list)
+    _threads: list[threading.Thread] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.proc = subprocess.Popen(
+            self.args,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=self.env,
+        )
+        self._threads = [
+            threading.Thread(target=self._read_out, daemon=True),
+            threading.Thread(target=self._read_err, daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _read_out(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.strip():
+                self.lines.put(json.loads(line))
+        self.lines.put(None)
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        self._err.append(self.proc.stderr.read())
+
+    def wait_event(self, name: str, timeout: float = LIMIT) -> dict[str, Any]:
+        """The next JSON line whose ``event`` is ``name`` (earlier lines are kept in ``seen``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {name!r} event within {timeout}s; seen {self.seen}")
+            try:
+                obj = self.lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            if obj is None:
+                self.lines.put(None)
+                raise AssertionError(f"the process ended before {name!r}: {''.join(self._err)}")
+            self.seen.append(obj)
+            if obj.get("event") == name:
+                return obj
+
+    def wait_exit(self, timeout: float = LIMIT) -> Outcome:
+        """Wait for the exit (killing it after ``timeout``); exact peak memory from wait4."""
+        pid = self.proc.pid
+        fd = os.pidfd_open(pid)
+        try:
+            ready, _, _ = select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
+        if not ready:
+            self.proc.kill()
+        _, status, usage = os.wait4(pid, 0)
+        ended = time.monotonic()
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        for t in self._threads:
+            t.join(LIMIT)
+        while True:
+            obj = self.lines.get_nowait() if not self.lines.empty() else None
+            if obj is None:
+                break
+            self.seen.append(obj)
+        if not ready:
+            raise AssertionError(f"the process did not stop within {timeout}s: {self.seen[-3:]}")
+        return Outcome(
+            code=self.proc.returncode,
+            events=list(self.seen),
+            stderr="".join(self._err),
+            peak_rss_mb=usage.ru_maxrss / 1024,
+            ended_at=ended,
+        )
+
+    def kill(self) -> None:
+        if self.proc.poll() is None and self.proc.returncode is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start_host(tmp_path: Path, record: Path, *extra: str) -> tuple[HonestProcess, str, int]:
+    """An honest headless host on 127.0.0.1; returns it, the invite and the port."""
+    proc = HonestProcess(
+        cli(
+            "host",
+            "--headless",
+            "--bot",
+            "random",
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--name",
+            "Alice",
+            "--record",
+            str(record),
+            *extra,
+        ),
+        env_for(tmp_path, "host"),
+    )
+    first = proc.wait_event("listening")
+    return proc, str(first["invite"]), int(first["port"])
+
+
+def start_join(tmp_path: Path, invite: str, record: Path, *extra: str) -> HonestProcess:
+    return HonestProcess(
+        cli(
+            "join",
+            invite,
+            "--headless",
+            "--bot",
+            "random",
+            "--name",
+            "Bob",
+            "--record",
+            str(record),
+            *extra,
+        ),
+        env_for(tmp_path, "joiner"),
+    )
+
+
+# ---------------------------------------------------------------------- the hostile peer
+class HostilePeer:
+    """A genuine session over a blocking socket, with hooks to misbehave."""
+
+    def __init__(self, sock: socket.socket, session: Session, seed: int = 0) -> None:
+        self.sock = sock
+        self.session = session
+        self.rng = random.Random(seed)
+        self.events: list[Event] = []
+        self.sent_frames: list[bytes] = []  # every frame we wrote, in order (for replays)
+        self.closed_by_peer = False
+        sock.settimeout(LIMIT)
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def join(cls, invite: str, *, name: str = "Mallory", seed: int = 0) -> HostilePeer:
+        """Connect to the honest host named by ``invite`` as its joiner."""
+        inv = decode_invite(invite)
+        sock = socket.create_connection((inv.host, inv.port), timeout=LIMIT)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        session = Session(
+            Role.JOINER,
+            identity_key=Ed25519PrivateKey.generate(),
+            invite_secret=inv.secret,
+            name=name,
+            entropy=os.urandom(64),
+        )
+        return cls(sock, session, seed)
+
+    # ------------------------------------------------------------ writing
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def flush(self) -> None:
+        """Write what the genuine session queued (split into frames for replays)."""
+        self._write_frames(self.session.data_to_send())
+
+    def _write_frames(self, data: bytes) -> None:
+        rest = data
+        while rest:
+            payload, rest2 = wire.decode_frame(rest)
+            assert payload is not None
+            self.sent_frames.append(rest[: wire.HEADER + len(payload)])
+            rest = rest2
+        if data:
+            self.send_raw(data)
+
+    def seal(self, msg: wire.Message) -> bytes:
+        """A frame carrying ``msg`` under our key and the next nonce (advances the counter)."""
+        channel = self.session._send  # test harness: the session's own send channel
+        assert channel is not None
+        return wire.encode_frame(channel.seal(wire.encode_message(msg)))
+
+    # ------------------------------------------------------------ reading
+    def pump_once(self, timeout: float = LIMIT) -> bool:
+        """Read once (up to ``timeout``), feed the session, answer; False at end of stream."""
+        self.sock.settimeout(timeout)
+        try:
+            data = self.sock.recv(65536)
+        except (ConnectionResetError, BrokenPipeError):
+            data = b""
+        self.session.receive_data(data)
+        while True:
+            ev = self.session.next_event()
+            if ev is NEED_DATA:
+                break
+            self.events.append(ev)
+            if isinstance(ev, RulesProposed):
+                self._write_frames(self.session.send(AcceptRules()))
+            elif isinstance(ev, Ping):
+                self._write_frames(self.session.send(Pong(ev.nonce)))
+        self.flush()
+        if not data:
+            self.closed_by_peer = True
+        return bool(data)
+
+    def pump_until(self, done: Callable[[], bool], timeout: float = LIMIT) -> None:
+        deadline = time.monotonic() + timeout
+        self.flush()
+        while not done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out in state {self.session.state}")
+            if not self.pump_once(left):
+                raise AssertionError(f"the peer closed in state {self.session.state}")
+
+    def drain_until_closed(self, timeout: float = LIMIT) -> bytes:
+        """Read raw bytes until the other side closes; returns them (no session involved)."""
+        deadline = time.monotonic() + timeout
+        got = bytearray()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("the honest side did not close the connection")
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except (ConnectionResetError, BrokenPipeError):
+                return bytes(got)
+            if not data:
+                return bytes(got)
+            got += data
+
+    # ------------------------------------------------------------ playing
+    @property
+    def our_turn(self) -> bool:
+        s = self.session
+        return s.state is State.PLAY and s.match is not None and s.match.to_act == s.our_seat
+
+    def play_honestly_until(self, want: Callable[[HostilePeer], bool]) -> None:
+        """Play random legal moves; stop at our turn once ``want(self)`` holds."""
+        self.pump_until(lambda: self.session.state is State.PLAY)
+        while True:
+            if self.session.state is not State.PLAY:
+                raise AssertionError(f"the match left play ({self.session.state}) first")
+            if self.our_turn:
+                if want(self):
+                    return
+                m = self.session.match
+                assert m is not None
+                self._write_frames(
+                    self.session.send(SendAction(self.rng.choice(m.legal_actions())))
+                )
+                continue
+            if not self.pump_once():
+                raise AssertionError("the peer closed during play")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+class HostileHost:
+    """A listening socket and its invite: the hostile side as the host."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(LIMIT)
+        self.port = int(self.listener.getsockname()[1])
+        self.secret = os.urandom(16)
+        self.invite = encode_invite("127.0.0.1", self.port, self.secret)
+        self.rules = rules
+
+    def accept(self, seed: int = 0) -> HostilePeer:
+        sock, _ = self.listener.accept()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.listener.close()
+        session = Session(
+            Role.HOST,
+            identity_key=Ed25519PrivateKey.generate(),
+            invite_secret=self.secret,
+            name="Mallory",
+            entropy=os.urandom(64),
+            rules=self.rules,
+        )
+        return HostilePeer(sock, session, seed)
