@@ -123,6 +123,21 @@ def test_garbage_instead_of_hello(host: Any) -> None:
     assert not record.exists()  # nothing was agreed: no record to keep
 
 
+def test_garbage_instead_of_auth(host: Any) -> None:
+    """A genuine hello, then garbage: the host's record (its half of the handshake) verifies."""
+    proc, invite, _, record = host
+    peer = HostilePeer.join(invite)
+    peer.send_raw(peer.session.data_to_send())  # our hello, not our auth
+    assert peer.sock.recv(65536)  # the host's hello (maybe its auth): read, never answered
+    at = time.monotonic()
+    peer.send_raw(wire.encode_frame(os.urandom(150)))
+    check_stopped(proc.wait_exit(), at, "frame failed authentication")
+    report = verify_json(record)
+    assert report["exit_code"] == 0 and report["ok"] and not report["complete"], report
+    assert [c["name"] for c in report["checks"]] == ["identity host", "handshake"]
+    peer.close()
+
+
 def test_oversized_length_is_refused_before_buffering(host: Any) -> None:
     proc, _, port, _ = host
     with socket.create_connection(("127.0.0.1", port)) as s:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,3 +200,30 @@ def test_cli_through_dispatcher(record: Record, tmp_path: Path) -> None:
     assert main(["verify", str(path)]) == 0
     path.write_bytes(b"{")
     assert main(["verify", str(path)]) == 2
+
+
+def test_record_that_stops_in_the_handshake() -> None:
+    """An honest record cut before the peer's auth verifies so far; one with more does not."""
+    host, joiner = make_pair(get_preset("online"), label="early")
+    joiner.receive_data(host.data_to_send())  # the joiner saw the host's hello only
+    assert joiner.next_event() is not None
+    early = host.record()
+    assert early.joiner is None and early.session_id is None  # nothing at all yet
+    host.receive_data(joiner.data_to_send()[:60])  # part of the joiner's hello: no record
+    rec = joiner.record()
+    assert rec.host is None and rec.session_id is not None
+    report = verify_record(rec)
+    assert report.ok and not report.complete, report
+    assert [c.status for c in report.checks] == ["pass", "skip"]  # joiner identity, handshake
+    bad = dataclasses.replace(rec, actions=record_actions())
+    assert first_failure(bad) == "handshake"
+    forged = dataclasses.replace(
+        rec, joiner=dataclasses.replace(rec.joiner, auth_sig=flip(rec.joiner.auth_sig or b""))
+    )
+    assert first_failure(forged) == "identity joiner"
+
+
+def record_actions() -> tuple[Any, ...]:
+    host, joiner = make_pair(get_preset("online"), label="early-actions")
+    run_pair(host, joiner, random_chooser(5))
+    return host.record().actions[:2]

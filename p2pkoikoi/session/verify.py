@@ -83,7 +83,7 @@ def verify_record(record: Record) -> VerifyReport:
 
 def _verify(r: Record, rep: _Report) -> None:
     if r.rules is None or r.host is None or r.joiner is None or r.session_id is None:
-        rep.add("handshake", False, "the record stops before both players identified themselves")
+        _verify_early(r, rep)
         return
     rules = r.rules
     rules_bytes = rules.encode()
@@ -160,6 +160,39 @@ def _verify(r: Record, rep: _Report) -> None:
             f"final signature {role}",
             crypto.verify_sig(key, sig, crypto.final_message(t, res.final_state_hash)),
         )
+
+
+def _verify_early(r: Record, rep: _Report) -> None:
+    """A record that stops before both players identified themselves.
+
+    Honest when the connection ended during the handshake (a peer that sent
+    garbage, or left): the identity signatures present are checked and the
+    rest is skipped.  Anything recorded past the handshake without both
+    identities cannot be checked and fails.
+    """
+    later = (
+        r.accepted
+        or r.commitment is not None
+        or r.joiner_value is not None
+        or r.host_value is not None
+        or r.match_seed is not None
+        or r.actions
+        or r.result is not None
+        or any(sig is not None for sig in r.final_sigs)
+    )
+    if r.session_id is None or later:
+        rep.add("handshake", False, "the record stops before both players identified themselves")
+        return
+    rules_bytes = r.rules.encode() if r.rules is not None else b""
+    for role, p, rb in (("host", r.host, rules_bytes), ("joiner", r.joiner, b"")):
+        if p is None or p.auth_sig is None:
+            continue
+        ok = crypto.verify_sig(
+            p.key, p.auth_sig, crypto.auth_message(r.session_id, role, p.name, p.key, rb)
+        )
+        if not rep.add(f"identity {role}", ok, f"{p.name} {crypto.fingerprint(p.key)}"):
+            return
+    rep.skip("handshake", "the record stops before both players identified themselves")
 
 
 def _action(
