@@ -430,7 +430,7 @@ class TableApp:
         def _(event: KeyPressEvent) -> None:
             if st.view is not None and not st.closed:
                 self._chatting = True
-                event.app.layout.focus(self._chat)
+                self.app.layout.focus(self._chat)
                 st.changed()
 
         offering = not_chatting & Condition(
