@@ -75,10 +75,10 @@ async def play_headless(
                 if update.actor is not None:
                     out.setdefault("by", ROLES[update.actor])
                 emit(out)
-            view = update.view
             live = link.session.match  # a queued update may be stale (e.g. we resigned since)
             if live is None or live.is_over or live.to_act != link.seat:
                 continue
+            view = live.view(link.seat)  # the live state (after a resume, updates repeat)
             if view.to_act == link.seat and view.legal_actions:
                 try:
                     if in_thread:

@@ -41,7 +41,9 @@ so tests run whole matches under ``MockClock(autojump_threshold=0)``.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import json
 import math
 import os
 import socket
@@ -74,19 +76,27 @@ from p2pkoikoi.session import (
     Pong,
     ProtocolError,
     Resign,
+    Resumed,
+    ResumeError,
     Role,
+    RulesMismatchError,
     RulesProposed,
     SendAction,
     SendChat,
     Session,
     State,
+    VersionMismatchError,
     WaitingFor,
     decode_invite,
     encode_invite,
     encode_record,
+    fingerprint,
+    wire,
 )
 from p2pkoikoi.session.invite import SECRET_BYTES
+from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.errors import (
+    ConfigError,
     ConnectError,
     PeerFloodError,
     PeerSilentError,
@@ -121,7 +131,67 @@ class Timeouts:
     connect: float = 15.0  #: the joiner's TCP connect
     ping_interval: float = 5.0  #: ping when we sent nothing for this long
     silence_warn: float = 15.0  #: a silent peer is reported after this long
-    silence_fail: float = 90.0  #: ... and the match ends after this long
+    silence_fail: float = 30.0  #: ... and the connection counts as lost after this long
+    #: after a lost connection: how long the joiner redials / the host waits for it
+    reconnect_window: float = 120.0
+    backoff_initial: float = 1.0  #: the joiner's first pause between redials (doubles)
+    backoff_max: float = 10.0  #: ... up to this pause
+
+
+SIDECAR_SUFFIX: Final = ".resume"
+SIDECAR_FORMAT: Final = "p2pkoikoi-resume"
+
+
+def sidecar_path(record: Path) -> Path:
+    """Where the secrets to resume ``record`` live (0600, deleted when the match ends)."""
+    return record.with_name(record.name + SIDECAR_SUFFIX)
+
+
+@dataclass
+class Reconnect:
+    """How a link gets a new connection to the same opponent after a drop.
+
+    The joiner ``dial``s (with exponential backoff); the host takes candidate
+    streams from ``incoming`` (fed by its listener, which refuses everyone while
+    ``wanted`` is false).  ``sidecar`` is what ``p2pkoikoi resume`` needs after a
+    crash (the invite secret, role, address): written beside the record.
+    """
+
+    identity: Ed25519PrivateKey
+    secret: bytes
+    dial: Callable[[], Awaitable[trio.abc.Stream]] | None = None
+    incoming: trio.MemoryReceiveChannel[trio.abc.Stream] | None = None
+    sidecar: dict[str, Any] | None = None
+    wanted: bool = False
+
+    def session(self, record: Record, role: Role) -> Session:
+        return Session.resume(
+            record, role, identity_key=self.identity, invite_secret=self.secret, entropy=_entropy()
+        )
+
+
+async def resume_handshake(stream: trio.abc.Stream, session: Session, limit: float) -> Resumed:
+    """Run a resumed session's handshake on ``stream`` (one task, no writer needed).
+
+    Returns at the :class:`Resumed` event, with the session's catch-up bytes
+    written; later events stay queued in the session for the link's reader.
+    """
+    with trio.fail_after(limit):
+        await stream.send_all(session.data_to_send())
+        while True:
+            ev = session.next_event()
+            out = session.data_to_send()
+            if out:
+                await stream.send_all(out)
+            if isinstance(ev, Resumed):
+                return ev
+            if ev is NEED_DATA:
+                data = await stream.receive_some(RECEIVE_SIZE)
+                if not data:
+                    raise TransportError("the connection closed during the resume handshake")
+                session.receive_data(bytes(data))
+            elif isinstance(ev, ConnectionClosed):
+                raise TransportError(ev.reason)
 
 
 def _nop(note: Note) -> None:
@@ -158,7 +228,7 @@ class NetworkLink:
 
     def __init__(
         self,
-        stream: trio.abc.Stream,
+        stream: trio.abc.Stream | None,
         session: Session,
         *,
         timeouts: Timeouts,
@@ -166,9 +236,11 @@ class NetworkLink:
         notify: Notify,
         decide_rules: DecideRules,
         known_peers: KnownPeers | None,
+        reconnect: Reconnect | None = None,
     ) -> None:
         self._stream = stream
         self._session = session
+        self._reconnect = reconnect
         self.timeouts = timeouts
         self._explicit_record = record_path
         self.record_path: Path | None = record_path
@@ -197,6 +269,18 @@ class NetworkLink:
         self._resign_pending: str | None = None
         self._ping_no = 0
         self._nursery: trio.Nursery | None = None
+        self._online = True  # a connection is up (false while reconnecting)
+        self._lost = trio.Event()  # the current connection is gone
+        self._lost_error: KoiKoiError | None = None
+        self._awaiting_final = False
+        self.reconnects = 0
+        if session.peer_name is not None and session.rules is not None:  # a resumed session
+            self.rules = session.rules
+            names = [session.name, session.name]
+            names[1 - self.seat] = session.peer_name
+            self.names = (names[0], names[1])
+            assert session.peer_key is not None
+            self.peer_fingerprint = fingerprint(session.peer_key)
 
     # ------------------------------------------------------------------ GameLink
     @property
@@ -222,6 +306,7 @@ class NetworkLink:
     async def act(self, action: Action) -> None:
         """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
         self._check_alive()
+        await self._wait_online()
         try:
             data = self._session.send(SendAction(action))
         except LocalProtocolError as exc:
@@ -232,6 +317,7 @@ class NetworkLink:
         """Give up.  Off-turn the resignation waits for our turn (the protocol
         only lets the player to act resign, so resignations never race)."""
         self._check_alive()
+        await self._wait_online()
         if reason:
             self.forfeit_reason = reason
         m = self._session.match
@@ -245,6 +331,8 @@ class NetworkLink:
 
     async def chat(self, text: str) -> None:
         self._check_alive()
+        if not self._online:
+            raise IllegalActionError("not connected: reconnecting to the other player")
         try:
             data = self._session.send(SendChat(text))
         except LocalProtocolError as exc:
@@ -254,6 +342,12 @@ class NetworkLink:
             self._push(Update("chat", self.view, text=text.strip(), sender=self._session.name))
 
     # ------------------------------------------------------------------ internals
+    async def _wait_online(self) -> None:
+        """While reconnecting, local moves wait (they go to the resumed session)."""
+        while not self._online and not self._stopped.is_set():
+            await self._progress.wait()
+        self._check_alive()
+
     def _check_alive(self) -> None:
         if self.error is not None:
             raise self.error
@@ -326,8 +420,30 @@ class NetworkLink:
             self._resign_pending = None
             self._after_local(s.send(Resign()))
             return
-        if s.state is State.FINISH and self._nursery is not None:
+        if s.state is State.FINISH and self._nursery is not None and not self._awaiting_final:
+            self._awaiting_final = True
             self._nursery.start_soon(self._await_final)
+
+    def _resumable(self) -> bool:
+        return (
+            self._reconnect is not None
+            and self._started.is_set()
+            and self.timeouts.reconnect_window > 0
+            and self._session.state in (State.PLAY, State.FINISH)
+        )
+
+    def _drop(self, exc: KoiKoiError) -> None:
+        """The connection broke: reconnect if the match can resume, else stop for good."""
+        if self.error is not None or self._stopped.is_set() or self._lost.is_set():
+            return
+        if not self._resumable():
+            self._fail(exc)
+            return
+        self._lost_error = exc
+        self._online = False
+        self._save_record()
+        self._lost.set()
+        self._wake()
 
     def _fail(self, exc: KoiKoiError) -> None:
         """Stop for good: keep the error, tell the table, let the writer send the abort."""
@@ -367,10 +483,11 @@ class NetworkLink:
         try:
             async for data in self._out_rx:
                 try:
+                    assert self._stream is not None
                     await self._stream.send_all(data)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     if not self._stopped.is_set():
-                        self._fail(TransportError("the connection to the other player broke"))
+                        self._drop(TransportError("the connection to the other player broke"))
                     return
         finally:
             self._writer_done.set()
@@ -382,10 +499,14 @@ class NetworkLink:
                 if self._stopped.is_set() or self._session.state in (State.CLOSED, State.ERROR):
                     return
                 try:
+                    assert self._stream is not None
                     data = await self._stream.receive_some(RECEIVE_SIZE)
                 except (trio.BrokenResourceError, OSError):
                     data = b""
                 except trio.ClosedResourceError:
+                    return
+                if not data and self._resumable():  # keep the session: it resumes
+                    self._drop(TransportError("the connection to the other player broke"))
                     return
                 self._session.receive_data(bytes(data))
         except KoiKoiError as exc:
@@ -425,6 +546,7 @@ class NetworkLink:
                 self._on_handshake(ev)
             elif isinstance(ev, MatchStarted):
                 self._save_record()
+                self._write_sidecar()
                 self._started.set()
                 self._push_state(ev.events, None)
                 self._after_step()
@@ -494,6 +616,9 @@ class NetworkLink:
         self.result = ev
         self.final_hash = ev.final_hash.hex()
         self._save_record()
+        if self.record_path is not None:  # the secrets to resume are of no use now
+            with suppress(OSError):
+                os.unlink(sidecar_path(self.record_path))
         m = self._session.match
         assert m is not None
         text = m.end_reason
@@ -524,23 +649,27 @@ class NetworkLink:
 
     async def _await_final(self) -> None:
         """After the last action: the peer must sign the final transcript in time."""
-        try:
-            with trio.fail_after(self.timeouts.handshake):
+        while True:
+            with trio.move_on_after(self.timeouts.handshake) as cs:
                 while self._session.state is State.FINISH and not self._stopped.is_set():
                     await self._progress.wait()
-        except trio.TooSlowError:
+            if not cs.cancelled_caught or self._stopped.is_set():
+                return
+            if not self._online:
+                continue  # the reconnect window bounds this wait
             self._fail(
                 PeerTimeoutError(
                     f"the other player did not sign the result within "
                     f"{self.timeouts.handshake:g}s (the record is kept, unsigned by them)"
                 )
             )
+            return
 
     async def _heartbeat(self) -> None:
         t = self.timeouts
         tick = min(t.ping_interval, t.silence_warn / 2, t.silence_fail / 4)
         warned = False
-        while not self._stopped.is_set():
+        while not self._stopped.is_set() and not self._lost.is_set():
             await trio.sleep(tick)
             s = self._session
             now = trio.current_time()
@@ -551,7 +680,7 @@ class NetworkLink:
                 self._write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
             silent = now - self._last_rx
             if silent >= t.silence_fail:
-                self._fail(
+                self._drop(
                     PeerSilentError(
                         f"the other player has been silent for {silent:.0f}s: "
                         "the connection is lost, the match ends unfinished"
@@ -564,6 +693,180 @@ class NetworkLink:
             elif warned and silent < t.silence_warn:
                 warned = False
                 self._status("the opponent is back")
+
+    # ------------------------------------------------------------------ reconnecting
+    def _write_sidecar(self) -> None:
+        """The secrets ``p2pkoikoi resume`` needs, beside the record, private (0600)."""
+        rc = self._reconnect
+        if rc is None or rc.sidecar is None or self.record_path is None:
+            return
+        body = {"format": SIDECAR_FORMAT, "version": 1, **rc.sidecar}
+        try:
+            atomic_write(
+                sidecar_path(self.record_path), json.dumps(body).encode("utf-8"), mode=0o600
+            )
+        except OSError as exc:
+            self._notify({"event": "warning", "text": f"cannot write the resume file: {exc}"})
+
+    async def _supervise(self, stream: trio.abc.Stream | None) -> None:
+        """One connection after another until the match ends or cannot resume."""
+        if stream is None:  # resuming after a crash: the first connection is a resume
+            stream = await self._reconnect_loop(None)
+        while stream is not None:
+            await self._run_connection(stream)
+            if self._stopped.is_set() or not self._lost.is_set():
+                return
+            stream = await self._reconnect_loop(self._lost_error)
+
+    async def _run_connection(self, stream: trio.abc.Stream) -> None:
+        """Reader, writer and heartbeat of one connection; returns when it is lost."""
+        self._stream = stream
+        self._out_tx, self._out_rx = trio.open_memory_channel[bytes](math.inf)
+        self._writer_done = trio.Event()
+        self._lost = trio.Event()
+        self._last_rx = self._last_tx = trio.current_time()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._writer)
+                self._flush()  # our hello, through the writer like everything else
+                if self.reconnects:
+                    self._announce_resumed()
+                nursery.start_soon(self._reader)
+                nursery.start_soon(self._heartbeat)
+                await self._lost.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            await trio.aclose_forcefully(stream)
+
+    def _announce_resumed(self) -> None:
+        s = self._session
+        self._online = True
+        self._started.set()
+        self._notify({"event": "reconnected", "text": "reconnected", "seq": s.seq})
+        if s.match is not None:
+            self._push(Update("status", self.view, text="reconnected"))
+            self._push_state((), None)  # a table redraws; a bot acts if it is its turn
+        self._save_record()
+        self._wake()
+        if s.state is State.DONE and self.result is None:  # we only had to re-sign
+            r = s.record().result
+            assert r is not None
+            self._on_over(MatchOver(r.scores, r.winner, r.final_state_hash, r.transcript_hash))
+            return
+        self._after_step()
+
+    def _note_reconnecting(self, attempt: int, lost: KoiKoiError | None) -> None:
+        text = f"connection lost, reconnecting (attempt {attempt})..."
+        if lost is None:
+            text = f"resuming the match (attempt {attempt})..."
+        note: Note = {"event": "reconnecting", "attempt": attempt, "text": text}
+        if lost is not None:
+            note["reason"] = str(lost)
+        self._notify(note)
+        if self._session.match is not None and not self._stopped.is_set():
+            self._push(Update("status", self.view, text=text))
+
+    async def _reconnect_loop(self, lost: KoiKoiError | None) -> trio.abc.Stream | None:
+        """A new connection to the same opponent within the reconnect window, or fail."""
+        rc = self._reconnect
+        assert rc is not None
+        window = self.timeouts.reconnect_window
+        record = self._session.record()
+        got: tuple[trio.abc.Stream, Session] | None = None
+        last: list[str] = []
+        with trio.move_on_after(window):
+            if rc.dial is not None:
+                got = await self._redial(rc, record, lost, last)
+            else:
+                got = await self._reaccept(rc, record, lost, last)
+        if got is None:
+            if self.error is None:
+                why = f" ({lost})" if lost is not None else ""
+                tail = f"; last attempt: {last[-1]}" if last else ""
+                self._fail(
+                    PeerSilentError(
+                        f"the connection was lost{why} and the other player did not come "
+                        f"back within {window:g}s{tail}; the match is unfinished: continue it "
+                        f"later with: p2pkoikoi resume {self.record_path or 'RECORD'}"
+                    )
+                )
+            return None
+        stream, session = got
+        self._session = session
+        self.reconnects += 1
+        return stream
+
+    async def _redial(
+        self, rc: Reconnect, record: Record, lost: KoiKoiError | None, last: list[str]
+    ) -> tuple[trio.abc.Stream, Session] | None:
+        """The joiner: dial again and again, pausing longer each time (exponential backoff)."""
+        assert rc.dial is not None
+        t = self.timeouts
+        delay = t.backoff_initial
+        attempt = 0
+        while True:
+            attempt += 1
+            self._note_reconnecting(attempt, lost)
+            stream: trio.abc.Stream | None = None
+            try:
+                with trio.fail_after(t.connect):
+                    stream = await rc.dial()
+                session = rc.session(record, self._session.role)
+                await resume_handshake(stream, session, t.handshake)
+                return stream, session
+            except ResumeError as exc:  # another player or another match: hopeless
+                if stream is not None:
+                    await trio.aclose_forcefully(stream)
+                self._fail(exc)
+                return None
+            except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as exc:
+                last.append(str(exc) or type(exc).__name__)
+                if stream is not None:
+                    await trio.aclose_forcefully(stream)
+            await trio.sleep(delay)
+            delay = min(delay * 2, t.backoff_max)
+
+    async def _reaccept(
+        self, rc: Reconnect, record: Record, lost: KoiKoiError | None, last: list[str]
+    ) -> tuple[trio.abc.Stream, Session] | None:
+        """The host: try every incoming connection; the first that resumes wins."""
+        assert rc.incoming is not None
+        won: list[tuple[trio.abc.Stream, Session]] = []
+        attempt = 1
+        self._note_reconnecting(attempt, lost)
+        rc.wanted = True
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def candidate(stream: trio.abc.Stream) -> None:
+                    session = rc.session(record, self._session.role)
+                    try:
+                        await resume_handshake(stream, session, self.timeouts.handshake)
+                    except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as e:
+                        await trio.aclose_forcefully(stream)
+                        last.append(str(e) or type(e).__name__)
+                        self._notify(
+                            {"event": "warning", "text": f"refused a reconnection: {last[-1]}"}
+                        )
+                        return
+                    except BaseException:
+                        await trio.aclose_forcefully(stream)
+                        raise
+                    if won:
+                        await trio.aclose_forcefully(stream)
+                        return
+                    won.append((stream, session))
+                    nursery.cancel_scope.cancel()
+
+                async for stream in rc.incoming:
+                    if attempt > 1 or won:
+                        self._note_reconnecting(attempt, lost)
+                    attempt += 1
+                    nursery.start_soon(candidate, stream)
+        finally:
+            rc.wanted = False
+            _close_queued(rc.incoming)
+        return won[0] if won else None
 
     # ------------------------------------------------------------------ handshake
     def _limit(self, step: WaitingFor) -> tuple[float, KoiKoiError]:
@@ -608,7 +911,7 @@ class NetworkLink:
 
 @asynccontextmanager
 async def open_link(
-    stream: trio.abc.Stream,
+    stream: trio.abc.Stream | None,
     session: Session,
     *,
     timeouts: Timeouts | None = None,
@@ -616,13 +919,21 @@ async def open_link(
     notify: Notify | None = None,
     decide_rules: DecideRules | None = None,
     known_peers: KnownPeers | None = None,
+    reconnect: Reconnect | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Run ``session`` over ``stream``; yields the link once the match has started.
 
     The nursery of the connection's tasks lives here.  Leaving the block
     before the match is over says goodbye (the match stays unfinished, its
     record written); an error raised by the link is re-raised on exit.
+
+    With ``reconnect`` a connection lost during play is replaced (see
+    :class:`Reconnect`) within ``timeouts.reconnect_window``.  ``stream=None``
+    with a resumed session (:meth:`Session.resume`) starts by reconnecting:
+    that is how a crashed player comes back.
     """
+    if stream is None and (reconnect is None or session.match is None):
+        raise LocalProtocolError("only a resumed session with a way to reconnect needs no stream")
     link = NetworkLink(
         stream,
         session,
@@ -631,17 +942,21 @@ async def open_link(
         notify=notify or _nop,
         decide_rules=decide_rules or _accept_decision,
         known_peers=known_peers,
+        reconnect=reconnect,
     )
     started = False
     try:
         async with trio.open_nursery() as nursery:
             link._nursery = nursery
-            nursery.start_soon(link._writer)
-            link._flush()  # our hello, through the writer like everything else
-            nursery.start_soon(link._reader)
-            nursery.start_soon(link._heartbeat)
+            nursery.start_soon(link._supervise, stream)
             try:
-                await link._handshake()
+                if stream is None:
+                    while not link._started.is_set() and not link._stopped.is_set():
+                        await link._progress.wait()
+                    if link.error is not None:
+                        raise link.error
+                else:
+                    await link._handshake()
                 started = True
             except KoiKoiError as exc:
                 if link.error is None:
@@ -669,9 +984,22 @@ async def open_link(
         with trio.move_on_after(1) as cs:
             cs.shield = True
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                await stream.aclose()
+                if link._stream is not None:
+                    await link._stream.aclose()
     if link.error is not None:
         raise link.error
+
+
+def _close_queued(incoming: trio.MemoryReceiveChannel[trio.abc.Stream]) -> None:
+    """Connections queued while we did not need one: dropped (closed without a word)."""
+    while True:
+        try:
+            stream = incoming.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            return
+        with suppress(Exception):
+            if isinstance(stream, trio.SocketStream):
+                stream.socket.close()
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -727,27 +1055,87 @@ async def _listen(port: int, bind: str | None) -> list[trio.SocketListener]:
     return keep
 
 
-async def _accept_one(listeners: list[trio.SocketListener]) -> trio.SocketStream:
-    """The first connection on any listener; the listeners are closed afterwards."""
-    got: list[trio.SocketStream] = []
-    try:
-        async with trio.open_nursery() as nursery:
+REFUSE_REASON: Final = "the host is playing a match with someone else"
+#: connections a host holds at once while it still needs one (more are refused)
+MAX_PENDING: Final = 16
 
-            async def accept(listener: trio.SocketListener) -> None:
-                stream = await listener.accept()
-                got.append(stream)
-                nursery.cancel_scope.cancel()
 
-            for ln in listeners:
-                nursery.start_soon(accept, ln)
-    finally:
+async def _refuse(stream: trio.SocketStream, reason: str = REFUSE_REASON) -> None:
+    """One plaintext ``refuse`` frame, then close (after the peer read it, if it does)."""
+    frame = wire.encode_frame(wire.encode_message(wire.RefuseMsg(reason=reason)))
+    with (
+        trio.move_on_after(5),
+        suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+    ):
+        await stream.send_all(frame)
+        await stream.send_eof()
+        # drain what the peer sent (its hello) so that closing does not reset the
+        # connection before it read the refusal
+        while await stream.receive_some(RECEIVE_SIZE):
+            pass
+    await trio.aclose_forcefully(stream)
+
+
+async def _serve(
+    listeners: list[trio.SocketListener],
+    incoming: trio.MemorySendChannel[trio.abc.Stream],
+    rc: Reconnect,
+) -> None:
+    """Accept for the whole match: hand connections on while one is wanted, refuse the rest."""
+    async with trio.open_nursery() as nursery:
+
+        async def accept_loop(listener: trio.SocketListener) -> None:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except OSError:  # out of file descriptors and the like: try again soon
+                    await trio.sleep(0.5)
+                    continue
+                if rc.wanted and incoming.statistics().current_buffer_used < MAX_PENDING:
+                    incoming.send_nowait(stream)
+                else:
+                    nursery.start_soon(_refuse, stream)
+
         for ln in listeners:
-            await ln.aclose()
-    return got[0]
+            nursery.start_soon(accept_loop, ln)
 
 
 def _entropy() -> bytes:
     return os.urandom(64)
+
+
+def _peer_address(stream: trio.abc.Stream) -> tuple[str, int]:
+    if isinstance(stream, trio.SocketStream):
+        peer = stream.socket.getpeername()
+        return str(peer[0]), int(peer[1])
+    return "?", 0
+
+
+@asynccontextmanager
+async def _hosting(
+    listeners: list[trio.SocketListener], rc: Reconnect
+) -> AsyncIterator[trio.MemoryReceiveChannel[trio.abc.Stream]]:
+    """The listeners' accept loops run (in the background) for the whole block."""
+    tx, rx = trio.open_memory_channel[trio.abc.Stream](math.inf)
+    rc.incoming = rx
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_serve, listeners, tx, rc)
+            try:
+                yield rx
+            finally:
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from None
+        raise
+    finally:
+        _close_queued(rx)
+        for ln in listeners:
+            with trio.move_on_after(1) as cs:
+                cs.shield = True
+                await ln.aclose()
 
 
 @asynccontextmanager
@@ -767,7 +1155,11 @@ async def open_host(
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite (a ``listening`` note), accept one player, play.
 
-    ``port=0`` picks a free port; the note says which.
+    ``port=0`` picks a free port; the note says which.  The host listens for
+    the whole match: a connection that fails before the peer proved it holds
+    the invite (garbage, a wrong secret) is dropped with a ``warning`` note
+    and the host waits for the next; once a match is on, other connections
+    get a one-line ``refuse``; after a drop the same opponent may resume.
     """
     notify = notify or _nop
     listeners = await _listen(port, bind)
@@ -780,30 +1172,56 @@ async def open_host(
             await ln.aclose()
         raise
     notify({"event": "listening", "invite": invite, "port": actual})
+    sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
+    rc = Reconnect(identity=identity, secret=secret, sidecar=sidecar, wanted=True)
     limit = math.inf if accept_timeout is None else accept_timeout
-    try:
-        with trio.fail_after(limit):
-            stream = await _accept_one(listeners)
-    except trio.TooSlowError:
-        raise PeerTimeoutError(f"nobody joined within {limit:g}s") from None
-    peer = stream.socket.getpeername()
-    notify({"event": "connected", "address": str(peer[0]), "port": int(peer[1])})
-    session = Session(
-        Role.HOST,
-        identity_key=identity,
-        invite_secret=secret,
-        name=name,
-        entropy=_entropy(),
-        rules=rules,
-    )
-    async with open_link(
-        stream,
-        session,
-        timeouts=timeouts,
-        record_path=record_path,
-        notify=notify,
-        known_peers=known_peers,
-    ) as link:
+    async with _hosting(listeners, rc) as incoming, contextlib.AsyncExitStack() as stack:
+        link: NetworkLink | None = None
+        deadline = trio.current_time() + limit
+        while link is None:
+            got: trio.abc.Stream | None = None
+            with trio.move_on_at(deadline):
+                got = await incoming.receive()
+            if got is None:
+                break
+            stream = got
+            address, peer_port = _peer_address(stream)
+            notify({"event": "connected", "address": address, "port": peer_port})
+            session = Session(
+                Role.HOST,
+                identity_key=identity,
+                invite_secret=secret,
+                name=name,
+                entropy=_entropy(),
+                rules=rules,
+            )
+            cm = open_link(
+                stream,
+                session,
+                timeouts=timeouts,
+                record_path=record_path,
+                notify=notify,
+                known_peers=known_peers,
+                reconnect=rc,
+            )
+            try:
+                link = await stack.enter_async_context(cm)
+            except KoiKoiError as exc:
+                if session.peer_key is not None or isinstance(
+                    exc, VersionMismatchError | RulesMismatchError
+                ):
+                    raise
+                # not our friend (no invite secret, garbage, silence): keep waiting
+                notify(
+                    {
+                        "event": "warning",
+                        "text": f"dropped a connection from {address}: {exc}",
+                    }
+                )
+        if link is None:
+            raise PeerTimeoutError(f"nobody joined within {limit:g}s")
+        rc.wanted = False
+        _close_queued(incoming)
         yield link
 
 
@@ -831,9 +1249,15 @@ async def open_join(
     t = timeouts or Timeouts()
     where = f"[{inv.host}]" if ":" in inv.host else inv.host
     notify({"event": "connecting", "host": inv.host, "port": inv.port})
+
+    async def dial() -> trio.abc.Stream:
+        return await trio.open_tcp_stream(inv.host, inv.port)
+
+    sidecar = {"role": "joiner", "invite": encode_invite(inv.host, inv.port, inv.secret)}
+    rc = Reconnect(identity=identity, secret=inv.secret, dial=dial, sidecar=sidecar)
     try:
         with trio.fail_after(t.connect):
-            stream = await trio.open_tcp_stream(inv.host, inv.port)
+            stream = await dial()
     except trio.TooSlowError:
         raise ConnectError(
             f"cannot connect to {where}:{inv.port}: no answer within {t.connect:g}s "
@@ -857,5 +1281,80 @@ async def open_join(
         notify=notify,
         decide_rules=decide_rules,
         known_peers=known_peers,
+        reconnect=rc,
     ) as link:
+        yield link
+
+
+def read_sidecar(record_path: Path) -> dict[str, Any]:
+    """The resume file beside ``record_path``; :class:`ConfigError` naming what is wrong."""
+    path = sidecar_path(record_path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path} is missing: it holds the secrets to resume, written when the match "
+            "started and deleted when it ended"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    if (
+        not isinstance(obj, dict)
+        or obj.get("format") != SIDECAR_FORMAT
+        or obj.get("role") not in ("host", "joiner")
+        or not isinstance(obj.get("invite"), str)
+    ):
+        raise ConfigError(f"{path} is not a p2pkoikoi resume file")
+    return obj
+
+
+@asynccontextmanager
+async def open_resume(
+    record_path: Path,
+    record: Record,
+    *,
+    identity: Ed25519PrivateKey,
+    timeouts: Timeouts | None = None,
+    notify: Notify | None = None,
+    known_peers: KnownPeers | None = None,
+) -> AsyncIterator[NetworkLink]:
+    """Continue the match of ``record`` after a crash (``p2pkoikoi resume``).
+
+    The resume file beside the record says who we were: a host listens on the
+    same port again, a joiner dials the host; the opponent (in its own
+    reconnect loop) must come back within ``timeouts.reconnect_window``.
+    """
+    notify = notify or _nop
+    side = read_sidecar(record_path)
+    inv = decode_invite(str(side["invite"]))
+    role = Role(str(side["role"]))
+    session = Session.resume(
+        record, role, identity_key=identity, invite_secret=inv.secret, entropy=_entropy()
+    )
+    rc = Reconnect(identity=identity, secret=inv.secret, sidecar=dict(side))
+    rc.sidecar = {k: v for k, v in side.items() if k not in ("format", "version")}
+    kw: dict[str, Any] = {
+        "timeouts": timeouts,
+        "record_path": record_path,
+        "notify": notify,
+        "known_peers": known_peers,
+        "reconnect": rc,
+    }
+    if role is Role.JOINER:
+
+        async def dial() -> trio.abc.Stream:
+            return await trio.open_tcp_stream(inv.host, inv.port)
+
+        rc.dial = dial
+        notify({"event": "connecting", "host": inv.host, "port": inv.port})
+        async with open_link(None, session, **kw) as link:
+            yield link
+        return
+    bind = side.get("bind")
+    listeners = await _listen(
+        int(side.get("port", inv.port)), bind if isinstance(bind, str) else None
+    )
+    actual = int(listeners[0].socket.getsockname()[1])
+    notify({"event": "listening", "invite": side["invite"], "port": actual, "resume": True})
+    async with _hosting(listeners, rc), open_link(None, session, **kw) as link:
         yield link
