@@ -81,3 +81,63 @@ def test_waiting_page_shows_the_invite() -> None:
     assert st.page is Page.WAITING
     text = _text(R.page_fragments(st))
     assert "p2pk1-abc" in text and "Waiting for your opponent" in text
+
+
+# ---------------------------------------------------------------------- the joiner's rules screen
+def _offer_state(preset: str | None, **kw: object) -> tuple[TableState, list[bool]]:
+    import dataclasses
+
+    from p2pkoikoi.ui.state import make_offer
+
+    rules = dataclasses.replace(get_preset("nintendo"), rounds=3, goko=15)
+    st = TableState()
+    answers: list[bool] = []
+    offer = make_offer("Alice", "abcd-efgh-ijkl-mnop", rules, preset, **kw)  # type: ignore[arg-type]
+    st.show_offer(offer, answers.append)
+    return st, answers
+
+
+def test_rules_offer_names_the_closest_preset_and_highlights_differences() -> None:
+    st, answers = _offer_state(None, seen_before=False)
+    lines = R.page_lines(st)
+    text = "\n".join(_text(line) for line in lines)
+    assert "Alice invites you to a match" in text
+    assert "abcd-efgh-ijkl-mnop" in text and "New to you" in text
+    assert "Rules: closest to the nintendo preset, 2 settings differ:" in text
+    assert "* goko: 15   (nintendo: 10)" in text and "* rounds: 3   (nintendo: 12)" in text
+    diff_lines = [line for line in lines if any(s == "class:offer.diff" for s, *_ in line)]
+    assert len(diff_lines) == 4  # two in the summary, two in the list of every setting
+    assert "Every setting" in text and "koikoi multiplier" in text  # the full rules follow
+    prompt = _text(R.prompt_fragments(st))
+    assert "[ a Accept ]" in prompt and "[ d Decline ]" in prompt
+    assert "d/Esc: decline" in _text(R.footer_fragments(st))
+    st.move_offer(1)
+    st.enter()  # Decline has the focus
+    assert answers == [False] and st.offer is None
+
+
+def test_rules_offer_against_a_named_preset_with_a_changed_key_warning() -> None:
+    st, answers = _offer_state("online", warning="Alice's identity changed: known as x, now y")
+    text = "\n".join(_text(line) for line in R.page_lines(st))
+    assert "Rules: the online preset," in text and "differ:" in text
+    assert "Warning: Alice's identity changed" in text
+    st.enter()  # Accept has the focus
+    st.escape()  # answered already: nothing more happens
+    assert answers == [True]
+
+
+def test_waiting_indicator_and_spaced_invite() -> None:
+    st = TableState(ascii=True)
+    st.waiting("Waiting for the other player", ("invite here",), since=100.0)
+    assert R.waiting_indicator(st, 172.5) == "| 1:12"
+    assert "1:12" in _text(R.page_fragments(st, now=172.5))
+    assert R.waiting_indicator(st, 0.0) == ""
+    from p2pkoikoi.session import decode_invite, encode_invite
+
+    invite = encode_invite("127.0.0.1", 47474, bytes(range(16)))
+    spaced = R.spaced_invite(invite)
+    secret = invite.split("-")[3]
+    assert spaced.startswith("koi1-127.0.0.1-47474- " + secret[:4] + " " + secret[4:8] + " ")
+    assert spaced.endswith(" -" + invite.rsplit("-", 1)[1])
+
+    assert decode_invite(spaced) == decode_invite(invite)

@@ -354,8 +354,8 @@ def network_table_factory(opener: Opener) -> LinkFactory:
                     f"from {note['address']}: checking the invite and identities;",
                     "then they read your rules and accept or decline them.",
                 )
-            elif kind == "rules_proposed":
-                pass  # the rules screen (ask_rules) shows them
+            elif kind in ("rules_proposed", "chat"):
+                pass  # the rules screen (ask_rules) shows them; chat comes as an update
             else:
                 ctx.status(describe_note(note))
 
