@@ -142,6 +142,19 @@ class HonestProcess:
             if obj.get("event") == name:
                 return obj
 
+    def watch(self, seconds: float) -> None:
+        """Collect output lines for ``seconds`` (a scenario's duration, e.g. a link cut)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                obj = self.lines.get(timeout=left)
+            except queue.Empty:
+                return
+            if obj is None:
+                self.lines.put(None)
+                return
+            self.seen.append(obj)
+
     def wait_exit(self, timeout: float = LIMIT) -> Outcome:
         """Wait for the exit (killing it after ``timeout``); exact peak memory from wait4."""
         pid = self.proc.pid
