@@ -225,7 +225,7 @@ def test_host_and_joiner_tables_chat_and_play_a_round_over_loopback(tmp_path: Pa
     assert "Alice" in known.peers  # remembered once accepted
 
 
-def test_joiner_declines_and_both_tables_end_with_one_line(tmp_path: Path) -> None:
+def test_joiner_clicks_decline_and_both_tables_end_with_one_line(tmp_path: Path) -> None:
     invites: queue.Queue[str] = queue.Queue()
 
     async def host(table: TableApp, inp: PipeInput) -> None:
@@ -233,8 +233,11 @@ def test_joiner_declines_and_both_tables_end_with_one_line(tmp_path: Path) -> No
         await table.wait_for(lambda: table.app.is_done, "the table closing")
 
     async def joiner(table: TableApp, inp: PipeInput) -> None:
-        await on_screen(table, "Alice invites you to a match")
-        inp.send_text("d")
+        await on_screen(table, "[ d Decline ]")
+        lines = table.screen_text().splitlines()
+        y = next(i for i, line in enumerate(lines) if "[ d Decline ]" in line)
+        x = lines[y].index("[ d Decline ]") + 3
+        inp.send_text(f"\x1b[<0;{x + 1};{y + 1}M\x1b[<0;{x + 1};{y + 1}m")  # a click
         await table.wait_for(lambda: table.app.is_done, "the table closing")
 
     h = Side(argv(tmp_path, "host", "--rounds", "2", "--set", "goko=15"), host).start()
