@@ -131,6 +131,12 @@ class MediumBot:
         if view.phase is Phase.KOIKOI:
             return A.KOIKOI if should_koikoi(view) else A.STOP
         tab = tables_for(view.rules)
+        vals = self.values(tab, view, acts)
+        return max(zip(vals, [self.rng.random() for _ in acts], acts, strict=True),
+                   key=lambda t: (t[0], t[1]))[2]
+
+    def values(self, tab: Tables, view: PlayerView, acts: tuple[Action, ...]) -> list[float]:
+        """Medium's value of each PLAY or DRAW_CHOICE action (higher is better)."""
         me = view.seat
         mine = view.piles[me].mask
         theirs = view.piles[1 - me].mask
@@ -138,24 +144,19 @@ class MediumBot:
         if view.phase is Phase.DRAW_CHOICE:
             drawn = view.drawn
             assert drawn is not None
-            best: tuple[float, float, Action] | None = None
+            out = []
             for a in acts:
                 assert a.card is not None
                 gained = a.card.bit | drawn.bit
                 m2 = mine | gained
                 f2 = field & ~gained
-                v = position_value(tab, m2, theirs) - exposure(
+                out.append(position_value(tab, m2, theirs) - exposure(
                     tab, f2, m2, theirs, view.unseen.mask, view.opponent_hand_size,
-                    view.hand.mask)
-                key = (v, self.rng.random(), a)
-                if best is None or key[:2] > best[:2]:
-                    best = key
-            assert best is not None
-            return best[2]
-        scored = [(capture_value(tab, a, field)
-                   + MEDIUM_LOOKAHEAD * self.play_value(tab, view, a, mine, theirs, field),
-                   self.rng.random(), a) for a in acts]
-        return max(scored, key=lambda t: (t[0], t[1]))[2]
+                    view.hand.mask))
+            return out
+        return [capture_value(tab, a, field)
+                + MEDIUM_LOOKAHEAD * self.play_value(tab, view, a, mine, theirs, field)
+                for a in acts]
 
     @staticmethod
     def play_value(tab: Tables, view: PlayerView, a: Action, mine: int, theirs: int,

@@ -26,13 +26,14 @@ import math
 import random
 import time
 
-from p2pkoikoi.bots.base import should_koikoi
+from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
 from p2pkoikoi.engine import Action, MatchState, Phase, PlayerView, determinize
 from p2pkoikoi.engine import actions as A
 from p2pkoikoi.engine.actions import ActionKind
 from p2pkoikoi.engine.cards import SAME_MONTH, iter_mask
 from p2pkoikoi.engine.rules import RuleSet, Scoring
+from p2pkoikoi.engine.yaku import total
 
 #: default playouts per decision for a bare ``hard`` (well under a second here)
 DEFAULT_PLAYOUTS = 600
@@ -40,6 +41,18 @@ DEFAULT_PLAYOUTS = 600
 ROUND_SIGMA = 6.0
 #: weight of raw points beside the match-win estimate
 POINT_WEIGHT = 0.01
+#: playout policy: bonus for a capture that completes or raises a yaku
+ROLLOUT_YAKU_BONUS = 3.0
+#: match-win utility per point of medium's heuristic play value
+PRIOR_WEIGHT = 0.06
+
+
+def medium_values(tab: Tables, view: PlayerView, acts: tuple[Action, ...],
+                  medium: MediumBot) -> list[float]:
+    """Medium's value of each action, relative to its best (so the best is 0)."""
+    vals = medium.values(tab, view, acts)
+    top = max(vals)
+    return [v - top for v in vals]
 
 
 def match_utility(rules: RuleSet, seat: int, round_no: int, scores: tuple[int, int],
@@ -83,6 +96,9 @@ class HardBot:
             self.name = f"hard:playouts={playouts}"
         #: playouts done in the last decision (for benchmarks)
         self.last_playouts = 0
+        #: utility per point of medium's heuristic value (see :meth:`choose`)
+        self.prior_weight = PRIOR_WEIGHT
+        self._medium = MediumBot(seed)
 
     # ------------------------------------------------------------------ policy
     def _rollout_action(self, tab: Tables, s: MatchState, rng: random.Random) -> Action:
@@ -98,6 +114,11 @@ class HardBot:
         if kind is ActionKind.TAKE:
             return max(acts, key=lambda a: static[a.card.id] if a.card else 0.0)
         field = s.field.mask
+        p = s.to_act
+        assert p is not None
+        pile = s.pile(p).mask
+        rules = s.rules
+        before = total(pile, rules, field)
         best = acts[0]
         best_v = -1e9
         for a in acts:
@@ -105,6 +126,7 @@ class HardBot:
             assert card is not None
             c = card.id
             if a.target is not None:
+                taken = a.target.bit
                 v = static[c] + static[a.target.id]
             else:
                 taken = field & SAME_MONTH[c]
@@ -114,6 +136,8 @@ class HardBot:
                         v += static[i]
                 else:
                     v = -0.5 * static[c]
+            if taken and total(pile | taken | 1 << c, rules, field) > before:
+                v += ROLLOUT_YAKU_BONUS  # a capture that scores ends the round our way
             v += rng.random() * 0.3
             if v > best_v:
                 best_v, best = v, a
@@ -157,14 +181,22 @@ class HardBot:
                 opp |= 1 << c
             stock = tuple(unseen[n_opp:])
             root = determinize(view, opp, stock)
+            # The playout policy's coin flips are shared across actions too.
+            flips = rng.getrandbits(64)
             for i, a in enumerate(acts):
                 sums[i] += self._playout(tab, root.after(a), seat, view.round, n_results,
-                                         view.scores, rng)
+                                         view.scores, random.Random(flips))
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         self.last_playouts = done * len(acts)
-        best = max(range(len(acts)), key=lambda i: sums[i])
+        means = [x / done for x in sums]
+        if view.phase is Phase.PLAY or view.phase is Phase.DRAW_CHOICE:
+            # Playouts are noisy and their greedy players naive; medium's judgement
+            # of the position, as a prior, steadies the choice between close actions.
+            prior = medium_values(tab, view, acts, self._medium)
+            means = [m + self.prior_weight * p for m, p in zip(means, prior, strict=True)]
+        best = max(range(len(acts)), key=lambda i: means[i])
         if view.phase is Phase.KOIKOI and abs(sums[0] - sums[1]) < 1e-9:
             return A.KOIKOI if should_koikoi(view) else A.STOP
         return acts[best]
