@@ -93,8 +93,9 @@ async def one_match(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(host)
                 nursery.start_soon(join)
-    except (KoiKoiError, trio.TooSlowError, OSError) as exc:
-        stats.failures.append(f"match {n}: {type(exc).__name__}: {exc}")
+    except* (KoiKoiError, trio.TooSlowError, OSError) as group:  # bare or from the nursery
+        errors = [f"{type(e).__name__}: {e}" for e in group.exceptions]
+        stats.failures.append(f"match {n}: {'; '.join(errors)}")
         return
     h, j = finals.get("host"), finals.get("joiner")
     if h is None or j is None:
