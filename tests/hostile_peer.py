@@ -42,6 +42,7 @@ from p2pkoikoi.session import (
     Event,
     Ping,
     Pong,
+    Record,
     Role,
     RulesProposed,
     SendAction,
@@ -244,6 +245,7 @@ class HostilePeer:
         self.events: list[Event] = []
         self.sent_frames: list[bytes] = []  # every frame we wrote, in order (for replays)
         self.closed_by_peer = False
+        self.identity: Ed25519PrivateKey | None = None
         sock.settimeout(LIMIT)
 
     # ------------------------------------------------------------ construction
@@ -253,14 +255,36 @@ class HostilePeer:
         inv = decode_invite(invite)
         sock = socket.create_connection((inv.host, inv.port), timeout=LIMIT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        identity = Ed25519PrivateKey.generate()
         session = Session(
             Role.JOINER,
-            identity_key=Ed25519PrivateKey.generate(),
+            identity_key=identity,
             invite_secret=inv.secret,
             name=name,
             entropy=os.urandom(64),
         )
-        return cls(sock, session, seed)
+        peer = cls(sock, session, seed)
+        peer.identity = identity
+        return peer
+
+    @classmethod
+    def resume_join(
+        cls, invite: str, record: Record, identity: Ed25519PrivateKey, *, seed: int = 0
+    ) -> HostilePeer:
+        """Reconnect to the honest host and resume the match of our ``record``."""
+        inv = decode_invite(invite)
+        sock = socket.create_connection((inv.host, inv.port), timeout=LIMIT)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        session = Session.resume(
+            record,
+            Role.JOINER,
+            identity_key=identity,
+            invite_secret=inv.secret,
+            entropy=os.urandom(64),
+        )
+        peer = cls(sock, session, seed)
+        peer.identity = identity
+        return peer
 
     # ------------------------------------------------------------ writing
     def send_raw(self, data: bytes) -> None:
@@ -359,6 +383,19 @@ class HostilePeer:
                 continue
             if not self.pump_once():
                 raise AssertionError("the peer closed during play")
+
+    def play_to_end(self) -> None:
+        """Play random legal moves until both final signatures are exchanged."""
+        self.flush()
+        while self.session.state is not State.DONE:
+            if self.our_turn:
+                m = self.session.match
+                assert m is not None
+                self._write_frames(
+                    self.session.send(SendAction(self.rng.choice(m.legal_actions())))
+                )
+            elif not self.pump_once():
+                raise AssertionError(f"the peer closed in state {self.session.state}")
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -441,9 +441,39 @@ def test_no_reveal_forfeits(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------- part A
-@pytest.mark.skip(reason="needs reconnect support (issue 6 part A)")
-def test_resume_by_a_different_identity_is_refused() -> None:
-    raise AssertionError("placeholder")
+def test_resume_by_a_different_identity_is_refused(host: Any) -> None:
+    """The joiner's connection drops; someone holding the invite and the joiner's record
+    (but not its identity key) tries to resume: refused, and the host keeps waiting for
+    the real joiner, who then resumes and finishes the match."""
+    proc, invite, _, record = host
+    peer = mid_match(invite)
+    ours = peer.session.record()
+    assert peer.identity is not None
+    peer.close()  # between frames: a lost connection
+    proc.wait_event("reconnecting", QUICK)
+    imposter = HostilePeer.resume_join(invite, ours, peer.identity)
+    imposter.session._key = Ed25519PrivateKey.generate()  # signs its resume with another key
+    at = time.monotonic()
+    with contextlib.suppress(KoiKoiError, OSError):
+        imposter.flush()  # its hello
+        while imposter.pump_once(QUICK):  # until the host hangs up
+            pass
+    note = proc.wait_event("warning", QUICK)
+    assert time.monotonic() - at < QUICK
+    assert "refused a reconnection" in note["text"], note
+    assert "not the one this match was played with" in note["text"], note
+    assert imposter.session.state is not State.PLAY
+    imposter.close()
+    check_record(record, peer.session.seq)
+    genuine = HostilePeer.resume_join(invite, ours, peer.identity)
+    genuine.play_to_end()
+    h = proc.wait_exit()
+    assert h.code == 0, h.stderr
+    assert h.events[-1]["event"] == "match_over"
+    final = genuine.session.record().result
+    assert final is not None and h.events[-1]["final_hash"] == final.final_state_hash.hex()
+    assert verify_json(record)["complete"] is True
+    genuine.close()
 
 
 # ---------------------------------------------------------------------- in memory, mock clock
