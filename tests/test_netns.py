@@ -314,7 +314,6 @@ def test_a_ten_second_link_cut_is_survived(pair: Pair, tmp_path: Path) -> None:
     match_with_a_cut(pair, tmp_path, reset=False)
 
 
-@pytest.mark.skip(reason="needs reconnect support (issue 6 part A)")
 def test_a_ten_second_cut_that_breaks_the_connection_is_survived(
     pair: Pair, tmp_path: Path
 ) -> None:
@@ -322,4 +321,6 @@ def test_a_ten_second_cut_that_breaks_the_connection_is_survived(
     sides see the connection break and must reconnect and resume the same match."""
     if shutil.which("nft") is None:
         pytest.skip("no 'nft' command (install nftables)")
-    match_with_a_cut(pair, tmp_path, reset=True)
+    h, j = match_with_a_cut(pair, tmp_path, reset=True)
+    events = [e.get("event") for e in h.events + j.events]
+    assert "reconnecting" in events and "reconnected" in events, events
