@@ -75,7 +75,31 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="deadline for each handshake step and the reveal (default 30)",
     )
+    _reconnect_option(p)
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+
+
+def _env_seconds(name: str, default: float) -> float:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"${name} must be a number of seconds, not {text!r}") from None
+    if not value >= 0:
+        raise InputError(f"${name} must be a number of seconds >= 0")
+    return value
+
+
+def _reconnect_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reconnect-window",
+        type=float,
+        metavar="SECONDS",
+        help="after a lost connection, how long to reconnect before giving up "
+        "(default $P2PKOIKOI_RECONNECT_WINDOW or 120; 0: never reconnect)",
+    )
 
 
 def register(sub: Any) -> None:
@@ -133,6 +157,28 @@ def register(sub: Any) -> None:
     _common(j)
     j.set_defaults(func=run_join)
 
+    r = sub.add_parser(
+        "resume",
+        help="continue a network match after a crash, from its record",
+        description="Continue the unfinished match of RECORD: a host listens on the same port "
+        "again, a joiner reconnects to the host (the secrets come from RECORD.resume, written "
+        "beside the record).  The other player's program must still be waiting (see "
+        "docs/network.md, 'When the connection drops').",
+    )
+    r.add_argument("record", help="the match record (a .koikoi file)")
+    r.add_argument(
+        "--headless", action="store_true", help="no table: a bot plays, JSON lines on stdout"
+    )
+    r.add_argument("--bot", default="random", metavar="SPEC", help="headless player")
+    r.add_argument("--bot-seed", type=int, metavar="N", help="seed the headless bot")
+    r.add_argument("--config-dir", metavar="DIR", help="where your identity is")
+    r.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="handshake step deadline"
+    )
+    _reconnect_option(r)
+    r.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+    r.set_defaults(func=run_resume)
+
 
 # ---------------------------------------------------------------------- helpers
 _NAME_BAD = re.compile(r"[^\w .-]+")
@@ -163,7 +209,22 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
     t = float(args.timeout)
     if not t > 0:
         raise InputError("--timeout must be a positive number of seconds")
-    return Timeouts(handshake=t, reveal=t)
+    base = Timeouts()
+    window = args.reconnect_window
+    if window is None:
+        window = _env_seconds("P2PKOIKOI_RECONNECT_WINDOW", base.reconnect_window)
+    if not window >= 0:
+        raise InputError("--reconnect-window must be a number of seconds >= 0")
+    return Timeouts(
+        handshake=t,
+        reveal=t,
+        reconnect_window=float(window),
+        backoff_initial=_env_seconds("P2PKOIKOI_BACKOFF_INITIAL", base.backoff_initial) or 0.1,
+        backoff_max=_env_seconds("P2PKOIKOI_BACKOFF_MAX", base.backoff_max) or 0.1,
+        ping_interval=_env_seconds("P2PKOIKOI_PING_INTERVAL", base.ping_interval) or 1.0,
+        silence_warn=_env_seconds("P2PKOIKOI_SILENCE_WARN", base.silence_warn) or 1.0,
+        silence_fail=_env_seconds("P2PKOIKOI_SILENCE_FAIL", base.silence_fail) or 1.0,
+    )
 
 
 def _expected(args: argparse.Namespace) -> RuleSet | None:
@@ -296,6 +357,36 @@ def run_host(args: argparse.Namespace) -> int:
 
 def run_join(args: argparse.Namespace) -> int:
     return _run(args, False)
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    from p2pkoikoi.session import decode_record
+    from p2pkoikoi.transport.net import open_resume, sidecar_path
+
+    path = Path(args.record).expanduser()
+    record = decode_record(path.read_bytes())
+    if record.is_complete:
+        sidecar_path(path).unlink(missing_ok=True)
+        raise InputError(f"the match in {path} is over (both signed the result): nothing to resume")
+    directory = config_dir(args.config_dir or None)
+    identity = load_or_create_identity(directory)
+    known = KnownPeers.load(directory)
+    timeouts = _timeouts(args)
+
+    def open_(
+        notify: Callable[[Note], None], ask_rules: AskRules | None = None
+    ) -> AbstractAsyncContextManager[NetworkLink]:
+        return open_resume(
+            path, record, identity=identity, timeouts=timeouts, notify=notify, known_peers=known
+        )
+
+    if not args.headless:
+        return run_network_table(open_, ascii=args.ascii)
+    choose, close = _chooser(args.bot, args.bot_seed)
+    try:
+        return trio.run(_headless, open_, choose)
+    finally:
+        close()
 
 
 # ---------------------------------------------------------------------- table

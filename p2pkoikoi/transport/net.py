@@ -755,13 +755,17 @@ class NetworkLink:
             return
         self._after_step()
 
-    def _note_reconnecting(self, attempt: int, lost: KoiKoiError | None) -> None:
+    def _note_reconnecting(
+        self, attempt: int, lost: KoiKoiError | None, last: list[str] | None = None
+    ) -> None:
         text = f"connection lost, reconnecting (attempt {attempt})..."
         if lost is None:
             text = f"resuming the match (attempt {attempt})..."
         note: Note = {"event": "reconnecting", "attempt": attempt, "text": text}
         if lost is not None:
             note["reason"] = str(lost)
+        if last:
+            note["last_error"] = last[-1]
         self._notify(note)
         if self._session.match is not None and not self._stopped.is_set():
             self._push(Update("status", self.view, text=text))
@@ -806,7 +810,7 @@ class NetworkLink:
         attempt = 0
         while True:
             attempt += 1
-            self._note_reconnecting(attempt, lost)
+            self._note_reconnecting(attempt, lost, last)
             stream: trio.abc.Stream | None = None
             try:
                 with trio.fail_after(t.connect):
