@@ -57,7 +57,7 @@ class Lines:
                 line, self.buf = self.buf.split(b"\n", 1)
                 if not line.strip():
                     continue
-                obj = json.loads(line)
+                obj: dict[str, Any] = json.loads(line)
                 self.seen.append(obj)
                 if want(obj):
                     return obj
