@@ -1,4 +1,4 @@
-"""A real crash over TCP loopback: the joiner process is ``kill -9``ed mid-match,
+"""A real crash over TCP loopback: the joiner (or host) process is ``kill -9``ed mid-match,
 restarted with ``p2pkoikoi resume RECORD``, and the match ends as one match.
 
 Every wait is on an output line (``select`` with a deadline), never a sleep.
@@ -74,7 +74,8 @@ class Lines:
         return [json.loads(x) for x in data.splitlines() if x.strip()]
 
 
-def test_joiner_killed_mid_match_resumes_from_its_record(tmp_path: Path) -> None:
+@pytest.mark.parametrize("who", ["joiner", "host"])
+def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str) -> None:
     hrec, jrec = tmp_path / "host.koikoi", tmp_path / "joiner.koikoi"
     common = ("--headless", "--bot", "random", "--reconnect-window", "60")
     host = spawn(
@@ -101,32 +102,36 @@ def test_joiner_killed_mid_match_resumes_from_its_record(tmp_path: Path) -> None
             return count[0] >= 12
 
         jl.until(nth_action, deadline)
-        joiner.kill()  # SIGKILL: no goodbye, no flush, no cleanup
-        joiner.wait(LIMIT)
-        side = jrec.with_name(jrec.name + ".resume")
+        # the victim dies (SIGKILL: no goodbye, no flush, no cleanup); the survivor
+        # notices and waits (host) or redials (joiner)
+        victim, survivor = (joiner, host) if who == "joiner" else (host, joiner)
+        vrec, vlines, slines = (jrec, jl, hl) if who == "joiner" else (hrec, hl, jl)
+        victim.kill()
+        victim.wait(LIMIT)
+        side = vrec.with_name(vrec.name + ".resume")
         assert side.exists() and (side.stat().st_mode & 0o777) == 0o600
-        assert "secret" not in jrec.read_text() and first["invite"] not in jrec.read_text()
-        lost = hl.until(lambda o: o["event"] == "reconnecting", deadline)
+        assert "secret" not in vrec.read_text() and first["invite"] not in vrec.read_text()
+        lost = slines.until(lambda o: o["event"] == "reconnecting", deadline)
         assert lost["attempt"] == 1 and "reconnecting" in lost["text"]
 
-        again = spawn(tmp_path, "joiner", "resume", str(jrec), "--headless", "--bot", "random")
+        again = spawn(tmp_path, who, "resume", str(vrec), "--headless", "--bot", "random")
         procs.append(again)
         try:
             out, err = again.communicate(timeout=LIMIT)
         except subprocess.TimeoutExpired:
             again.kill()
-            host.kill()
-            pytest.fail(f"the resumed joiner hung; host: {host.communicate()[1]}")
+            survivor.kill()
+            pytest.fail(f"the resumed {who} hung; other: {survivor.communicate()[1]}")
         assert again.returncode == 0, err
-        h_out, h_err = host.communicate(timeout=LIMIT)
-        assert host.returncode == 0, h_err
-        h_lines = hl.seen + hl.rest(h_out.encode())
+        s_out, s_err = survivor.communicate(timeout=LIMIT)
+        assert survivor.returncode == 0, s_err
+        s_lines = slines.seen + slines.rest(s_out.encode())
         r_lines = [json.loads(x) for x in out.splitlines() if x.strip()]
-        assert any(o["event"] == "reconnected" for o in h_lines)
+        assert any(o["event"] == "reconnected" for o in s_lines)
         assert any(o["event"] == "reconnected" for o in r_lines)
-        assert h_lines[-1]["event"] == r_lines[-1]["event"] == "match_over"
-        assert h_lines[-1]["final_hash"] == r_lines[-1]["final_hash"]
-        assert h_lines[-1]["transcript_hash"] == r_lines[-1]["transcript_hash"]
+        assert s_lines[-1]["event"] == r_lines[-1]["event"] == "match_over"
+        assert s_lines[-1]["final_hash"] == r_lines[-1]["final_hash"]
+        assert s_lines[-1]["transcript_hash"] == r_lines[-1]["transcript_hash"]
         for path in (hrec, jrec):
             check = subprocess.run(
                 [sys.executable, "-m", "p2pkoikoi", "verify", str(path)],
