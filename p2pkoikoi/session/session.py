@@ -31,6 +31,15 @@ The protocol runs in lock-step phases (``session.state``)::
    the transcript); the other side checks turn, seq, legality, hash and
    signature.  At the end both sign the final transcript (``over``).
 
+A broken connection does not end a match: :meth:`Session.resume` builds a
+session from our record (verified and replayed) for a new connection.  Its
+hello carries the match's session id; keys are fresh; each side sends a signed
+``resume`` (its last seq, transcript and state hash), checked against the
+identity key recorded for the peer's seat; the side that is ahead re-sends the
+peer's missing signed actions (and its final signature), emitted on the other
+side as ordinary :class:`ActionReceived` events after :class:`Resumed`.  The
+transcript is untouched, so the record verifies as if nothing happened.
+
 Everything a user could observe (errors, events) is checked before it is
 emitted.  A remote fault raises :class:`RemoteProtocolError` (or a subclass)
 and leaves the session in ``ERROR`` for good: each later ``next_event`` raises

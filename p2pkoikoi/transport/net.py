@@ -33,6 +33,17 @@ a last ``"over"`` update whose text is the one-line reason, closes ``updates``
 and stops its tasks; leaving the ``async with`` block then raises the error.
 So a table can show why the match ended, and a script gets an exception.
 
+Connections come and go, the match stays: with a :class:`Reconnect` the
+link's supervisor task runs one connection (reader, writer, heartbeat in their
+own nursery) after another.  A broken stream or a peer silent past
+``silence_fail`` during play *drops* the connection instead of failing the
+match; the joiner then redials with exponential backoff and the host takes
+candidate connections from its listener (which refuses everyone else) until a
+resume handshake (:func:`resume_handshake`, :meth:`Session.resume`) succeeds
+or ``reconnect_window`` ends.  Local moves wait meanwhile.  ``p2pkoikoi
+resume`` starts a link with no stream at all: its first connection is a
+resume (:func:`open_resume`, secrets from the ``.resume`` file).
+
 The record (``session.record()``) is rewritten atomically after every step,
 so a crash or a cut connection loses nothing that both sides had agreed on.
 Times are parameters (:class:`Timeouts`) and all waiting uses trio's clock,
