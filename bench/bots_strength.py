@@ -2,8 +2,11 @@
 
 Long-running: never part of the test suite.  Usage::
 
-    nohup python bench/bots_strength.py --games 400 --jobs 2 --hard hard:playouts=200 \
+    nohup python bench/bots_strength.py --games 400 --jobs 2 --hard hard:playouts=300 \
         > bench/bots_strength.out 2>&1 &
+
+The cheap pairs can be re-run alone with more matches, e.g.
+``--pairs medium-easy,easy-random --games 2000``.
 
 Every pair plays ``--games`` six-round matches per preset with seats
 alternated, from a fixed seed, so the table is reproducible.
@@ -25,10 +28,14 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--seed", type=int, default=2024)
-    ap.add_argument("--hard", default="hard:playouts=200", help="the hard bot's spec")
+    ap.add_argument("--hard", default="hard:playouts=300", help="the hard bot's spec")
     ap.add_argument("--presets", default="online,nintendo")
+    ap.add_argument("--pairs", default="hard-medium,medium-easy,easy-random",
+                    help="which pairs to run (the hard pair is the slow one)")
     args = ap.parse_args()
-    pairs = [(args.hard, "medium"), ("medium", "easy"), ("easy", "random")]
+    known = {"hard-medium": (args.hard, "medium"), "medium-easy": ("medium", "easy"),
+             "easy-random": ("easy", "random")}
+    pairs = [known[p.strip()] for p in args.pairs.split(",")]
     start = time.monotonic()
     rows = []
     print(f"{'preset':9} {'pair':28} {'W-D-L':>11} {'win%':>6} {'95% CI':>13} "
