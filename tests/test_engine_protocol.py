@@ -23,13 +23,13 @@ from p2pkoikoi.bots.protocol import (
     parse_engine_message,
 )
 from p2pkoikoi.bots.tournament import play_game
-from p2pkoikoi.engine import Action, RuleSet, get_preset, new_match
+from p2pkoikoi.engine import Action, PlayerView, RuleSet, get_preset, new_match
 
 ROOT = Path(__file__).resolve().parent.parent
 SIMPLE = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'simple_engine.py'))}"
 
 
-def first_view():  # type: ignore[no-untyped-def]
+def first_view() -> PlayerView:
     m = new_match(get_preset("online"), hashlib.sha256(b"proto").digest())
     assert m.to_act is not None
     return m.view(m.to_act)
