@@ -151,3 +151,38 @@ def test_match_utility_is_pool_aware() -> None:
     # Last round: only the match result counts (a drawn match is half).
     last = rules.rounds
     assert match_utility(rules, 1, last, (20, 30), (0, 0)) == pytest.approx(1.0)
+
+
+def test_bots_answer_every_kind_of_decision() -> None:
+    """Over a few matches the bots meet two-way captures, draw choices and koi-koi calls."""
+    seen: set[str] = set()
+    rules = get_preset("online").with_settings(rounds=6)
+    for n in range(8):
+        bots = [make_bot("hard:playouts=8", n), make_bot("medium", n)]
+        m = new_match(rules, seed32(300 + n))
+        while not m.is_over:
+            p = m.to_act
+            assert p is not None
+            view = m.view(p)
+            a = bots[p].choose(view)
+            assert a in view.legal_actions
+            if view.phase is Phase.PLAY and a.target is not None:
+                seen.add("play-with-target")
+            elif view.phase is not Phase.PLAY:
+                seen.add(view.phase.value)
+            m = m.apply(a)[0]
+        if {"play-with-target", "draw_choice", "koikoi"} <= seen:
+            break
+    assert {"play-with-target", "draw_choice", "koikoi"} <= seen
+
+
+def test_hard_time_budget_is_respected() -> None:
+    import time
+
+    view = _mid_round_views("online", 1)[0]
+    bot = make_bot("hard:40", 3)
+    t0 = time.perf_counter()
+    a = bot.choose(view)
+    assert time.perf_counter() - t0 < 0.5  # 40 ms budget, one sample of slack
+    assert a in view.legal_actions
+    assert isinstance(bot, HardBot) and bot.last_playouts >= len(view.legal_actions)
