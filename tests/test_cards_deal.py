@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -14,7 +15,56 @@ VECTORS = json.loads(
     (Path(__file__).parent.parent / "protocol" / "vectors" / "deal.json").read_text()
 )
 
-CODES = ["1b", "1r", "1c1", "1c2", "2a", "2r", "2c1", "2c2", "3b", "3r", "3c1", "3c2", "4a", "4r", "4c1", "4c2", "5a", "5r", "5c1", "5c2", "6a", "6r", "6c1", "6c2", "7a", "7r", "7c1", "7c2", "8b", "8a", "8c1", "8c2", "9a", "9r", "9c1", "9c2", "10a", "10r", "10c1", "10c2", "11b", "11a", "11r", "11c", "12b", "12c1", "12c2", "12c3"]
+CODES = [
+    "1b",
+    "1r",
+    "1c1",
+    "1c2",
+    "2a",
+    "2r",
+    "2c1",
+    "2c2",
+    "3b",
+    "3r",
+    "3c1",
+    "3c2",
+    "4a",
+    "4r",
+    "4c1",
+    "4c2",
+    "5a",
+    "5r",
+    "5c1",
+    "5c2",
+    "6a",
+    "6r",
+    "6c1",
+    "6c2",
+    "7a",
+    "7r",
+    "7c1",
+    "7c2",
+    "8b",
+    "8a",
+    "8c1",
+    "8c2",
+    "9a",
+    "9r",
+    "9c1",
+    "9c2",
+    "10a",
+    "10r",
+    "10c1",
+    "10c2",
+    "11b",
+    "11a",
+    "11r",
+    "11c",
+    "12b",
+    "12c1",
+    "12c2",
+    "12c3",
+]
 
 
 def test_card_codes_in_id_order() -> None:
@@ -101,3 +151,17 @@ def test_shuffle_positions_are_unbiased_enough() -> None:
 def test_bad_seed() -> None:
     with pytest.raises(InputError, match="32 bytes"):
         derive_deck(b"short", 1, 0)
+
+
+def test_rejected_words_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A word at or above the limit is skipped (the fast path hands such decks to the
+    general loop); SHA-256 almost never yields one, so feed the loop a stream that does."""
+    deal_module = importlib.import_module("p2pkoikoi.engine.deal")  # the module, not deal()
+
+    plain = list(range(1000, 1100))
+    rejected = [0xFFFFFFFF] + plain  # 2^32 - 1 is above every limit for n = 48
+    monkeypatch.setattr(deal_module, "random_words", lambda seed: iter(rejected))
+    with_rejection = deal_module._shuffle_general(b"x")
+    monkeypatch.setattr(deal_module, "random_words", lambda seed: iter(plain))
+    assert with_rejection == deal_module._shuffle_general(b"x")
+    assert sorted(with_rejection) == list(range(48))

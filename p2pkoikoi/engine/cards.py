@@ -286,6 +286,19 @@ BLUE_RIBBONS: Final = CARDS[21].bit | CARDS[33].bit | CARDS[37].bit
 INOSHIKACHO: Final = BOAR.bit | DEER.bit | BUTTERFLIES.bit
 
 
+#: one bit per month nibble (cards are four per month, so a month is a nibble of a mask)
+NIBBLE_LOW: Final = 0x111111111111
+_PAIRS_OF_BITS: Final = 0x555555555555
+_NIBBLE_2BITS: Final = 0x333333333333
+
+
+def month_counts(mask: int) -> int:
+    """Each month's nibble of ``mask`` replaced by how many of its cards are present
+    (0..4), for all twelve months at once (SWAR bit counting)."""
+    x = mask - ((mask >> 1) & _PAIRS_OF_BITS)
+    return (x & _NIBBLE_2BITS) + ((x >> 2) & _NIBBLE_2BITS)
+
+
 def iter_mask(mask: int) -> Iterator[int]:
     """Yield the card ids in ``mask``, lowest first."""
     while mask:

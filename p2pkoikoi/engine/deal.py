@@ -47,42 +47,37 @@ def random_words(seed: bytes) -> Iterator[int]:
         k += 1
 
 
-_WORDS = struct.Struct(">8I")
-
-
 def shuffle_ids(seed: bytes) -> list[int]:
     """The card ids 0..47 shuffled by the word stream of ``seed``; index 0 is the top."""
-    deck = list(range(48))
-    # The first 56 words of the stream, computed in one go: the 47 draws need more
-    # only when rejection strikes over 9 times (then the slow path reads on).
+    # Fast path: the 47 draws take the first 47 words unless a word is rejected
+    # (probability under 47 * 48 / 2^32 per deck); then the general loop redoes it.
     sha = hashlib.sha256
-    words: list[int] = []
-    for k in range(7):
-        words.extend(_WORDS.unpack(sha(seed + _K[k]).digest()))
-    k = 0
-    limits = _LIMITS
-    for i in range(47, 0, -1):
-        n = i + 1
-        w = words[k] if k < 56 else _word(seed, k)
-        k += 1
-        while w >= limits[n]:  # rejection: rare (probability below n / 2^32)
-            w = words[k] if k < 56 else _word(seed, k)
-            k += 1
+    words = b"".join(sha(seed + _K[k]).digest() for k in range(6))
+    deck = list(range(48))
+    for (i, n, limit), w in zip(_STEPS, _WORD_STREAM.unpack(words), strict=False):
+        if w >= limit:
+            return _shuffle_general(seed)
         j = w % n
         deck[i], deck[j] = deck[j], deck[i]
     return deck
 
 
-_K = [k.to_bytes(4, "big") for k in range(7)]
+def _shuffle_general(seed: bytes) -> list[int]:
+    """The shuffle as specified, word by word, rejection included."""
+    deck = list(range(48))
+    words = random_words(seed)
+    for i, n, limit in _STEPS:
+        w = next(words)
+        while w >= limit:
+            w = next(words)
+        j = w % n
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
-def _word(seed: bytes, index: int) -> int:
-    """Word ``index`` of the stream of ``seed``."""
-    digest = hashlib.sha256(seed + (index // 8).to_bytes(4, "big")).digest()
-    return int(_WORDS.unpack(digest)[index % 8])
-
-
-_LIMITS = [0] + [(1 << 32) - ((1 << 32) % n) for n in range(1, 49)]
+_WORD_STREAM = struct.Struct(">48I")
+_K = [k.to_bytes(4, "big") for k in range(6)]
+_STEPS = tuple((i, i + 1, (1 << 32) - ((1 << 32) % (i + 1))) for i in range(47, 0, -1))
 
 
 def derive_deck(match_seed: bytes, round_no: int = 1, attempt: int = 0) -> list[int]:

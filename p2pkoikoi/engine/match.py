@@ -37,6 +37,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,10 +48,12 @@ from p2pkoikoi.engine.cards import (
     CARDS,
     MONTH_MASKS,
     MONTH_OF,
+    NIBBLE_LOW,
     SAME_MONTH,
     Card,
     CardSet,
     iter_mask,
+    month_counts,
 )
 from p2pkoikoi.engine.deal import coin, dealer_draw, derive_deck
 from p2pkoikoi.engine.errors import IllegalActionError, InputError
@@ -80,10 +83,19 @@ from p2pkoikoi.engine.rules import (
     KoiKoiLimit,
     KoiKoiWhen,
     NextDealer,
+    RainOut,
     RuleSet,
     Scoring,
 )
-from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore, evaluate, hand_yaku, score, total
+from p2pkoikoi.engine.yaku import (
+    ScoreBreakdown,
+    YakuScore,
+    evaluate,
+    hand_yaku,
+    score,
+    total,
+    total_function,
+)
 
 STATE_HASH_TAG = b"p2pkoikoi/state/v1\x00"
 
@@ -112,38 +124,31 @@ class RoundResult:
     gained: tuple[int, int]
 
 
-def _four_of_month(mask: int) -> bool:
-    return any((mask & MONTH_MASKS[m]) == MONTH_MASKS[m] for m in range(1, 13))
-
-
-def _four_pairs(mask: int) -> bool:
-    return sum(1 for m in range(1, 13) if (mask & MONTH_MASKS[m]).bit_count() == 2) == 4
-
-
-_NIBBLE_LOW = 0x111111111111
-_PAIRS_OF_BITS = 0x555555555555
-_NIBBLE_2BITS = 0x333333333333
+_NIBBLE_LOW = NIBBLE_LOW
 _COUNT_TWO = 0x222222222222
+_COUNT_FOUR = 0x444444444444
 
 
 def _two_card_months(field: int) -> int:
     """Mask of the months with exactly two field cards (cards are 4 per month, so a
     month is a nibble of the mask: count every nibble's bits at once, SWAR style)."""
-    x = field - ((field >> 1) & _PAIRS_OF_BITS)
-    x = (x & _NIBBLE_2BITS) + ((x >> 2) & _NIBBLE_2BITS)  # each nibble: its count, 0..4
-    y = x ^ _COUNT_TWO  # a nibble is zero where the count is two
+    y = month_counts(field) ^ _COUNT_TWO  # a nibble is zero where the count is two
     nonzero = (y | (y >> 1) | (y >> 2) | (y >> 3)) & _NIBBLE_LOW
     return (~nonzero & _NIBBLE_LOW) * 0xF
+
+
+def _four_of_month(mask: int) -> bool:
+    return bool(month_counts(mask) & _COUNT_FOUR)
+
+
+def _four_pairs(mask: int) -> bool:
+    return _two_card_months(mask).bit_count() == 16  # four months of four bits each
 
 
 _PLAYS_BY_BYTE: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
     tuple(tuple(A.PLAY[8 * k + i] for i in range(8) if b >> i & 1) for b in range(256))
     for k in range(6)
 )
-
-
-def _action_order(a: Action) -> tuple[int, int]:
-    return (a.card.id if a.card else -1, a.target.id if a.target else -1)
 
 
 class MatchState:
@@ -169,6 +174,7 @@ class MatchState:
         "_pending",
         "_winner",
         "_end",
+        "_tally",
     )
 
     _rules: RuleSet
@@ -190,6 +196,7 @@ class MatchState:
     _pending: int
     _winner: int | None
     _end: str
+    _tally: Callable[[int, int], int]  # yaku total of (pile, field) under these rules
 
     def __init__(self) -> None:
         raise TypeError("use new_match() or MatchState.start() to create a match")
@@ -204,6 +211,7 @@ class MatchState:
             raise InputError("match seed must be exactly 32 bytes (64 hex digits)")
         s = object.__new__(cls)
         s._rules = rules
+        s._tally = total_function(rules)
         s._seed = bytes(match_seed)
         s._round = 1
         s._attempt = 0
@@ -262,6 +270,7 @@ class MatchState:
         stock_ids += tuple(iter_mask(ALL_MASK & ~seen))
         s = object.__new__(cls)
         s._rules = rules
+        s._tally = total_function(rules)
         s._seed = bytes(seed)
         s._round = round
         s._attempt = 0
@@ -311,6 +320,7 @@ class MatchState:
         n._pending = self._pending
         n._winner = self._winner
         n._end = self._end
+        n._tally = self._tally
         return n
 
     # ------------------------------------------------------------------ reading
@@ -441,17 +451,18 @@ class MatchState:
             )
             if not two:
                 return out
-            pairs: list[Action] = []
+            # Insert each choosing card's two actions where its id sorts, highest
+            # card first so earlier insertion points stay valid.
+            merged = list(out)
             while two:
-                low = two & -two
-                two ^= low
-                c = low.bit_length() - 1
+                c = two.bit_length() - 1
+                two ^= 1 << c
                 row = A.PLAY_TAKING[c]
                 m = field & SAME_MONTH[c]
                 t1 = m & -m
-                pairs.append(row[t1.bit_length() - 1])
-                pairs.append(row[(m ^ t1).bit_length() - 1])
-            return tuple(sorted(out + tuple(pairs), key=_action_order))
+                at = (single & ((1 << c) - 1)).bit_count()
+                merged[at:at] = (row[t1.bit_length() - 1], row[(m ^ t1).bit_length() - 1])
+            return tuple(merged)
         if ph is Phase.KOIKOI:
             return (A.KOIKOI, A.STOP)
         if ph is Phase.DRAW_CHOICE:
@@ -582,7 +593,7 @@ class MatchState:
         s._piles = (p0, p1)
         if ev is not None:
             ev.append(Drew(p, CARDS[d], cards_of(m)))
-        _end_turn(s, p, ev)
+        _end_turn(s, p, ev, bool(taken or m))
         return s
 
     def _take(self, action: Action, ev: list[Event] | None) -> MatchState:
@@ -620,7 +631,7 @@ class MatchState:
             (self._calls[0] + 1, self._calls[1]) if p == 0 else (self._calls[0], self._calls[1] + 1)
         )
         s._calls = calls
-        t = total(s._piles[p], s._rules, s._field)
+        t = s._tally(s._piles[p], s._field)
         s._last = (t, s._last[1]) if p == 0 else (s._last[0], t)
         if ev is not None:
             ev.append(KoiKoiCalled(p, calls[p]))
@@ -853,9 +864,16 @@ def _may_call(s: MatchState, p: int) -> bool:
     return not (when is KoiKoiWhen.NOT_HAND_EMPTY and not s._hands[p])
 
 
-def _end_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
-    """After the play and the draw: a raised yaku total offers a choice or ends the round."""
-    t = total(s._piles[p], s._rules, s._field)
+def _end_turn(s: MatchState, p: int, ev: list[Event] | None, captured: bool = True) -> None:
+    """After the play and the draw: a raised yaku total offers a choice or ends the round.
+
+    A turn that captured nothing cannot raise the total (only the pile counts),
+    except where Willow and Paulownia cards on the field spoil viewing yaku.
+    """
+    if not captured and s._rules.rain_out is not RainOut.FIELD:
+        _pass_turn(s, p, ev)
+        return
+    t = s._tally(s._piles[p], s._field)
     if t > s._last[p]:
         if (s._calls[0] or s._calls[1]) and s._rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS:
             _win_round(s, p, "next_yaku", ev)
@@ -1055,6 +1073,7 @@ def determinize(
         raise InputError("hidden cards do not match the view")
     s = object.__new__(MatchState)
     s._rules = view.rules
+    s._tally = total_function(view.rules)
     s._seed = bytes(seed)
     s._round = view.round
     s._attempt = 0

@@ -41,10 +41,12 @@ from p2pkoikoi.engine.cards import (
     INOSHIKACHO,
     MONTH_MASKS,
     MOON,
+    NIBBLE_LOW,
     POEM_RIBBONS,
     RAIN_MAN,
     RIBBONS,
     SAKE_CUP,
+    month_counts,
 )
 from p2pkoikoi.engine.rules import (
     YAKU_IDS,
@@ -237,6 +239,15 @@ def _compiled(rules: RuleSet) -> _Compiled:
     return comp
 
 
+def total_function(rules: RuleSet) -> Callable[[int, int], int]:
+    """``total`` for one rule set as a two-argument function ``(captured, field)``:
+    for callers that score many piles under the same rules (the engine's states)."""
+    c = _CACHE.get(id(rules))
+    if c is None or c.rules is not rules:
+        c = _compiled(rules)
+    return c.fast
+
+
 def total(captured: int, rules: RuleSet, field: int = 0) -> int:
     """The sum of the points of every yaku in ``captured`` (the hot path).
 
@@ -388,6 +399,9 @@ def _viewing_survives(c: _Compiled, yid: str, captured: int, field: int, others:
     return True
 
 
+_COUNT_FOUR: Final = 0x444444444444
+
+
 def hand_yaku(hand: int, rules: RuleSet) -> YakuScore | None:
     """Teshi (all four cards of a month) or Kuttsuki (four pairs) in a dealt hand.
 
@@ -395,18 +409,14 @@ def hand_yaku(hand: int, rules: RuleSet) -> YakuScore | None:
     the rarer.  Four of a month counts as two pairs, so with Teshi switched
     off such a hand is still Kuttsuki.  ``None`` when absent or switched off.
     """
+    counts = month_counts(hand)  # per month nibble: how many of its cards the hand holds
     if rules.teshi > 0:
-        fours = 0
-        for m in range(1, 13):
-            mm = MONTH_MASKS[m]
-            if hand & mm == mm:
-                fours |= mm
+        fours = (counts & _COUNT_FOUR) >> 2  # low bit of each month held whole
         if fours:
-            return YakuScore("teshi", rules.teshi, fours)
+            return YakuScore("teshi", rules.teshi, fours * 0xF)
     if rules.kuttsuki > 0 and hand.bit_count() == 8:
-        for m in range(1, 13):
-            if (hand & MONTH_MASKS[m]).bit_count() & 1:
-                return None
+        if counts & NIBBLE_LOW:  # a month with an odd count: not all pairs
+            return None
         return YakuScore("kuttsuki", rules.kuttsuki, hand)
     return None
 
