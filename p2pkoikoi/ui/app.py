@@ -23,6 +23,8 @@ Entry point for any front end (practice, host, join): :func:`run_table`.
 
 from __future__ import annotations
 
+import sys
+
 import asyncio
 import contextlib
 import time
@@ -660,6 +662,20 @@ def _one_error(exc: BaseException) -> BaseException:
     return leaves[0] if len(leaves) == 1 else exc
 
 
+class TerminalRequiredError(KoiKoiError):
+    """The table was asked for without a terminal to draw it on."""
+
+    exit_code = 2
+
+
+def require_terminal() -> None:
+    """Refuse, in one line, to open a full-screen interface without a terminal."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise TerminalRequiredError(
+            "the table needs a terminal (stdin and stdout); for scripts use --headless"
+        )
+
+
 def run_table(
     link_factory: LinkFactory,
     *,
@@ -685,5 +701,7 @@ def run_table(
     ``NO_COLOR`` (prompt_toolkit's colour depth).  ``input``/``output`` are
     for tests.  Blocks until the person leaves; returns 0.
     """
+    if input is None or output is None:
+        require_terminal()
     table = TableApp(link_factory, ascii=ascii, input=input, output=output)
     return asyncio.run(table.run())
