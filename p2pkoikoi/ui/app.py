@@ -23,10 +23,9 @@ Entry point for any front end (practice, host, join): :func:`run_table`.
 
 from __future__ import annotations
 
-import sys
-
 import asyncio
 import contextlib
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager

@@ -318,7 +318,6 @@ def start_screen(*, ascii: bool = False) -> int:
 
     from p2pkoikoi.cli.play_cmds import practice
     from p2pkoikoi.engine import KoiKoiError
-
     from p2pkoikoi.ui.app import require_terminal
 
     require_terminal()
