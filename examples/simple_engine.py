@@ -23,8 +23,19 @@ NAME = "simple-greedy"
 
 # value of a card by kind letter; a few special cards are worth more
 KIND_VALUE = {"b": 5.0, "a": 2.0, "r": 2.0, "c": 0.5}
-SPECIAL = {"9a": 5.0, "11b": 3.0, "6a": 3.0, "7a": 3.0, "10a": 3.0,
-           "1r": 3.0, "2r": 3.0, "3r": 3.0, "6r": 3.0, "9r": 3.0, "10r": 3.0}
+SPECIAL = {
+    "9a": 5.0,
+    "11b": 3.0,
+    "6a": 3.0,
+    "7a": 3.0,
+    "10a": 3.0,
+    "1r": 3.0,
+    "2r": 3.0,
+    "3r": 3.0,
+    "6r": 3.0,
+    "9r": 3.0,
+    "10r": 3.0,
+}
 
 
 def month(code: str) -> int:

@@ -117,13 +117,17 @@ def test_easy_takes_the_most_valuable_capture() -> None:
         if v.phase is not Phase.PLAY:
             continue
         field = v.field.mask
-        captures = [a for a in v.legal_actions
-                    if a.card is not None and any(f.month == a.card.month for f in v.field)]
+        captures = [
+            a
+            for a in v.legal_actions
+            if a.card is not None and any(f.month == a.card.month for f in v.field)
+        ]
         a = make_bot("easy", 0).choose(v)
         if captures:
             assert a in captures
-            assert capture_value(tab, a, field) == max(capture_value(tab, c, field)
-                                                       for c in captures)
+            assert capture_value(tab, a, field) == max(
+                capture_value(tab, c, field) for c in captures
+            )
             checked += 1
     assert checked > 5
 
@@ -145,8 +149,9 @@ def test_match_utility_is_pool_aware() -> None:
     assert match_utility(rules, 0, 1, (40, 10), (10, 0)) > 1.0
     assert match_utility(rules, 0, 1, (10, 40), (0, 10)) < 0.0 + 1e-9
     # Early on, winning a round is better than losing it, and more is better.
-    assert match_utility(rules, 0, 1, (25, 25), (5, 0)) > match_utility(rules, 0, 1, (25, 25),
-                                                                          (1, 0))
+    assert match_utility(rules, 0, 1, (25, 25), (5, 0)) > match_utility(
+        rules, 0, 1, (25, 25), (1, 0)
+    )
     assert match_utility(rules, 0, 1, (25, 25), (0, 3)) < 0.5
     # Last round: only the match result counts (a drawn match is half).
     last = rules.rounds

@@ -26,7 +26,9 @@ from p2pkoikoi.bots.tournament import play_game
 from p2pkoikoi.engine import Action, PlayerView, RuleSet, get_preset, new_match
 
 ROOT = Path(__file__).resolve().parent.parent
-SIMPLE = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'simple_engine.py'))}"
+SIMPLE = (
+    f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'simple_engine.py'))}"
+)
 
 
 def first_view() -> PlayerView:
@@ -49,14 +51,17 @@ def test_round_trip_of_every_message() -> None:
     assert action_from_message(parse_engine_message(encode_action(a)), view) is a
 
 
-@pytest.mark.parametrize("line,fragment", [
-    ("hello there", "not JSON"),
-    ("[1, 2]", "not a JSON object"),
-    ('{"type": "dance"}', "unknown message type"),
-    ('{"type": "action"}', "lacks a valid 'action'"),
-    ('{"type": "ready", "name": 5}', "lacks a valid 'name'"),
-    ("x" * 70000, "too long"),
-])
+@pytest.mark.parametrize(
+    "line,fragment",
+    [
+        ("hello there", "not JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"type": "dance"}', "unknown message type"),
+        ('{"type": "action"}', "lacks a valid 'action'"),
+        ('{"type": "ready", "name": 5}', "lacks a valid 'name'"),
+        ("x" * 70000, "too long"),
+    ],
+)
 def test_malformed_lines_are_named(line: str, fragment: str) -> None:
     with pytest.raises(ProtocolError) as err:
         parse_engine_message(line)
@@ -67,8 +72,9 @@ def test_malformed_lines_are_named(line: str, fragment: str) -> None:
 def test_illegal_and_unreadable_actions() -> None:
     view = first_view()
     legal = {str(a) for a in view.legal_actions}
-    illegal = next(str(Action.parse(f"play {c.code}")) for c in view.field
-                   if f"play {c.code}" not in legal)
+    illegal = next(
+        str(Action.parse(f"play {c.code}")) for c in view.field if f"play {c.code}" not in legal
+    )
     with pytest.raises(ProtocolError, match="illegal action"):
         action_from_message(parse_engine_message(encode_action(illegal)), view)
     with pytest.raises(ProtocolError, match="unreadable action"):
@@ -104,9 +110,12 @@ def test_crashing_engine(tmp_path: Path) -> None:
 
 
 def test_garbage_engine_is_quoted(tmp_path: Path) -> None:
-    cmd = _script(tmp_path, "garbage.py",
-                  HANDSHAKE + "sys.stdin.readline()\nprint('I like turtles ' * 20, flush=True)\n"
-                  "time.sleep(30)\n")
+    cmd = _script(
+        tmp_path,
+        "garbage.py",
+        HANDSHAKE + "sys.stdin.readline()\nprint('I like turtles ' * 20, flush=True)\n"
+        "time.sleep(30)\n",
+    )
     with pytest.raises(EngineFailure) as err:
         EngineBot(cmd, timeout=5).choose(first_view())
     msg = str(err.value)
@@ -114,9 +123,12 @@ def test_garbage_engine_is_quoted(tmp_path: Path) -> None:
 
 
 def test_illegal_action_engine(tmp_path: Path) -> None:
-    cmd = _script(tmp_path, "illegal.py",
-                  HANDSHAKE + "sys.stdin.readline()\nsend({'type': 'action', 'action': 'koikoi'})"
-                  "\ntime.sleep(30)\n")
+    cmd = _script(
+        tmp_path,
+        "illegal.py",
+        HANDSHAKE + "sys.stdin.readline()\nsend({'type': 'action', 'action': 'koikoi'})"
+        "\ntime.sleep(30)\n",
+    )
     with pytest.raises(EngineFailure, match="illegal action 'koikoi'"):
         EngineBot(cmd, timeout=5).choose(first_view())
 
@@ -128,11 +140,13 @@ def test_engine_that_does_not_start() -> None:
 
 def test_failing_engine_forfeits_the_match(tmp_path: Path) -> None:
     cmd = _script(tmp_path, "crash.py", HANDSHAKE + "sys.stdin.readline()\nsys.exit(1)\n")
-    r = play_game(f"cmd:{cmd}", "easy", get_preset("online").with_settings(rounds=1), 1, 0,
-                  engine_timeout=5)
+    r = play_game(
+        f"cmd:{cmd}", "easy", get_preset("online").with_settings(rounds=1), 1, 0, engine_timeout=5
+    )
     assert r.outcome == "loss" and r.forfeit.startswith("A ")
-    r = play_game("random", f"cmd:{cmd}", get_preset("online").with_settings(rounds=1), 1, 1,
-                  engine_timeout=5)
+    r = play_game(
+        "random", f"cmd:{cmd}", get_preset("online").with_settings(rounds=1), 1, 1, engine_timeout=5
+    )
     assert r.outcome == "win" and r.forfeit.startswith("B ")
 
 
@@ -156,9 +170,13 @@ def test_simple_engine_answers_the_documented_example() -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "simple_engine.py")],
         input=encode_hello(view.seat, view.rules) + encode_decide(view) + encode_quit(),
-        capture_output=True, text=True, timeout=20, check=True,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
     )
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
     assert lines[0]["type"] == "ready"
-    assert lines[1]["type"] == "action" and lines[1]["action"] in [str(a) for a in
-                                                                    view.legal_actions]
+    assert lines[1]["type"] == "action" and lines[1]["action"] in [
+        str(a) for a in view.legal_actions
+    ]

@@ -15,8 +15,9 @@ def test_results_do_not_depend_on_jobs() -> None:
     rules = get_preset("online").with_settings(rounds=2)
     one = run_games("easy", "medium", rules, 4, seed=3, jobs=1)
     two = run_games("easy", "medium", rules, 4, seed=3, jobs=2)
-    assert [(r.outcome, r.points_a, r.points_b) for r in one] == \
-        [(r.outcome, r.points_a, r.points_b) for r in two]
+    assert [(r.outcome, r.points_a, r.points_b) for r in one] == [
+        (r.outcome, r.points_a, r.points_b) for r in two
+    ]
     assert [r.a_seat for r in one] == [0, 1, 0, 1]  # seats alternate
     other = run_games("easy", "medium", rules, 4, seed=4, jobs=1)
     assert match_seed(3, 0) != match_seed(4, 0)
@@ -41,8 +42,22 @@ def test_summary_counts_draws_half() -> None:
 
 
 def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["selfplay", "--bots", "easy,random", "--games", "6", "--rounds", "1",
-                 "--seed", "9", "--json", "--set", "pool_stake=10"])
+    code = main(
+        [
+            "selfplay",
+            "--bots",
+            "easy,random",
+            "--games",
+            "6",
+            "--rounds",
+            "1",
+            "--seed",
+            "9",
+            "--json",
+            "--set",
+            "pool_stake=10",
+        ]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["games"] == 6 and out["draws_count_half"] is True
@@ -56,16 +71,20 @@ def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "win rate" in out and "Elo" in out and "draws count half" in out
 
 
-@pytest.mark.parametrize("argv,fragment", [
-    (["--bots", "easy"], "two bots"),
-    (["--bots", "easy,wizard"], "unknown bot 'wizard'"),
-    (["--bots", "easy,random", "--games", "0"], "--games"),
-    (["--bots", "easy,random", "--rules", "martian"], "unknown preset"),
-    (["--bots", "easy,random", "--set", "rounds=zero"], "rounds"),
-    (["--bots", "easy,random", "--jobs", "0"], "--jobs"),
-])
-def test_cli_errors_are_one_line(argv: list[str], fragment: str,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (["--bots", "easy"], "two bots"),
+        (["--bots", "easy,wizard"], "unknown bot 'wizard'"),
+        (["--bots", "easy,random", "--games", "0"], "--games"),
+        (["--bots", "easy,random", "--rules", "martian"], "unknown preset"),
+        (["--bots", "easy,random", "--set", "rounds=zero"], "rounds"),
+        (["--bots", "easy,random", "--jobs", "0"], "--jobs"),
+    ],
+)
+def test_cli_errors_are_one_line(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["selfplay", *argv]) == 2
     err = capsys.readouterr().err
     assert fragment in err and err.count("\n") == 1

@@ -22,8 +22,9 @@ SPEC_HELP = "random, easy, medium, hard, hard:BUDGET_MS, hard:playouts=N or cmd:
 DEFAULT_CAP_MS = 1000.0
 
 
-def make_bot(spec: str, seed: int, *, engine_timeout: float = DEFAULT_TIMEOUT,
-             reproducible: bool = False) -> Bot:
+def make_bot(
+    spec: str, seed: int, *, engine_timeout: float = DEFAULT_TIMEOUT, reproducible: bool = False
+) -> Bot:
     """The bot a spec names, seeded with ``seed``.
 
     A bare ``hard`` does :data:`DEFAULT_PLAYOUTS` playouts but stops at one
@@ -42,8 +43,9 @@ def make_bot(spec: str, seed: int, *, engine_timeout: float = DEFAULT_TIMEOUT,
     if low == "medium":
         return MediumBot(seed)
     if low == "hard":
-        return HardBot(seed, playouts=DEFAULT_PLAYOUTS,
-                       budget_ms=None if reproducible else DEFAULT_CAP_MS)
+        return HardBot(
+            seed, playouts=DEFAULT_PLAYOUTS, budget_ms=None if reproducible else DEFAULT_CAP_MS
+        )
     if low.startswith("hard:"):
         arg = low[5:].strip()
         if arg.startswith("playouts="):
@@ -58,7 +60,9 @@ def make_bot(spec: str, seed: int, *, engine_timeout: float = DEFAULT_TIMEOUT,
     if low.startswith("cmd:"):
         command = text[4:].strip()
         if not command:
-            raise InputError("bot 'cmd:' needs a command, as in cmd:python examples/simple_engine.py")
+            raise InputError(
+                "bot 'cmd:' needs a command, as in cmd:python examples/simple_engine.py"
+            )
         return EngineBot(command, seed, timeout=engine_timeout)
     raise InputError(f"unknown bot {spec!r} (choose from: {SPEC_HELP})")
 

@@ -132,8 +132,10 @@ class MediumBot:
             return A.KOIKOI if should_koikoi(view) else A.STOP
         tab = tables_for(view.rules)
         vals = self.values(tab, view, acts)
-        return max(zip(vals, [self.rng.random() for _ in acts], acts, strict=True),
-                   key=lambda t: (t[0], t[1]))[2]
+        return max(
+            zip(vals, [self.rng.random() for _ in acts], acts, strict=True),
+            key=lambda t: (t[0], t[1]),
+        )[2]
 
     def values(self, tab: Tables, view: PlayerView, acts: tuple[Action, ...]) -> list[float]:
         """Medium's value of each PLAY or DRAW_CHOICE action (higher is better)."""
@@ -150,17 +152,29 @@ class MediumBot:
                 gained = a.card.bit | drawn.bit
                 m2 = mine | gained
                 f2 = field & ~gained
-                out.append(position_value(tab, m2, theirs) - exposure(
-                    tab, f2, m2, theirs, view.unseen.mask, view.opponent_hand_size,
-                    view.hand.mask))
+                out.append(
+                    position_value(tab, m2, theirs)
+                    - exposure(
+                        tab,
+                        f2,
+                        m2,
+                        theirs,
+                        view.unseen.mask,
+                        view.opponent_hand_size,
+                        view.hand.mask,
+                    )
+                )
             return out
-        return [capture_value(tab, a, field)
-                + MEDIUM_LOOKAHEAD * self.play_value(tab, view, a, mine, theirs, field)
-                for a in acts]
+        return [
+            capture_value(tab, a, field)
+            + MEDIUM_LOOKAHEAD * self.play_value(tab, view, a, mine, theirs, field)
+            for a in acts
+        ]
 
     @staticmethod
-    def play_value(tab: Tables, view: PlayerView, a: Action, mine: int, theirs: int,
-                   field: int) -> float:
+    def play_value(
+        tab: Tables, view: PlayerView, a: Action, mine: int, theirs: int, field: int
+    ) -> float:
         assert a.card is not None
         c = a.card.id
         rules = view.rules
@@ -201,8 +215,12 @@ def stop_gain(view: PlayerView) -> int:
     """Points stopping now would bring, after any pool cap."""
     me = view.seat
     rules = view.rules
-    b = score(evaluate(view.piles[me].mask, rules, view.field.mask), rules,
-              view.calls[me], view.calls[1 - me])
+    b = score(
+        evaluate(view.piles[me].mask, rules, view.field.mask),
+        rules,
+        view.calls[me],
+        view.calls[1 - me],
+    )
     g = b.score
     if rules.scoring is Scoring.POOL:
         g = min(g, view.scores[1 - me])
@@ -262,4 +280,3 @@ def should_koikoi(view: PlayerView) -> bool:
     theirs = view.piles[opp].mask
     upside = potential(tab, mine, theirs) - total(mine, rules, view.field.mask)
     return threat < 3.0 and gain < 7 and (hand >= 5 or upside >= 2.0)
-

@@ -82,11 +82,11 @@ class EngineBot:
                 bufsize=1,
             )
         except OSError as exc:
-            raise EngineFailure(f"engine {self.argv[0]!r} did not start: {exc.strerror or exc}") \
-                from None
+            raise EngineFailure(
+                f"engine {self.argv[0]!r} did not start: {exc.strerror or exc}"
+            ) from None
         assert self._proc.stdout is not None
-        threading.Thread(target=_pump, args=(self._proc.stdout, self._lines),
-                         daemon=True).start()
+        threading.Thread(target=_pump, args=(self._proc.stdout, self._lines), daemon=True).start()
         self._seat = view.seat
         self._send(encode_hello(view.seat, view.rules))
         msg = self._receive("the handshake")

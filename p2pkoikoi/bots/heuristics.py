@@ -157,8 +157,9 @@ def p_holds_any(k: int, unseen: int, hand: int) -> float:
     return 1.0 - comb(unseen - k, hand) / comb(unseen, hand)
 
 
-def exposure(tab: Tables, field: int, mine: int, theirs: int, unseen: int, opp_hand: int,
-             my_hand: int) -> float:
+def exposure(
+    tab: Tables, field: int, mine: int, theirs: int, unseen: int, opp_hand: int, my_hand: int
+) -> float:
     """What the field offers the opponent next turn, minus what it offers me.
 
     For each month on the field: the best card there, weighted by the chance

@@ -47,16 +47,18 @@ ROLLOUT_YAKU_BONUS = 3.0
 PRIOR_WEIGHT = 0.06
 
 
-def medium_values(tab: Tables, view: PlayerView, acts: tuple[Action, ...],
-                  medium: MediumBot) -> list[float]:
+def medium_values(
+    tab: Tables, view: PlayerView, acts: tuple[Action, ...], medium: MediumBot
+) -> list[float]:
     """Medium's value of each action, relative to its best (so the best is 0)."""
     vals = medium.values(tab, view, acts)
     top = max(vals)
     return [v - top for v in vals]
 
 
-def match_utility(rules: RuleSet, seat: int, round_no: int, scores: tuple[int, int],
-                  gained: tuple[int, int]) -> float:
+def match_utility(
+    rules: RuleSet, seat: int, round_no: int, scores: tuple[int, int], gained: tuple[int, int]
+) -> float:
     """How good a finished round is for ``seat``: chance of winning the match, plus points.
 
     ``scores`` are the standings before the round and ``gained`` what each
@@ -83,8 +85,9 @@ def match_utility(rules: RuleSet, seat: int, round_no: int, scores: tuple[int, i
 class HardBot:
     """Determinized Monte Carlo over the engine; see the module docstring."""
 
-    def __init__(self, seed: int, playouts: int | None = DEFAULT_PLAYOUTS,
-                 budget_ms: float | None = None) -> None:
+    def __init__(
+        self, seed: int, playouts: int | None = DEFAULT_PLAYOUTS, budget_ms: float | None = None
+    ) -> None:
         if playouts is None and budget_ms is None:
             raise ValueError("hard needs a playout or a time budget")
         self.rng = random.Random(seed)
@@ -143,8 +146,16 @@ class HardBot:
                 best_v, best = v, a
         return best
 
-    def _playout(self, tab: Tables, s: MatchState, seat: int, round_no: int, n_results: int,
-                 scores: tuple[int, int], rng: random.Random) -> float:
+    def _playout(
+        self,
+        tab: Tables,
+        s: MatchState,
+        seat: int,
+        round_no: int,
+        n_results: int,
+        scores: tuple[int, int],
+        rng: random.Random,
+    ) -> float:
         rules = s.rules
         while not s.is_over and s.round == round_no and len(s.results) == n_results:
             s = s.after(self._rollout_action(tab, s, rng))
@@ -184,8 +195,15 @@ class HardBot:
             # The playout policy's coin flips are shared across actions too.
             flips = rng.getrandbits(64)
             for i, a in enumerate(acts):
-                sums[i] += self._playout(tab, root.after(a), seat, view.round, n_results,
-                                         view.scores, random.Random(flips))
+                sums[i] += self._playout(
+                    tab,
+                    root.after(a),
+                    seat,
+                    view.round,
+                    n_results,
+                    view.scores,
+                    random.Random(flips),
+                )
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break

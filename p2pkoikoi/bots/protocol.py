@@ -88,8 +88,9 @@ def encode_ready(name: str) -> str:
 
 
 def encode_decide(view: PlayerView) -> str:
-    return _line({"type": "decide", "view": view.to_dict(),
-                  "legal": [str(a) for a in view.legal_actions]})
+    return _line(
+        {"type": "decide", "view": view.to_dict(), "legal": [str(a) for a in view.legal_actions]}
+    )
 
 
 def encode_action(action: Action | str) -> str:

@@ -50,15 +50,14 @@ class GameResult:
     seconds: tuple[float, float]  # thinking time (A, B)
 
 
-def play_game(spec_a: str, spec_b: str, rules: RuleSet, seed: int, index: int,
-              engine_timeout: float = 10.0) -> GameResult:
+def play_game(
+    spec_a: str, spec_b: str, rules: RuleSet, seed: int, index: int, engine_timeout: float = 10.0
+) -> GameResult:
     """Play game ``index``; any bot failure forfeits the match for that bot's side."""
     mseed = match_seed(seed, index)
     a_seat = index % 2
-    bot_a = make_bot(spec_a, bot_seed(mseed, "A"), engine_timeout=engine_timeout,
-                     reproducible=True)
-    bot_b = make_bot(spec_b, bot_seed(mseed, "B"), engine_timeout=engine_timeout,
-                     reproducible=True)
+    bot_a = make_bot(spec_a, bot_seed(mseed, "A"), engine_timeout=engine_timeout, reproducible=True)
+    bot_b = make_bot(spec_b, bot_seed(mseed, "B"), engine_timeout=engine_timeout, reproducible=True)
     bots = (bot_a, bot_b) if a_seat == 0 else (bot_b, bot_a)
     side = ("A", "B") if a_seat == 0 else ("B", "A")
     dec = [0, 0]
@@ -108,9 +107,16 @@ def _play_star(args: tuple[str, str, RuleSet, int, int, float]) -> GameResult:
     return play_game(*args)
 
 
-def run_games(spec_a: str, spec_b: str, rules: RuleSet, games: int, seed: int, jobs: int = 1,
-              engine_timeout: float = 10.0,
-              progress: Callable[[int, int], None] | None = None) -> list[GameResult]:
+def run_games(
+    spec_a: str,
+    spec_b: str,
+    rules: RuleSet,
+    games: int,
+    seed: int,
+    jobs: int = 1,
+    engine_timeout: float = 10.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[GameResult]:
     """Play ``games`` matches on ``jobs`` processes; results in game order."""
     tasks = [(spec_a, spec_b, rules, seed, i, engine_timeout) for i in range(games)]
     results: list[GameResult] = []
@@ -210,9 +216,21 @@ def summarize(spec_a: str, spec_b: str, results: list[GameResult]) -> Summary:
     ta = sum(r.seconds[0] for r in results)
     tb = sum(r.seconds[1] for r in results)
     return Summary(
-        bot_a=spec_a, bot_b=spec_b, games=n, wins=w, draws=d, losses=lo,
-        forfeits_a=fa, forfeits_b=fb, score=score, score_low=low, score_high=high,
-        elo=elo(score), elo_low=elo(low), elo_high=elo(high), mean_point_diff=diff,
+        bot_a=spec_a,
+        bot_b=spec_b,
+        games=n,
+        wins=w,
+        draws=d,
+        losses=lo,
+        forfeits_a=fa,
+        forfeits_b=fb,
+        score=score,
+        score_low=low,
+        score_high=high,
+        elo=elo(score),
+        elo_low=elo(low),
+        elo_high=elo(high),
+        mean_point_diff=diff,
         ms_per_decision_a=1000 * ta / da if da else 0.0,
         ms_per_decision_b=1000 * tb / db if db else 0.0,
     )
@@ -231,7 +249,6 @@ def format_summary(s: Summary) -> str:
         f" {100 * s.score_low:.1f}%..{100 * s.score_high:.1f}%",
         f"  Elo difference {e(s.elo)} (95% CI {e(s.elo_low)}..{e(s.elo_high)})",
         f"  mean point difference {s.mean_point_diff:+.2f} per match",
-        f"  thinking time {s.ms_per_decision_a:.1f} ms / {s.ms_per_decision_b:.1f} ms"
-        " per decision",
+        f"  thinking time {s.ms_per_decision_a:.1f} ms / {s.ms_per_decision_b:.1f} ms per decision",
     ]
     return "\n".join(lines)

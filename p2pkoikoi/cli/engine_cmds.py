@@ -10,6 +10,7 @@ import argparse
 import json
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from p2pkoikoi.engine import RuleSet, evaluate, parse_cards, score
@@ -208,11 +209,12 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
 
     span = seconds / slices
     figures: dict[str, float] = {}
-    for name, measure in (
+    measures: tuple[tuple[str, Callable[[], float]], ...] = (
         ("rounds_per_second", lambda: rounds_rate(False, span)),
         ("rounds_per_second_with_events", lambda: rounds_rate(True, span)),
         ("matches_per_second", lambda: matches_rate(span)),
-    ):
+    )
+    for name, measure in measures:
         rates = sorted(measure() for _ in range(slices))
         figures[name] = rates[-1]
         figures[name + "_median"] = rates[len(rates) // 2]

@@ -29,13 +29,24 @@ def register(subparsers: Any) -> None:
     p.add_argument("--bots", required=True, metavar="A,B", help="the two bots, comma-separated")
     p.add_argument("--games", type=int, default=100, metavar="N", help="matches (default 100)")
     p.add_argument("--rules", default="online", metavar="PRESET", help="rule preset")
-    p.add_argument("--set", action="append", default=[], metavar="K=V", dest="settings",
-                   help="change one rule setting (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        dest="settings",
+        help="change one rule setting (repeatable)",
+    )
     p.add_argument("--rounds", type=int, metavar="N", help="rounds per match")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="tournament seed")
     p.add_argument("--jobs", type=int, default=1, metavar="J", help="worker processes")
-    p.add_argument("--engine-timeout", type=float, default=10.0, metavar="SECONDS",
-                   help="per-decision limit for cmd: engines (default 10)")
+    p.add_argument(
+        "--engine-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="per-decision limit for cmd: engines (default 10)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -80,21 +91,37 @@ def run(args: argparse.Namespace) -> int:
         fill = width * done // total
         el = time.monotonic() - start
         eta = el / done * (total - done) if done else 0.0
-        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total}"
-                         f"  {el:.0f}s elapsed, ~{eta:.0f}s left ")
+        sys.stderr.write(
+            f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total}"
+            f"  {el:.0f}s elapsed, ~{eta:.0f}s left "
+        )
         sys.stderr.flush()
         if done == total:
             sys.stderr.write("\n")
 
-    results = run_games(spec_a, spec_b, rules, args.games, args.seed, args.jobs,
-                        engine_timeout=args.engine_timeout, progress=progress)
+    results = run_games(
+        spec_a,
+        spec_b,
+        rules,
+        args.games,
+        args.seed,
+        args.jobs,
+        engine_timeout=args.engine_timeout,
+        progress=progress,
+    )
     summary = summarize(spec_a, spec_b, results)
     elapsed = time.monotonic() - start
     if args.json:
         out = summary.to_dict()
-        out.update(rules=args.rules, rounds=rules.rounds, seed=args.seed, jobs=args.jobs,
-                   seconds=round(elapsed, 2), draws_count_half=True,
-                   forfeits=[r.forfeit for r in results if r.forfeit][:10])
+        out.update(
+            rules=args.rules,
+            rounds=rules.rounds,
+            seed=args.seed,
+            jobs=args.jobs,
+            seconds=round(elapsed, 2),
+            draws_count_half=True,
+            forfeits=[r.forfeit for r in results if r.forfeit][:10],
+        )
         print(json.dumps(out, sort_keys=True))
     else:
         print(format_summary(summary))
