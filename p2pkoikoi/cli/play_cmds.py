@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 from collections.abc import Callable
 
-from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet, get_preset
-from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
-
-AI_LEVELS = ("random", "easy", "medium", "hard")
+from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
+from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,39 +18,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument(
         "--ai",
+        "--bot",
         default="medium",
         metavar="LEVEL",
-        help=f"the bot: {', '.join(AI_LEVELS)} (default medium)",
+        help="the computer player: random, easy, medium, hard, or cmd:COMMAND for an"
+        " engine of your own (docs/engine-protocol.md); default medium",
     )
-    p.add_argument(
-        "--rules",
-        default=DEFAULT_PRESET,
-        metavar="PRESET",
-        help=f"rule preset: {', '.join(PRESETS)} (default {DEFAULT_PRESET})",
-    )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="settings",
-        help="change one rule (repeatable)",
-    )
-    p.add_argument(
-        "--rounds", type=int, metavar="N", help="number of rounds (overrides the preset)"
-    )
+    add_rules_options(p)
     p.add_argument("--seed", metavar="HEX", help="the match seed, 64 hex digits (default: random)")
     p.add_argument("--ascii", action="store_true", help="draw with plain ASCII characters only")
     p.set_defaults(func=run)
-
-
-def build_rules(preset: str, settings: list[str], rounds: int | None) -> RuleSet:
-    rules = get_preset(preset)
-    for s in settings:
-        rules = rules.apply_setting(s)
-    if rounds is not None:
-        rules = rules.with_settings(rounds=rounds)
-    return rules
 
 
 def parse_seed(text: str | None) -> bytes:
@@ -69,18 +43,9 @@ def parse_seed(text: str | None) -> bytes:
 
 
 def make_opponent(level: str, seed: int) -> tuple[Callable[[PlayerView], Action], str]:
-    """The bot's ``choose`` and its display name; a random player if the bots are not installed."""
-    if level not in AI_LEVELS:
-        raise InputError(f"unknown AI level {level!r} (choose from: {', '.join(AI_LEVELS)})")
-    try:
-        from p2pkoikoi.bots import make_bot  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        rng = random.Random(seed)
+    """The bot's ``choose`` and its display name (``make_bot`` rejects an unknown spec)."""
+    from p2pkoikoi.bots import make_bot
 
-        def choose(view: PlayerView) -> Action:
-            return rng.choice(view.legal_actions)
-
-        return choose, "random"
     bot = make_bot(level, seed)
     return bot.choose, level
 
@@ -105,7 +70,7 @@ def practice(
 
 
 def run(args: argparse.Namespace) -> int:
-    rules = build_rules(args.rules, args.settings, args.rounds)
+    rules = rules_from_args(args)
     seed = parse_seed(args.seed)
     return practice(rules, seed, args.ai, ascii=args.ascii)
 

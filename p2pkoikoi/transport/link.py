@@ -20,7 +20,15 @@ from typing import Protocol
 
 import trio
 
-from p2pkoikoi.engine import Action, Event, IllegalActionError, MatchState, PlayerView, RuleSet
+from p2pkoikoi.engine import (
+    Action,
+    Event,
+    IllegalActionError,
+    KoiKoiError,
+    MatchState,
+    PlayerView,
+    RuleSet,
+)
 from p2pkoikoi.engine.events import Resigned
 
 
@@ -123,7 +131,27 @@ class LocalLink:
         while not self.state.is_over:
             if self.state.to_act == other:
                 view = self.state.view(other)
-                action = await trio.to_thread.run_sync(self.opponent, view, abandon_on_cancel=True)
+                try:
+                    action = await trio.to_thread.run_sync(
+                        self.opponent, view, abandon_on_cancel=True
+                    )
+                    if not self.state.is_legal(action):
+                        raise IllegalActionError(f"illegal action {action}")
+                except KoiKoiError as exc:  # a crashed, slow or cheating engine forfeits
+                    if self.state.is_over:
+                        break
+                    self.state, events = self.state.resign(other)
+                    view = self.state.view(self.seat)
+                    await self._send.send(Update("state", view, events, other))
+                    await self._send.send(
+                        Update(
+                            "over",
+                            view,
+                            text=f"{self.names[other]} forfeits: {exc}",
+                            final_hash=self.state.state_hash().hex(),
+                        )
+                    )
+                    break
                 if self.state.is_over:  # the table resigned meanwhile
                     break
             else:
