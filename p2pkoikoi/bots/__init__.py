@@ -11,6 +11,9 @@ A bot is any object with a ``name`` and ``choose(view) -> Action``
 
 from __future__ import annotations
 
+import os
+import shutil
+
 from p2pkoikoi.bots.base import Bot, EasyBot, MediumBot, RandomBot
 from p2pkoikoi.bots.external import DEFAULT_TIMEOUT, EngineBot, EngineFailure
 from p2pkoikoi.bots.mcts import DEFAULT_PLAYOUTS, HardBot
@@ -63,7 +66,14 @@ def make_bot(
             raise InputError(
                 "bot 'cmd:' needs a command, as in cmd:python examples/simple_engine.py"
             )
-        return EngineBot(command, seed, timeout=engine_timeout)
+        bot = EngineBot(command, seed, timeout=engine_timeout)
+        program = bot.argv[0]
+        if shutil.which(program) is None:
+            # a mistyped program is bad input: say so now, not at the first decision
+            # (a headless host would otherwise wait for a joiner only to forfeit)
+            what = "is not executable" if os.path.exists(program) else "not found"
+            raise InputError(f"bot {spec!r}: engine program {program!r} {what}")
+        return bot
     raise InputError(f"unknown bot {spec!r} (choose from: {SPEC_HELP})")
 
 
