@@ -25,7 +25,12 @@ from p2pkoikoi.session import RulesProposed
 from p2pkoikoi.session.wire import MAX_NAME
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
-from p2pkoikoi.transport.identity import KnownPeers, config_dir, load_or_create_identity
+from p2pkoikoi.transport.identity import (
+    KnownPeers,
+    check_record_path,
+    config_dir,
+    load_or_create_identity,
+)
 from p2pkoikoi.transport.net import (
     DEFAULT_PORT,
     NetworkLink,
@@ -246,7 +251,13 @@ def _chooser(
 
 
 def _record(args: argparse.Namespace) -> Path | None:
-    return Path(args.record).expanduser() if args.record else None
+    """``--record``, checked for writing now rather than when the match starts."""
+    if not args.record:
+        check_record_path(None)  # the default place
+        return None
+    path = Path(args.record).expanduser()
+    check_record_path(path)
+    return path
 
 
 AskRules = Callable[[RulesProposed, str, bool | None], Awaitable[bool]]
@@ -360,11 +371,15 @@ def run_join(args: argparse.Namespace) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from p2pkoikoi.session import decode_record
+    from p2pkoikoi.session import RecordError, decode_record
     from p2pkoikoi.transport.net import open_resume, sidecar_path
 
     path = Path(args.record).expanduser()
-    record = decode_record(path.read_bytes())
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    record = decode_record(data)
     if record.is_complete:
         sidecar_path(path).unlink(missing_ok=True)
         raise InputError(f"the match in {path} is over (both signed the result): nothing to resume")

@@ -57,6 +57,27 @@ def records_dir() -> Path:
     return base / APP / "records"
 
 
+def check_record_path(path: Path | None) -> None:
+    """Raise :class:`ConfigError` unless a record can be written at ``path``
+    (``None``: in :func:`records_dir`, where records go by default).
+
+    Called before listening or dialing, so that a record path that is a
+    directory, or lies in a directory that cannot be created or written, fails
+    at once with one line instead of in the middle of the handshake.
+    """
+    if path is not None and path.is_dir():
+        raise ConfigError(f"cannot write the record {path}: it is a directory")
+    directory = records_dir() if path is None else path.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".probe.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        where = f"the record {path}" if path is not None else f"records in {directory}"
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
+
+
 def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Replace ``path`` by ``data`` so that a crash leaves either version whole.
 
