@@ -1240,6 +1240,22 @@ async def open_host(
         yield link
 
 
+def _os_reason(exc: OSError) -> str:
+    """The reason an OS error gives, looking inside trio's "all attempts to
+    connect ... failed", whose cause holds each address's own error."""
+    if exc.strerror:
+        return exc.strerror
+    cause = exc.__cause__
+    inner = list(cause.exceptions) if isinstance(cause, BaseExceptionGroup) else [cause]
+    reasons = []
+    for err in inner:
+        if isinstance(err, OSError) and (err.errno or err.strerror):
+            reason = os.strerror(err.errno) if err.errno else str(err.strerror)
+            if reason not in reasons:
+                reasons.append(reason)
+    return "; ".join(reasons) or str(exc)
+
+
 @asynccontextmanager
 async def open_join(
     invite: str | Invite,
@@ -1279,7 +1295,7 @@ async def open_join(
             "(is the host listening? a firewall?)"
         ) from None
     except OSError as exc:
-        raise ConnectError(f"cannot connect to {where}:{inv.port}: {exc.strerror or exc}") from None
+        raise ConnectError(f"cannot connect to {where}:{inv.port}: {_os_reason(exc)}") from None
     session = Session(
         Role.JOINER,
         identity_key=identity,
