@@ -1,0 +1,141 @@
+"""Bad input at the command line: one line on stderr, prefixed ``p2pkoikoi:``, and
+the right exit status; never a traceback, a hang or a wait that ends in a forfeit.
+
+Each case here was found by a QA pass as a new user would meet the program.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from p2pkoikoi.cli import main
+from p2pkoikoi.session.invite import encode_invite
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """``main(argv)``'s status and stderr, checked to be one ``p2pkoikoi:`` line."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert err.startswith("p2pkoikoi: "), err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return code, err
+
+
+@pytest.fixture
+def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("P2PKOIKOI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    return tmp_path
+
+
+# ------------------------------------------------------------ external engines
+@pytest.mark.parametrize(
+    "spec, what",
+    [
+        ("cmd:/nonexistent/engine-binary", "not found"),
+        ("cmd:no-such-engine-program-anywhere --flag", "not found"),
+        ("cmd:/etc/passwd", "is not executable"),
+    ],
+)
+def test_selfplay_engine_program_missing_is_bad_input(
+    capsys: pytest.CaptureFixture[str], spec: str, what: str
+) -> None:
+    # before: every match forfeited and selfplay exited 0
+    code, err = run(capsys, "selfplay", "--bots", f"{spec},easy", "--games", "1", "--rounds", "1")
+    assert code == 2
+    assert what in err and "engine program" in err
+
+
+def test_headless_host_engine_program_missing_fails_before_listening(
+    capsys: pytest.CaptureFixture[str], dirs: Path
+) -> None:
+    # before: the host listened, waited for a joiner, and only then forfeited
+    code, err = run(
+        capsys,
+        *("host", "--headless", "--port", "0", "--bind", "127.0.0.1"),
+        *("--bot", "cmd:/nonexistent/engine-binary"),
+    )
+    assert code == 2 and "not found" in err
+    assert capsys.readouterr().out == ""  # no "listening" line
+
+
+# ------------------------------------------------------------ record paths
+@pytest.mark.parametrize("command", ["host", "join"])
+@pytest.mark.parametrize(
+    "record, what",
+    [("/proc/p2pkoikoi-no-such/x.koikoi", "cannot write the record"), ("DIR", "is a directory")],
+)
+def test_unwritable_record_fails_before_the_network(
+    capsys: pytest.CaptureFixture[str], dirs: Path, command: str, record: str, what: str
+) -> None:
+    # before: the host listened and dropped every joiner ("cannot write the record"
+    # as a warning) forever; the joiner saw "the connection ended early"
+    record = str(dirs) if record == "DIR" else record
+    where = (
+        ["--port", "0", "--bind", "127.0.0.1"]
+        if command == "host"
+        else [encode_invite("127.0.0.1", 1, bytes(16))]
+    )
+    code, err = run(capsys, command, *where, "--headless", "--record", record)
+    assert code == 2 and what in err
+    assert capsys.readouterr().out == ""
+
+
+def test_unwritable_default_records_dir(
+    capsys: pytest.CaptureFixture[str], dirs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", "/proc/p2pkoikoi-no-such")
+    code, err = run(capsys, "host", "--headless", "--port", "0", "--bind", "127.0.0.1")
+    assert code == 2 and "cannot write records in /proc/p2pkoikoi-no-such" in err
+
+
+@pytest.mark.parametrize("which", ["missing", "dir"])
+def test_resume_unreadable_record(
+    capsys: pytest.CaptureFixture[str], dirs: Path, which: str
+) -> None:
+    # before: "p2pkoikoi: No such file or directory: PATH" with status 1
+    path = dirs / "nothing.koikoi" if which == "missing" else dirs
+    code, err = run(capsys, "resume", str(path), "--headless")
+    assert code == 2 and err.startswith(f"p2pkoikoi: cannot read {path}: ")
+
+
+# ------------------------------------------------------------ connecting
+def test_join_closed_port_says_connection_refused(
+    capsys: pytest.CaptureFixture[str], dirs: Path
+) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, err = run(capsys, "join", encode_invite("127.0.0.1", port, bytes(16)), "--headless")
+    assert code == 1
+    # before: "... all attempts to connect to 127.0.0.1:PORT failed"
+    assert err == f"p2pkoikoi: cannot connect to 127.0.0.1:{port}: Connection refused\n"
+
+
+# ------------------------------------------------------------ Ctrl-C
+def test_sigint_while_host_waits_is_one_line(dirs: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "p2pkoikoi", "host", "--headless", "--port", "0"]
+        + ["--bind", "127.0.0.1", "--record", str(dirs / "host.koikoi")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert '"listening"' in proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert err == "p2pkoikoi: interrupted\n"
