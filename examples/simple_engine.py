@@ -90,7 +90,13 @@ def main() -> int:
         line = line.strip()
         if not line:
             continue
-        msg = json.loads(line)
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            msg = None
+        if not isinstance(msg, dict):  # stderr is for logging: say why, exit non-zero
+            print(f"simple_engine: not a protocol message: {line[:80]!r}", file=sys.stderr)
+            return 2
         kind = msg.get("type")
         if kind == "hello":
             send({"type": "ready", "name": NAME})
