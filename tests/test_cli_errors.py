@@ -121,6 +121,24 @@ def test_join_closed_port_says_connection_refused(
     assert err == f"p2pkoikoi: cannot connect to 127.0.0.1:{port}: Connection refused\n"
 
 
+@pytest.mark.parametrize("bind", ["10.99.99.99", "no-such-host.invalid"])
+def test_bind_to_an_address_not_here_is_bad_input(
+    capsys: pytest.CaptureFixture[str], dirs: Path, bind: str
+) -> None:
+    # before: exit status 1, as for a busy port
+    code, err = run(capsys, "host", "--headless", "--port", "0", "--bind", bind)
+    assert code == 2 and err.startswith(f"p2pkoikoi: cannot listen on {bind} port 0: ")
+
+
+def test_port_in_use_is_one_line_status_1(capsys: pytest.CaptureFixture[str], dirs: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        code, err = run(capsys, "host", "--headless", "--port", str(port), "--bind", "127.0.0.1")
+    assert code == 1 and "Address already in use" in err
+
+
 # ------------------------------------------------------------ Ctrl-C
 def test_sigint_while_host_waits_is_one_line(dirs: Path) -> None:
     proc = subprocess.Popen(

@@ -31,6 +31,12 @@ class PeerSilentError(TransportError):
     """The peer stopped answering heartbeats for longer than the hard bound."""
 
 
+class ListenAddressError(ConnectError):
+    """``--bind`` names an address this machine does not have, or no address at all."""
+
+    exit_code = 2
+
+
 class ConfigError(TransportError):
     """The identity or known-peers file cannot be read or written."""
 

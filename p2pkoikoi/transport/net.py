@@ -53,6 +53,7 @@ so tests run whole matches under ``MockClock(autojump_threshold=0)``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
 import json
 import math
@@ -109,6 +110,7 @@ from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.errors import (
     ConfigError,
     ConnectError,
+    ListenAddressError,
     PeerFloodError,
     PeerSilentError,
     PeerTimeoutError,
@@ -1061,7 +1063,10 @@ async def _listen(port: int, bind: str | None) -> list[trio.SocketListener]:
         listeners = await trio.open_tcp_listeners(port, host=bind or None)
     except OSError as exc:
         where = f"{bind or 'all addresses'} port {port}"
-        raise ConnectError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+        message = f"cannot listen on {where}: {exc.strerror or exc}"
+        if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+            raise ListenAddressError(message) from None  # bad input, not a busy port
+        raise ConnectError(message) from None
     first = listeners[0].socket.getsockname()[1]
     keep = [ln for ln in listeners if ln.socket.getsockname()[1] == first]
     for ln in listeners:
