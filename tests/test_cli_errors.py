@@ -108,6 +108,23 @@ def test_resume_unreadable_record(
     assert code == 2 and err.startswith(f"p2pkoikoi: cannot read {path}: ")
 
 
+# ------------------------------------------------------------ invites
+@pytest.mark.parametrize(
+    "invite",
+    [
+        "koi1-\u00fcn\u00ef-1-5rrduldiaemrz6nb3oxgh3z4ia-xkpv",  # a typed accent
+        "koi1-\udcff-1-5rrd-xkpv",  # a byte that is not UTF-8, as Python passes it on
+        "koi1-127.0.0.1-\u0661-5rrduldiaemrz6nb3oxgh3z4ia-xkpv",  # an Arabic-Indic digit
+    ],
+)
+def test_non_ascii_invite_is_bad_input(
+    capsys: pytest.CaptureFixture[str], dirs: Path, invite: str
+) -> None:
+    # before: UnicodeEncodeError traceback from the checksum, exit 1
+    code, err = run(capsys, "join", invite, "--headless")
+    assert code == 2 and "cannot appear in an invite" in err
+
+
 # ------------------------------------------------------------ connecting
 def test_join_closed_port_says_connection_refused(
     capsys: pytest.CaptureFixture[str], dirs: Path

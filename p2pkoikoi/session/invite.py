@@ -73,6 +73,9 @@ def decode_invite(text: str) -> Invite:
     s = "".join(text.split()).lower()  # copying may add line breaks or spaces
     if not s.startswith(INVITE_PREFIX + "-"):
         raise InviteError(f"not an invite: it should start with {INVITE_PREFIX}-")
+    if not s.isascii():
+        odd = next(c for c in s if not c.isascii())
+        raise InviteError(f"invite: {odd!r} cannot appear in an invite (letters, digits, - . :)")
     parts = s[len(INVITE_PREFIX) + 1 :].rsplit("-", 3)
     if len(parts) != 4 or not all(parts):
         raise InviteError("invite is incomplete: expected koi1-HOST-PORT-SECRET-CHECK")
