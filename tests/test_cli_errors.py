@@ -6,6 +6,7 @@ Each case here was found by a QA pass as a new user would meet the program.
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -154,6 +155,21 @@ def test_port_in_use_is_one_line_status_1(capsys: pytest.CaptureFixture[str], di
         port = s.getsockname()[1]
         code, err = run(capsys, "host", "--headless", "--port", str(port), "--bind", "127.0.0.1")
     assert code == 1 and "Address already in use" in err
+
+
+# ------------------------------------------------------------ output encoding
+def test_ascii_only_output_does_not_crash() -> None:
+    # before: UnicodeEncodeError traceback on "Gokō (五光, ...)" in an ASCII locale
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    proc = subprocess.run(
+        [sys.executable, "-m", "p2pkoikoi", "score", "1b", "3b", "8b", "11b", "12b"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Gok\\u014d" in proc.stdout and proc.stderr == ""
 
 
 # ------------------------------------------------------------ Ctrl-C

@@ -9,6 +9,7 @@ one-line message on stderr and its exit status: no traceback reaches a user.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -56,7 +57,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_output() -> None:
+    """Let a terminal or pipe that cannot encode a character (an ASCII or
+    Latin-1 locale, ``PYTHONIOENCODING=ascii``) show a replacement instead of
+    ending the command with a UnicodeEncodeError: names such as Gokō (五光), or
+    a file name that is not UTF-8."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure) and getattr(stream, "errors", None) == "strict":
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerant_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
