@@ -7,6 +7,7 @@ Every value is deterministic: keys and random values derive from labels.
 
 from __future__ import annotations
 
+import argparse
 import json
 import struct
 import sys
@@ -299,7 +300,17 @@ def dumps(obj: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0] if argv else "protocol/vectors")
+    parser = argparse.ArgumentParser(
+        prog="python -m p2pkoikoi.session.vectors",
+        description="Regenerate the protocol test vectors (framing, messages, invite, "
+        "crypto, transcript).",
+    )
+    parser.add_argument(
+        "out", nargs="?", default="protocol/vectors", help="directory (default protocol/vectors)"
+    )
+    out = Path(parser.parse_args(argv).out)
+    if not out.is_dir():
+        parser.error(f"{out} is not a directory")
     for name in FILES:
         (out / f"{name}.json").write_text(dumps(build(name)), encoding="utf-8")
     return 0
