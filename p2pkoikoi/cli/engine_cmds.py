@@ -223,7 +223,7 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
 
 def run_bench(args: argparse.Namespace) -> int:
     if not 0 < args.seconds <= 600:
-        raise InputError("--seconds must be between 0 and 600")
+        raise InputError("--seconds must be more than 0 and at most 600")
     figures = bench_figures(args.seconds)
     if args.json:
         _print_json({k: round(v, 1) for k, v in figures.items()})
