@@ -1,23 +1,34 @@
 """Real headless processes across two network namespaces joined by a veth pair.
 
-Needs root and iproute2 (``ip``; ``tc`` with ``sch_netem`` for the faulty-link
-test).  Each run creates its own namespaces and veth names (unique per run),
-puts 10.77.0.1/24 and 10.77.0.2/24 on the two ends *inside* the namespaces
-only, and deletes everything afterwards, even on failure.  Where namespaces
-cannot be created the tests skip with the reason; where netem is missing only
-the faulty-link test skips and the plain namespace test still runs.
+Needs root and iproute2 (``ip``).  Each run creates its own namespaces and veth
+names (unique per run), puts 10.77.0.1/24 and 10.77.0.2/24 on the two ends
+*inside* the namespaces only, and deletes everything afterwards, even on
+failure.  Where namespaces cannot be created the tests skip with the reason.
+
+The faulty-link test impairs the link with ``tc netem`` where the kernel has
+``sch_netem``.  Where it does not (our Firecracker CI kernels), it joins the
+two namespaces a second time through ``tests/faultylink.py``: a TUN device in
+each (10.78.0.1 and 10.78.0.2, point-to-point) and a userspace relay that
+delays, drops and reorders the packets between them.  Only without
+``/dev/net/tun`` either does it fall back to nftables loss (no delay, no
+reordering).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import secrets
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostile_peer import HonestProcess, Outcome, env_for
@@ -25,7 +36,10 @@ from hostile_peer import HonestProcess, Outcome, env_for
 from p2pkoikoi.cli import main as cli_main
 
 HOST_IP, JOIN_IP = "10.77.0.1", "10.77.0.2"
+TUN_IPS = ("10.78.0.1", "10.78.0.2")  # the faulty link's TUN ends, where netem is missing
 NETEM = ("delay", "150ms", "40ms", "loss", "5%", "reorder", "10%")
+RELAY = ("--delay", "0.15", "--jitter", "0.04", "--loss", "0.05", "--reorder", "0.1")
+FAULTYLINK = Path(__file__).with_name("faultylink.py")
 MATCH_LIMIT = 240.0  # seconds for one match over the faulty link (a loaded 2-core box)
 
 
@@ -38,6 +52,7 @@ class Pair:
     ns: tuple[str, str]  # host side, joiner side
     dev: tuple[str, str]
     netem: str  # "" when netem works, else why not
+    relays: list[FaultyLink] = field(default_factory=list)  # stopped by the fixture
 
     def exec(self, side: int, *args: str) -> list[str]:
         return ["ip", "netns", "exec", self.ns[side], *args]
@@ -65,6 +80,7 @@ def pair() -> Iterator[Pair]:
     ns = (f"kkh{tag}", f"kkj{tag}")
     dev = (f"kvh{tag}", f"kvj{tag}")
     created: list[str] = []
+    relays: list[FaultyLink] = []
     try:
         for name in ns:
             r = run("ip", "netns", "add", name)
@@ -86,7 +102,7 @@ def pair() -> Iterator[Pair]:
             r = run(*step)
             if r.returncode != 0:
                 pytest.skip(f"cannot set up the veth pair ({' '.join(step)}): {r.stderr.strip()}")
-        p = Pair(ns, dev, "")
+        p = Pair(ns, dev, "", relays)
         probe = p.tc(0, "add", "netem", "delay", "1ms")
         if probe.returncode != 0:
             p.netem = f"tc netem is unavailable on this kernel: {probe.stderr.strip()}"
@@ -94,8 +110,69 @@ def pair() -> Iterator[Pair]:
             p.tc(0, "del")
         yield p
     finally:
+        for relay in relays:
+            relay.stop()
         for name in created:
             run("ip", "netns", "del", name)  # takes its end of the veth pair with it
+
+
+class FaultyLink:
+    """``tests/faultylink.py`` joining the pair's namespaces through two TUN devices."""
+
+    def __init__(self, pair: Pair, tmp_path: Path, seed: int, *impairment: str) -> None:
+        self.control = tmp_path / "faultylink.cut"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(FAULTYLINK), "--ns", *pair.ns, "--addr", *TUN_IPS]
+            + ["--seed", str(seed), "--control", str(self.control), *impairment],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        pair.relays.append(self)
+        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.ready = self._next(10.0)
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))
+        self.lines.put(None)
+
+    def _next(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def why_not(self) -> str:
+        """Empty when the link is up, else why it could not be made."""
+        if self.ready is not None and self.ready.get("event") == "ready":
+            return ""
+        self.stop()
+        assert self.proc.stderr is not None
+        err = self.proc.stderr.read().strip().splitlines()
+        return f"the TUN relay did not start: {err[-1] if err else 'no output'}"
+
+    def cut(self, seconds: float) -> None:
+        """Drop every packet, both ways, for ``seconds`` from now."""
+        self.control.write_text(str(seconds))
+
+    def stop(self) -> dict[str, Any]:
+        """Stop the relay (killed if it does not stop at once); its final counters."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        while (obj := self._next(5.0)) is not None:
+            if obj.get("event") == "stats":
+                return obj
+        self.lines.put(None)  # for a second stop (the fixture's)
+        return {}
 
 
 def start(pair: Pair, side: int, tmp_path: Path, *args: str) -> HonestProcess:
@@ -105,7 +182,9 @@ def start(pair: Pair, side: int, tmp_path: Path, *args: str) -> HonestProcess:
     )
 
 
-def play_match(pair: Pair, tmp_path: Path, n: int, limit: float) -> tuple[Outcome, Outcome]:
+def play_match(
+    pair: Pair, tmp_path: Path, n: int, limit: float, host_ip: str = HOST_IP
+) -> tuple[Outcome, Outcome]:
     hrec, jrec = tmp_path / f"h{n}.koikoi", tmp_path / f"j{n}.koikoi"
     common = ("--headless", "--bot", "random", "--bot-seed", str(n), "--timeout", "60")
     host = start(
@@ -117,7 +196,7 @@ def play_match(pair: Pair, tmp_path: Path, n: int, limit: float) -> tuple[Outcom
         "--port",
         "0",
         "--bind",
-        HOST_IP,
+        host_ip,
         "--rounds",
         "1",
         "--name",
@@ -128,7 +207,7 @@ def play_match(pair: Pair, tmp_path: Path, n: int, limit: float) -> tuple[Outcom
     joiner: HonestProcess | None = None
     try:
         invite = str(host.wait_event("listening")["invite"])
-        assert f"-{HOST_IP}-" in invite
+        assert f"-{host_ip}-" in invite
         joiner = start(
             pair, 1, tmp_path, "join", invite, *common, "--name", "Bob", "--record", str(jrec)
         )
@@ -199,21 +278,83 @@ def lossy_nft(pair: Pair) -> str:
 
 
 def test_matches_over_a_faulty_link(pair: Pair, tmp_path: Path) -> None:
-    """Delay 150 ms +- 40 ms, 5% loss, 10% reordering on both ends: still the same hashes.
+    """Delay 150 ms +- 40 ms, 5% loss, 10% reordering each way: still the same hashes.
 
-    Without sch_netem (some CI kernels) the link gets 5% random loss each way
-    from nftables instead (no delay, no reordering); with neither it skips.
+    With sch_netem that is ``tc netem`` on both veth ends.  Without it (our CI
+    kernels) the same impairment comes from the userspace TUN relay, and its
+    counters must show that packets really were dropped and reordered.  Without
+    /dev/net/tun either, the veth link gets 5% random loss each way from
+    nftables (no delay, no reordering); with none of these it skips.
     """
-    if pair.netem:
-        why = lossy_nft(pair)
-        if why:
-            pytest.skip(f"{pair.netem}; {why}")
-    else:
+    if not pair.netem:
         for side in (0, 1):
             r = pair.tc(side, "add", "netem", *NETEM)
             assert r.returncode == 0, r.stderr
+        for n in (1, 2):
+            play_match(pair, tmp_path, n, MATCH_LIMIT)
+        return
+    link = FaultyLink(pair, tmp_path, 1, *RELAY)
+    why_tun = link.why_not()
+    if why_tun:
+        why = lossy_nft(pair)
+        if why:
+            pytest.skip(f"{pair.netem}; {why_tun}; {why}")
+        for n in (1, 2):
+            play_match(pair, tmp_path, n, MATCH_LIMIT)
+        return
     for n in (1, 2):
-        play_match(pair, tmp_path, n, MATCH_LIMIT)
+        began = time.monotonic()
+        h, _ = play_match(pair, tmp_path, n, MATCH_LIMIT, host_ip=TUN_IPS[0])
+        print(f"match {n} over the TUN relay: {h.ended_at - began:.1f} s")
+    stats = link.stop()
+    print(f"faulty link (TUN relay): {stats}")
+    assert stats["relayed"] > 0
+    assert stats["dropped"] > 0, stats  # the impairment really happened
+    assert stats["reordered"] > 0, stats
+
+
+ECHO = f"""
+import socket
+s = socket.socket()
+s.bind(("{TUN_IPS[1]}", 5000))
+s.listen()
+c, _ = s.accept()
+while d := c.recv(100):
+    c.sendall(d)
+"""
+CUT_PROBE = f"""
+import socket, sys, time
+for _ in range(100):  # until the echo server listens
+    try:
+        s = socket.create_connection(("{TUN_IPS[1]}", 5000), timeout=20)
+        break
+    except ConnectionRefusedError:
+        time.sleep(0.1)
+s.sendall(b"a"); s.recv(1)
+open(sys.argv[1], "w").write("1.5")  # the relay's control file: cut for 1.5 s
+time.sleep(0.3)
+t = time.monotonic(); s.sendall(b"b"); s.recv(1)
+print(time.monotonic() - t)
+"""
+
+
+def test_the_tun_relay_cuts_the_link(pair: Pair, tmp_path: Path) -> None:
+    """The relay's cut (used where the link cannot be taken down): a TCP echo sent
+    0.3 s into a 1.5 s cut comes back only after it, and the relay counts the cut."""
+    link = FaultyLink(pair, tmp_path, 1, "--delay", "0", "--jitter", "0", "--loss", "0")
+    why = link.why_not()
+    if why:
+        pytest.skip(why)
+    server = subprocess.Popen(pair.exec(1, sys.executable, "-c", ECHO))
+    try:
+        r = run(*pair.exec(0, sys.executable, "-c", CUT_PROBE, str(link.control)))
+    finally:
+        server.kill()
+        server.wait()
+    assert r.returncode == 0, r.stderr
+    assert 1.1 < float(r.stdout) < 10, r.stdout
+    stats = link.stop()
+    assert stats["cut"] > 0 and stats["dropped"] == 0, stats
 
 
 def cut_link(pair: Pair, host: HonestProcess, seconds: float, *, reset: bool) -> None:
