@@ -38,6 +38,15 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def test_unrecognized_argument_points_to_the_commands_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # before: "(see p2pkoikoi --help)", the top-level help, which does not list rules' options
+    code, err = run(capsys, "rules", "online", "nintendo")
+    assert code == 2
+    assert err == "p2pkoikoi: unrecognized arguments: nintendo (see p2pkoikoi rules --help)\n"
+
+
 # ------------------------------------------------------------ external engines
 @pytest.mark.parametrize(
     "spec, what",

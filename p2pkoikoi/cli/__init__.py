@@ -72,7 +72,12 @@ def _tolerant_output() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_output()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # name the command whose --help lists what it takes
+        command = getattr(args, "command", None)
+        see = f"p2pkoikoi {command} --help" if command else "p2pkoikoi --help"
+        sys.stderr.write(f"p2pkoikoi: unrecognized arguments: {' '.join(extra)} (see {see})\n")
+        raise SystemExit(2)
     func = getattr(args, "func", None)
     try:
         if func is None:
