@@ -6,17 +6,23 @@ Each case here was found by a QA pass as a new user would meet the program.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives import serialization
 
 from p2pkoikoi.cli import main
+from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session.invite import encode_invite
+from p2pkoikoi.session.record import encode_record
+from p2pkoikoi.session.testing import SECRET, det_key, make_pair, run_pair
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -133,6 +139,50 @@ def test_non_ascii_invite_is_bad_input(
     # before: UnicodeEncodeError traceback from the checksum, exit 1
     code, err = run(capsys, "join", invite, "--headless")
     assert code == 2 and "cannot appear in an invite" in err
+
+
+def _unfinished_host_record(dirs: Path, **sidecar: object) -> Path:
+    """A match that has started but has no moves yet, as the host left it, with
+    its resume file and the host's identity in ``$P2PKOIKOI_CONFIG_DIR``."""
+    host, joiner = make_pair(get_preset("online").with_settings(rounds=1))
+    run_pair(host, joiner)
+    assert host.match is not None and not host.record().is_complete
+    path = dirs / "host.koikoi"
+    path.write_bytes(encode_record(host.record()))
+    body = {"format": "p2pkoikoi-resume", "version": 1, "role": "host"}
+    body.update(invite=encode_invite("127.0.0.1", 1, SECRET), port=0, bind="127.0.0.1")
+    body.update(sidecar)
+    (dirs / "host.koikoi.resume").write_text(json.dumps(body))
+    config = dirs / "config"
+    config.mkdir(exist_ok=True)
+    pem = det_key("host").private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    (config / "identity.key").write_bytes(pem)
+    (config / "identity.key").chmod(0o600)
+    return path
+
+
+def test_resumed_host_gives_up_when_the_window_ends(
+    capsys: pytest.CaptureFixture[str], dirs: Path
+) -> None:
+    # before: it waited the window *and* the 30 s handshake timeout for a writer
+    # task that never ran, since no connection had come back
+    path = _unfinished_host_record(dirs)
+    start = time.monotonic()
+    code, err = run(capsys, "resume", str(path), "--headless", "--reconnect-window", "0.2")
+    assert code == 1 and "did not come back within 0.2s" in err
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("port", ["abc", 99999, -5, [1], 1.5, True])
+def test_resume_file_with_a_bad_port(
+    capsys: pytest.CaptureFixture[str], dirs: Path, port: object
+) -> None:
+    # before: a ValueError or TypeError traceback, or listening on a wrapped port
+    path = _unfinished_host_record(dirs, port=port)
+    code, err = run(capsys, "resume", str(path), "--headless", "--reconnect-window", "0.2")
+    assert code == 2 and "port must be a whole number 0..65535" in err
 
 
 # ------------------------------------------------------------ connecting

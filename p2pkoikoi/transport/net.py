@@ -272,6 +272,8 @@ class NetworkLink:
         self._started = trio.Event()
         self._stopped = trio.Event()
         self._writer_done = trio.Event()
+        if stream is None:  # resuming: no writer runs until a connection comes back
+            self._writer_done.set()
         self._ended = trio.Event()
         self._progress = trio.Event()
         self._last_rx = trio.current_time()  # the last complete message, not the last byte
@@ -837,7 +839,9 @@ class NetworkLink:
                 self._fail(exc)
                 return None
             except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as exc:
-                last.append(str(exc) or type(exc).__name__)
+                last.append(
+                    _os_reason(exc) if isinstance(exc, OSError) else str(exc) or type(exc).__name__
+                )
                 if stream is not None:
                     await trio.aclose_forcefully(stream)
             await trio.sleep(delay)
@@ -1341,6 +1345,11 @@ def read_sidecar(record_path: Path) -> dict[str, Any]:
         or not isinstance(obj.get("invite"), str)
     ):
         raise ConfigError(f"{path} is not a p2pkoikoi resume file")
+    port = obj.get("port", 0)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigError(f"{path}: port must be a whole number 0..65535, not {port!r}")
+    if not isinstance(obj.get("bind", ""), str | None):
+        raise ConfigError(f"{path}: bind must be an address, not {obj['bind']!r}")
     return obj
 
 
