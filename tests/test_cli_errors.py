@@ -106,6 +106,23 @@ def test_unwritable_record_fails_before_the_network(
     assert capsys.readouterr().out == ""
 
 
+@pytest.mark.parametrize("command", ["host", "join"])
+def test_existing_record_is_not_overwritten(
+    capsys: pytest.CaptureFixture[str], dirs: Path, command: str
+) -> None:
+    # before: an earlier match's record (or any file) was replaced by the new match
+    record = dirs / "earlier.koikoi"
+    record.write_text("an earlier match")
+    where = (
+        ["--port", "0", "--bind", "127.0.0.1"]
+        if command == "host"
+        else [encode_invite("127.0.0.1", 1, bytes(16))]
+    )
+    code, err = run(capsys, command, *where, "--headless", "--record", str(record))
+    assert code == 2 and "already exists" in err
+    assert record.read_text() == "an earlier match"
+
+
 def test_unwritable_default_records_dir(
     capsys: pytest.CaptureFixture[str], dirs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -257,6 +257,11 @@ def _record(args: argparse.Namespace) -> Path | None:
         return None
     path = Path(args.record).expanduser()
     check_record_path(path)
+    if path.exists():  # an earlier match's record, or any other file: never overwrite it
+        raise InputError(
+            f"{path} already exists: give --record a new file name (an unfinished "
+            f"match goes on with: p2pkoikoi resume {path})"
+        )
     return path
 
 
