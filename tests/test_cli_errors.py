@@ -141,6 +141,15 @@ def test_resume_unreadable_record(
     assert code == 2 and err.startswith(f"p2pkoikoi: cannot read {path}: ")
 
 
+@pytest.mark.parametrize("command", ["verify", "resume"])
+def test_endless_record_file_is_refused_not_read_into_memory(
+    capsys: pytest.CaptureFixture[str], dirs: Path, command: str
+) -> None:
+    # before: f.read() of /dev/zero until MemoryError (a traceback), or swapping
+    code, err = run(capsys, command, "/dev/zero")
+    assert code == 2 and "larger than" in err
+
+
 # ------------------------------------------------------------ invites
 @pytest.mark.parametrize(
     "invite",

@@ -376,15 +376,13 @@ def run_join(args: argparse.Namespace) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from p2pkoikoi.session import RecordError, decode_record
+    from p2pkoikoi.session import decode_record
     from p2pkoikoi.transport.net import open_resume, sidecar_path
 
+    from .verify_cmd import read_record_bytes
+
     path = Path(args.record).expanduser()
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
-    record = decode_record(data)
+    record = decode_record(read_record_bytes(str(path)))
     if record.is_complete:
         sidecar_path(path).unlink(missing_ok=True)
         raise InputError(f"the match in {path} is over (both signed the result): nothing to resume")

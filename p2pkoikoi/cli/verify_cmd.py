@@ -13,7 +13,7 @@ from typing import Any
 
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
-from p2pkoikoi.session.record import decode_record
+from p2pkoikoi.session.record import MAX_RECORD_BYTES, decode_record
 from p2pkoikoi.session.verify import verify_record
 
 
@@ -33,14 +33,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 register = add_parser  # the name the CLI dispatcher calls
 
 
-def run(args: argparse.Namespace) -> int:
-    path: str = args.record
+def read_record_bytes(path: str) -> bytes:
+    """A record file's bytes, read no further than a record can be long (so
+    ``/dev/zero`` or a huge file is refused by :func:`decode_record`, not read
+    until memory runs out); :class:`RecordError` if it cannot be read."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read(MAX_RECORD_BYTES + 1)
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
-    record = decode_record(data)
+
+
+def run(args: argparse.Namespace) -> int:
+    path: str = args.record
+    record = decode_record(read_record_bytes(path))
     report = verify_record(record)
     first = report.first_failure
     if args.json:
