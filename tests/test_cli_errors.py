@@ -265,6 +265,8 @@ def test_sigint_while_host_waits_is_one_line(dirs: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell's background job inherits SIGINT ignored; a person's terminal does not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert proc.stdout is not None
