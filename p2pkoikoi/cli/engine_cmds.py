@@ -182,37 +182,26 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
     long_rules = rules.with_settings(rounds=12, scoring="sum")  # no knockouts: full rounds
     rng = random.Random(seed)
 
-    def rounds_rate(with_events: bool, span: float) -> float:
+    def rate(match_rules: RuleSet, with_events: bool, per_round: bool, span: float) -> float:
+        """Random matches played for ``span`` seconds: rounds (or matches) per second."""
         count = 0
         start = time.perf_counter()
         deadline = start + span
         while time.perf_counter() < deadline:
-            m = new_match(long_rules, rng.randbytes(32))
+            m = new_match(match_rules, rng.randbytes(32))
             while not m.is_over:
                 acts = m.legal_actions()
                 a = acts[rng.randrange(len(acts))]
                 m = m.apply(a)[0] if with_events else m.after(a)
-            count += len(m.results)
-        return count / (time.perf_counter() - start)
-
-    def matches_rate(span: float) -> float:
-        count = 0
-        start = time.perf_counter()
-        deadline = start + span
-        while time.perf_counter() < deadline:
-            m = new_match(rules, rng.randbytes(32))
-            while not m.is_over:
-                acts = m.legal_actions()
-                m = m.apply(acts[rng.randrange(len(acts))])[0]
-            count += 1
+            count += len(m.results) if per_round else 1
         return count / (time.perf_counter() - start)
 
     span = seconds / slices
     figures: dict[str, float] = {}
     measures: tuple[tuple[str, Callable[[], float]], ...] = (
-        ("rounds_per_second", lambda: rounds_rate(False, span)),
-        ("rounds_per_second_with_events", lambda: rounds_rate(True, span)),
-        ("matches_per_second", lambda: matches_rate(span)),
+        ("rounds_per_second", lambda: rate(long_rules, False, True, span)),
+        ("rounds_per_second_with_events", lambda: rate(long_rules, True, True, span)),
+        ("matches_per_second", lambda: rate(rules, True, False, span)),
     )
     for name, measure in measures:
         rates = sorted(measure() for _ in range(slices))
