@@ -47,7 +47,8 @@ from p2pkoikoi.transport.net import Timeouts, open_link
 MEMORY_MB = 200.0  # peak RSS bound for an honest process under attack
 QUICK = 10.0  # seconds from an attack to the honest process's exit (detection is immediate)
 STEP = 2.0  # the honest side's --timeout (each handshake step, the reveal)
-RULES_ARGS = ("--rounds", "1", "--timeout", str(STEP))
+# 12 rounds: a random match cannot end (a hand yaku, a knockout) before the attack point.
+RULES_ARGS = ("--rounds", "12", "--timeout", str(STEP))
 
 
 # ---------------------------------------------------------------------- helpers
