@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 
 from p2pkoikoi import __version__
@@ -71,6 +72,11 @@ def _tolerant_output() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_output()
+    # Ctrl-C lands wherever trio happens to be; a coroutine it had created but not yet
+    # started is then dropped, and Python would print a warning below our one line.
+    warnings.filterwarnings(
+        "ignore", message="coroutine .* was never awaited", category=RuntimeWarning
+    )
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # name the command whose --help lists what it takes
