@@ -58,6 +58,7 @@ def _samples() -> list[wire.Message]:
     b32, b64 = bytes(range(32)), bytes(range(64))
     return [
         wire.HelloMsg(role="host", program="0.1.0", eph=b32),
+        wire.HelloMsg(role="joiner", program="0.1.0", eph=b32, resume=b32),
         wire.AuthMsg(name="Alice", key=b32, sig=b64, rules=b"{}", fp="ab" * 32, rounds=6),
         wire.AuthMsg(name="Bob", key=b32, sig=b64),
         wire.AcceptMsg(fp="ab" * 32),
@@ -73,6 +74,8 @@ def _samples() -> list[wire.Message]:
         wire.ChatMsg(text="よろしく"),
         wire.AbortMsg(reason="state hash mismatch"),
         wire.ByeMsg(),
+        wire.ResumeMsg(seq=7, tx=b32, hash=b32, sig=b64),
+        wire.RefuseMsg(reason="this match already has its two players"),
     ]
 
 
