@@ -15,7 +15,8 @@ from typing import Any
 
 from p2pkoikoi.bots import SPEC_HELP, make_bot
 from p2pkoikoi.bots.tournament import format_summary, run_games, summarize
-from p2pkoikoi.engine import InputError, RuleSet, get_preset
+from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
+from p2pkoikoi.engine import InputError
 
 
 def register(subparsers: Any) -> None:
@@ -28,16 +29,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--bots", required=True, metavar="A,B", help="the two bots, comma-separated")
     p.add_argument("--games", type=int, default=100, metavar="N", help="matches (default 100)")
-    p.add_argument("--rules", default="online", metavar="PRESET", help="rule preset")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="K=V",
-        dest="settings",
-        help="change one rule setting (repeatable)",
-    )
-    p.add_argument("--rounds", type=int, metavar="N", help="rounds per match")
+    add_rules_options(p)
     p.add_argument("--seed", type=int, default=0, metavar="S", help="tournament seed")
     p.add_argument("--jobs", type=int, default=1, metavar="J", help="worker processes")
     p.add_argument(
@@ -49,15 +41,6 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
-
-
-def parse_rules(preset: str, settings: list[str], rounds: int | None) -> RuleSet:
-    rules = get_preset(preset)
-    for s in settings:
-        rules = rules.apply_setting(s)
-    if rounds is not None:
-        rules = rules.with_settings(rounds=rounds)
-    return rules
 
 
 def parse_bots(text: str) -> tuple[str, str]:
@@ -80,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--jobs must be between 1 and 256")
     if args.engine_timeout <= 0:
         raise InputError("--engine-timeout must be positive")
-    rules = parse_rules(args.rules, args.settings, args.rounds)
+    rules = rules_from_args(args)
     tty = sys.stderr.isatty()
     start = time.monotonic()
 
