@@ -124,7 +124,6 @@ class RoundResult:
     gained: tuple[int, int]
 
 
-_NIBBLE_LOW = NIBBLE_LOW
 _COUNT_TWO = 0x222222222222
 _COUNT_FOUR = 0x444444444444
 
@@ -133,8 +132,8 @@ def _two_card_months(field: int) -> int:
     """Mask of the months with exactly two field cards (cards are 4 per month, so a
     month is a nibble of the mask: count every nibble's bits at once, SWAR style)."""
     y = month_counts(field) ^ _COUNT_TWO  # a nibble is zero where the count is two
-    nonzero = (y | (y >> 1) | (y >> 2) | (y >> 3)) & _NIBBLE_LOW
-    return (~nonzero & _NIBBLE_LOW) * 0xF
+    nonzero = (y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW
+    return (~nonzero & NIBBLE_LOW) * 0xF
 
 
 def _four_of_month(mask: int) -> bool:
@@ -203,16 +202,12 @@ class MatchState:
 
     # ------------------------------------------------------------------ creation
     @classmethod
-    def start(cls, rules: RuleSet, match_seed: bytes) -> tuple[MatchState, tuple[Event, ...]]:
-        """The match at its first decision, and the events of choosing a dealer and dealing."""
-        if not isinstance(rules, RuleSet):
-            raise InputError("rules must be a RuleSet")
-        if not isinstance(match_seed, (bytes, bytearray)) or len(match_seed) != 32:
-            raise InputError("match seed must be exactly 32 bytes (64 hex digits)")
+    def _blank(cls, rules: RuleSet, seed: bytes) -> MatchState:
+        """A match before its first deal: the match-level fields every constructor shares."""
         s = object.__new__(cls)
         s._rules = rules
         s._tally = total_function(rules)
-        s._seed = bytes(match_seed)
+        s._seed = bytes(seed)
         s._round = 1
         s._attempt = 0
         s._scores = (
@@ -222,6 +217,16 @@ class MatchState:
         s._winner = None
         s._end = ""
         s._pending = -1
+        return s
+
+    @classmethod
+    def start(cls, rules: RuleSet, match_seed: bytes) -> tuple[MatchState, tuple[Event, ...]]:
+        """The match at its first decision, and the events of choosing a dealer and dealing."""
+        if not isinstance(rules, RuleSet):
+            raise InputError("rules must be a RuleSet")
+        if not isinstance(match_seed, (bytes, bytearray)) or len(match_seed) != 32:
+            raise InputError("match seed must be exactly 32 bytes (64 hex digits)")
+        s = cls._blank(rules, match_seed)
         ev: list[Event] = []
         s._dealer = _choose_dealer(rules, s._seed, 0, ev)
         _begin_round(s, ev)
@@ -268,19 +273,11 @@ class MatchState:
                 raise InputError("a card appears twice in the position")
             seen |= m
         stock_ids += tuple(iter_mask(ALL_MASK & ~seen))
-        s = object.__new__(cls)
-        s._rules = rules
-        s._tally = total_function(rules)
-        s._seed = bytes(seed)
+        s = cls._blank(rules, seed)
         s._round = round
-        s._attempt = 0
         s._dealer = dealer
-        s._scores = (
-            scores
-            if scores is not None
-            else ((rules.pool_stake, rules.pool_stake) if rules.scoring is Scoring.POOL else (0, 0))
-        )
-        s._results = ()
+        if scores is not None:
+            s._scores = scores
         s._phase = Phase.PLAY
         s._to_act = dealer if to_act is None else to_act
         s._hands = (parts[0], parts[1])
@@ -294,9 +291,6 @@ class MatchState:
             total(parts[3], rules, parts[2]) if calls[0] else 0,
             total(parts[4], rules, parts[2]) if calls[1] else 0,
         )
-        s._pending = -1
-        s._winner = None
-        s._end = ""
         return s
 
     def _copy(self) -> MatchState:
@@ -1071,12 +1065,8 @@ def determinize(
         or len(stock) != view.stock_size
     ):
         raise InputError("hidden cards do not match the view")
-    s = object.__new__(MatchState)
-    s._rules = view.rules
-    s._tally = total_function(view.rules)
-    s._seed = bytes(seed)
+    s = MatchState._blank(view.rules, seed)
     s._round = view.round
-    s._attempt = 0
     s._dealer = view.dealer
     s._scores = view.scores
     s._results = view.results
@@ -1095,7 +1085,6 @@ def determinize(
     s._last = view.last_totals
     s._pending = view.drawn.id if view.drawn is not None else -1
     s._winner = view.winner
-    s._end = ""
     return s
 
 
