@@ -56,7 +56,6 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Final
 
 import trio
 
@@ -85,28 +84,28 @@ from p2pkoikoi.session import (
     SendChat,
     Session,
     State,
-    WaitingFor,
     fingerprint,
 )
 from p2pkoikoi.transport.errors import (
     PeerFloodError,
     PeerSilentError,
     PeerTimeoutError,
-    RevealTimeoutError,
     TransportError,
     leaves,
 )
 from p2pkoikoi.transport.identity import KnownPeers
-from p2pkoikoi.transport.limits import RECEIVE_SIZE, Timeouts
+from p2pkoikoi.transport.limits import (
+    CHATTER_BURST,
+    CHATTER_RATE,
+    RECEIVE_SIZE,
+    ChatterBudget,
+    Timeouts,
+    step_limit,
+)
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.transport.notes import Note, Notify, nop
 from p2pkoikoi.transport.reconnect import Reconnect, reaccept, redial
 from p2pkoikoi.transport.record_files import RecordKeeper
-
-#: pings, pongs and chats a peer may send in a burst, and per second after it; an
-#: honest peer pings every few seconds and people chat far slower (see _chatter)
-CHATTER_BURST: Final = 64
-CHATTER_RATE: Final = 16.0
 
 DecideRules = Callable[[RulesProposed], Awaitable[bool]]
 
@@ -165,8 +164,7 @@ class NetworkLink:
         self._progress = trio.Event()
         self._last_rx = trio.current_time()  # the last complete message, not the last byte
         self._last_tx = trio.current_time()
-        self._chatter_tokens = float(CHATTER_BURST)
-        self._chatter_at = trio.current_time()
+        self._chatter = ChatterBudget(trio.current_time())
         self._resign_pending: str | None = None
         self._ping_no = 0
         self._nursery: trio.Nursery | None = None
@@ -419,7 +417,7 @@ class NetworkLink:
             # a message, not a byte, proves the peer alive: a frame trickled a byte
             # at a time never completes, and the silence bound ends it (slowloris)
             self._last_rx = trio.current_time()
-            if isinstance(ev, Ping | Pong | ChatReceived) and not self._chatter():
+            if isinstance(ev, Ping | Pong | ChatReceived) and not self._count_chatter():
                 return
             if isinstance(ev, Ping):
                 self._write(s.send(Pong(ev.nonce)))
@@ -466,16 +464,9 @@ class NetworkLink:
         self._save_record()
         self._wake()
 
-    def _chatter(self) -> bool:
-        """Count one ping, pong or chat (a token bucket); False after failing on a flood."""
-        now = trio.current_time()
-        self._chatter_tokens = min(
-            float(CHATTER_BURST),
-            self._chatter_tokens + (now - self._chatter_at) * CHATTER_RATE,
-        )
-        self._chatter_at = now
-        if self._chatter_tokens >= 1:
-            self._chatter_tokens -= 1
+    def _count_chatter(self) -> bool:
+        """Count one ping, pong or chat; False after failing on a flood."""
+        if self._chatter.take(trio.current_time()):
             return True
         self._fail(
             PeerFloodError(
@@ -712,23 +703,6 @@ class NetworkLink:
         return stream
 
     # ------------------------------------------------------------------ handshake
-    def _limit(self, step: WaitingFor) -> tuple[float, KoiKoiError]:
-        t = self.timeouts
-        if step is WaitingFor.REVEAL:
-            return t.reveal, RevealTimeoutError(
-                f"the host committed to its random value but did not reveal it within "
-                f"{t.reveal:g}s: the host forfeits the match"
-            )
-        if step in (WaitingFor.LOCAL_RULES_DECISION, WaitingFor.PEER_RULES_DECISION):
-            who = "you" if step is WaitingFor.LOCAL_RULES_DECISION else "the other player"
-            return t.rules_decision, PeerTimeoutError(
-                f"{who} did not accept or decline the rules within {t.rules_decision:g}s"
-            )
-        what = step.value.replace("_", " ")
-        return t.handshake, PeerTimeoutError(
-            f"timed out after {t.handshake:g}s waiting for the {what} (handshake step)"
-        )
-
     async def _handshake(self) -> None:
         """Run until the match starts; each step under its own ``fail_after``."""
         s = self._session
@@ -738,7 +712,7 @@ class NetworkLink:
             if self._stopped.is_set():
                 raise TransportError("the connection closed during the handshake")
             step = s.waiting_for
-            limit, error = self._limit(step)
+            limit, error = step_limit(self.timeouts, step)
             try:
                 with trio.fail_after(limit):
                     while (
