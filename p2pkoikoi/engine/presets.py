@@ -191,6 +191,7 @@ _SETTING_HELP: Final[dict[str, str]] = {
     "redeal_hand_four_pairs": "deal again when a hand holds four pairs",
     "hand_swap": "the non-dealer may swap hands with the dealer before looking",
     "forced_capture": "a player holding a card that matches the field must play one",
+    "deal": "hidden: cards stay hidden even from a modified program (mental poker)",
     "drawn_round": "what happens when both hands run out and nobody stopped",
     "oya_ken_points": "points the dealer scores for a drawn round under oya-ken",
     "first_dealer": "how the first dealer is chosen",

@@ -119,6 +119,13 @@ class NextDealer(enum.Enum):
     ALTERNATE = "alternate"
 
 
+class DealMode(enum.Enum):
+    """How the cards are dealt between two programs (``protocol/hidden-deal.md``)."""
+
+    OPEN = "open"  # both derive the deck from the shared seed: a modified client sees it
+    HIDDEN = "hidden"  # a mental-poker deal: nobody sees a hidden card before it is revealed
+
+
 class Scoring(enum.Enum):
     SUM = "sum"  # running totals, the higher total wins
     POOL = "pool"  # both start with ``pool_stake``; the loser pays up to what they have
@@ -180,6 +187,7 @@ class RuleSet:
     redeal_hand_four_pairs: bool = False
     hand_swap: bool = False  # the non-dealer may swap hands with the dealer before looking
     forced_capture: bool = False  # a player holding a matching card must play one
+    deal: DealMode = DealMode.OPEN  # open (from the shared seed) or hidden (mental poker)
     # --- round end and dealers ---
     drawn_round: DrawnRound = DrawnRound.DEALER_STAYS
     oya_ken_points: int = 0
