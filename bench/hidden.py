@@ -1,0 +1,123 @@
+"""CPU and bytes of the hidden deal, per side per round (figures, not a test).
+
+    PYTHONPATH=. python bench/hidden.py [--rounds N]
+
+Plays N whole rounds of the hidden deal's card protocol in memory (the three
+masking steps, the keys after the deal, 16 turns of play and draw, the audit)
+and reports, for each side, the CPU time (``time.process_time``, one core) of
+
+* shuffle + deal: its masking step(s), checking the decks it receives, and
+  opening the field and its own hand;
+* one reveal: checking a played card, or opening a drawn one;
+* the audit: checking the other side's secrets against the three decks and
+  every key it sent.
+
+Bytes are the payloads the card protocol adds per round (decks, keys,
+audits), before msgpack and frame overhead (a few dozen bytes per message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from p2pkoikoi.session.mental.deck import HOST, JOINER, DeckSecrets
+from p2pkoikoi.session.mental.table import HiddenTable
+
+T = TypeVar("T")
+
+
+class Meter:
+    def __init__(self) -> None:
+        self.cpu: dict[str, list[float]] = {}
+        self.messages = 0
+        self.bytes = 0
+
+    def run(self, key: str, fn: Callable[[], T]) -> T:
+        t0 = time.process_time()
+        out = fn()
+        self.cpu.setdefault(key, []).append(time.process_time() - t0)
+        return out
+
+    def send(self, data: bytes | tuple[bytes, ...]) -> None:
+        self.messages += 1
+        self.bytes += sum(map(len, data)) if isinstance(data, tuple) else len(data)
+
+
+def one_round(m: Meter, dealer: int) -> None:
+    h = HiddenTable(HOST, dealer, DeckSecrets.derive(HOST, os.urandom(32)))
+    j = HiddenTable(JOINER, dealer, DeckSecrets.derive(JOINER, os.urandom(32)))
+    deal_h: list[float] = []
+    deal_j: list[float] = []
+
+    def timed(acc: list[float], fn: Callable[[], T]) -> T:
+        t0 = time.process_time()
+        out = fn()
+        acc.append(time.process_time() - t0)
+        return out
+
+    d1 = timed(deal_h, h.step1)
+    m.send(d1)
+    d2 = timed(deal_j, lambda: j.on_step1(d1))
+    m.send(d2)
+    d3 = timed(deal_h, lambda: h.on_step2(d2))
+    hp = h.deal_keys()
+    hk = timed(deal_h, lambda: h.keys_for(hp))
+    m.send((d3, hk))  # one message: the locked deck and the host's deal keys
+    timed(deal_j, lambda: j.on_step3(d3))
+    timed(deal_j, lambda: j.on_keys(hp, hk))
+    jp = j.deal_keys()
+    jk = timed(deal_j, lambda: j.keys_for(jp))
+    m.send(jk)
+    timed(deal_h, lambda: h.on_keys(jp, jk))
+    m.cpu.setdefault("deal host", []).append(sum(deal_h))
+    m.cpu.setdefault("deal joiner", []).append(sum(deal_j))
+    tables = (h, j)
+    seat = dealer
+    while h.hand_positions(0) or h.hand_positions(1):
+        me, peer = tables[seat], tables[1 - seat]
+        card = me.cards[me.hand_positions(seat)[0]]
+        pos, key = me.reveal(card)
+        share = me.draw_share()
+        m.send((key, share))  # rides on the play message
+        m.run("reveal: check a played card", lambda: peer.on_reveal(card, pos, key))  # noqa: B023
+        m.run("reveal: open a drawn card", lambda: peer.on_draw_share(share))  # noqa: B023
+        back = peer.draw_share()
+        m.send(back)
+        m.run("reveal: open a drawn card", lambda: me.on_draw_share(back))  # noqa: B023
+        me.drawn()
+        peer.drawn()
+        seat = 1 - seat
+    ha, ja = h.audit(), j.audit()
+    m.send(ha)
+    m.send(ja)
+    m.run("audit host", lambda: h.on_audit(ja))
+    m.run("audit joiner", lambda: j.on_audit(ha))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=20)
+    args = ap.parse_args()
+    m = Meter()
+    for r in range(args.rounds):
+        one_round(m, r % 2)
+    print(f"hidden deal, {args.rounds} rounds, CPU ms (median / best):")
+    for key, values in m.cpu.items():
+        ms = [v * 1000 for v in values]
+        print(f"  {key:<30} {statistics.median(ms):8.2f} / {min(ms):8.2f}")
+    for side in ("host", "joiner"):
+        total = statistics.median(m.cpu[f"deal {side}"]) + statistics.median(m.cpu[f"audit {side}"])
+        print(f"  deal + audit, {side:<16} {total * 1000:8.2f}")
+    print(
+        f"per round: {m.messages / args.rounds:.0f} messages carrying card data,"
+        f" {m.bytes / args.rounds:,.0f} bytes of decks, keys and audits"
+    )
+
+
+if __name__ == "__main__":
+    main()

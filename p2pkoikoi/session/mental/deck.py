@@ -1,0 +1,262 @@
+"""The masked deck of one deal: three masking steps, one key per card, and the audit.
+
+Theory of operation
+-------------------
+Cards are points ``P_c`` of a prime-order group (:mod:`.group`).  With ``π_h``,
+``π_j`` the host's and joiner's secret permutations, ``a`` the host's deck
+scalar and ``a_j``, ``b_j`` the host's and joiner's secret key for position
+``j`` (0..47):
+
+1. host:   ``D1[j] = a · P[π_h(j)]``              shuffle, one mask for the deck
+2. joiner: ``D2[j] = b_j · D1[π_j(j)]``           shuffle, one mask per position
+3. host:   ``D3[j] = (a_j · a⁻¹) · D2[j]``        swap its deck mask for per-position keys
+
+so ``D3[j] = a_j · b_j · P[σ(j)]`` with ``σ = π_h ∘ π_j``.  Position ``j`` opens
+only with *both* ``a_j`` and ``b_j``; each key opens no other position.  Nobody
+knows ``σ``: the host does not know ``π_j``, the joiner does not know ``π_h``,
+and telling ``x·P`` apart from ``x·Q`` without ``x`` is the decisional
+Diffie-Hellman problem.  The joiner masks each position with its own key in the
+same step as its shuffle, so no relation between points the host slips into
+``D1`` survives into ``D2`` (a host could otherwise follow a card through the
+joiner's shuffle).
+
+At the end of the round each side publishes its :class:`DeckSecrets` (the
+audit); :func:`check_audit` recomputes the three steps from them and names the
+seat whose step differs, and checks every key revealed during the round
+against the audit.  There is no zero-knowledge proof of the shuffle: a wrong
+step is caught when a card it spoiled is opened, or at the latest at the audit
+(protocol/hidden-deal.md says what a cheat can learn in between).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from p2pkoikoi.session.mental.errors import (
+    BadPointError,
+    BrokenAuditError,
+    DuplicateCardError,
+    NotACardError,
+    SwappedCardError,
+    WrongMaskingError,
+)
+from p2pkoikoi.session.mental.group import (
+    CARD_OF_POINT,
+    CARD_POINTS,
+    DECK_SIZE,
+    POINT_LEN,
+    SCALAR_LEN,
+    Point,
+    Scalar,
+    check_point,
+    check_scalar,
+    derive_permutation,
+    derive_scalar,
+    inv,
+    mul,
+    smul,
+    unmask,
+)
+
+HOST: Final = 0
+JOINER: Final = 1
+TAG_DECK_DIGEST: Final = b"p2pkoikoi/v2/hidden/deck\x00"
+SEAT_NAME: Final = ("the host", "the joiner")
+
+Deck = tuple[Point, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeckSecrets:
+    """One side's secrets for one deal; published whole as the round's audit.
+
+    ``scalar`` is the host's deck mask ``a`` (``None`` for the joiner);
+    ``perm`` its permutation; ``keys[j]`` its key for position ``j``.
+    """
+
+    seat: int
+    scalar: Scalar | None
+    perm: tuple[int, ...]
+    keys: tuple[Scalar, ...]
+
+    @classmethod
+    def derive(cls, seat: int, seed: bytes) -> DeckSecrets:
+        """Secrets from 32 caller-given random bytes (the session passes fresh entropy)."""
+        if seat not in (HOST, JOINER):
+            raise ValueError("seat must be 0 or 1")
+        if len(seed) != 32:
+            raise ValueError("deck secrets need a 32-byte seed")
+        return cls(
+            seat=seat,
+            scalar=derive_scalar(seed, b"deck", 0) if seat == HOST else None,
+            perm=derive_permutation(seed),
+            keys=tuple(derive_scalar(seed, b"key", j) for j in range(DECK_SIZE)),
+        )
+
+    def encode(self) -> bytes:
+        """``scalar (host only) || perm (48 bytes) || keys (48 x 32 bytes)``."""
+        head = self.scalar if self.scalar is not None else b""
+        return head + bytes(self.perm) + b"".join(self.keys)
+
+    @classmethod
+    def decode(cls, seat: int, data: bytes) -> DeckSecrets:
+        """Parse and check an audit from ``seat``; anything malformed is a broken audit."""
+        who = SEAT_NAME[seat]
+        want = DECK_SIZE + DECK_SIZE * SCALAR_LEN + (SCALAR_LEN if seat == HOST else 0)
+        if not isinstance(data, bytes) or len(data) != want:
+            raise BrokenAuditError(f"{who}'s audit has the wrong length", seat)
+        at = 0
+        scalar = None
+        try:
+            if seat == HOST:
+                scalar = check_scalar(data[:SCALAR_LEN])
+                at = SCALAR_LEN
+            perm = tuple(data[at : at + DECK_SIZE])
+            at += DECK_SIZE
+            keys = tuple(
+                check_scalar(data[at + i * SCALAR_LEN : at + (i + 1) * SCALAR_LEN])
+                for i in range(DECK_SIZE)
+            )
+        except BadPointError:
+            raise BrokenAuditError(
+                f"{who}'s audit holds a key that is not a scalar", seat
+            ) from None
+        if sorted(perm) != list(range(DECK_SIZE)):
+            raise BrokenAuditError(f"{who}'s audit permutation is not a permutation", seat)
+        return cls(seat, scalar, perm, keys)
+
+
+# ---------------------------------------------------------------------- the three steps
+def host_mask(sec: DeckSecrets) -> Deck:
+    """Step 1 (host): ``D1[j] = a · P[π_h(j)]``."""
+    assert sec.seat == HOST and sec.scalar is not None
+    a = sec.scalar
+    return tuple(mul(a, CARD_POINTS[sec.perm[j]]) for j in range(DECK_SIZE))
+
+
+def joiner_mask(sec: DeckSecrets, d1: Deck) -> Deck:
+    """Step 2 (joiner): ``D2[j] = b_j · D1[π_j(j)]`` (``d1`` already checked)."""
+    assert sec.seat == JOINER
+    return tuple(mul(sec.keys[j], d1[sec.perm[j]]) for j in range(DECK_SIZE))
+
+
+def host_lock(sec: DeckSecrets, d2: Deck) -> Deck:
+    """Step 3 (host): ``D3[j] = (a_j · a⁻¹) · D2[j]``; multiplying checks each point of ``d2``."""
+    assert sec.seat == HOST and sec.scalar is not None
+    ai = inv(sec.scalar)
+    return tuple(mul(smul(sec.keys[j], ai), d2[j]) for j in range(DECK_SIZE))
+
+
+def decode_deck(data: bytes, sender: int, step: int) -> Deck:
+    """48 valid, pairwise distinct points from ``sender``'s step-``step`` message."""
+    who = SEAT_NAME[sender]
+    if not isinstance(data, bytes) or len(data) != DECK_SIZE * POINT_LEN:
+        raise BadPointError(f"{who}'s masked deck (step {step}) has the wrong length", sender)
+    deck = tuple(data[i * POINT_LEN : (i + 1) * POINT_LEN] for i in range(DECK_SIZE))
+    try:
+        for p in deck:
+            check_point(p)
+    except BadPointError:
+        raise BadPointError(
+            f"{who}'s masked deck (step {step}) holds a point outside the group", sender
+        ) from None
+    if len(set(deck)) != DECK_SIZE:
+        raise DuplicateCardError(f"{who}'s masked deck (step {step}) holds a card twice", sender)
+    return deck
+
+
+def encode_deck(deck: Sequence[Point]) -> bytes:
+    return b"".join(deck)
+
+
+def deck_digest(*decks: Sequence[Point]) -> bytes:
+    """What the hidden state hash binds: ``SHA-256(tag || D1 || D2 || D3)`` (those sent so far)."""
+    h = hashlib.sha256(TAG_DECK_DIGEST)
+    for d in decks:
+        h.update(encode_deck(d))
+    return h.digest()
+
+
+# ---------------------------------------------------------------------- opening one position
+def open_position(d3: Deck, pos: int, host_key: Scalar, joiner_key: Scalar, blame: int) -> int:
+    """The card at ``pos``, opened with both keys; ``blame`` is the seat whose key is new.
+
+    The caller's own key is right (it made it), so a point that is no card
+    proves the other seat's key or masking wrong.
+    """
+    p = unmask(d3[pos], host_key, joiner_key)
+    card = CARD_OF_POINT.get(p)
+    if card is None:
+        raise NotACardError(
+            f"{SEAT_NAME[blame]}'s key for position {pos} opens no card"
+            " (a wrong key or a wrongly masked deck)",
+            blame,
+        )
+    return card
+
+
+def check_opens(
+    d3: Deck, pos: int, host_key: Scalar, joiner_key: Scalar, card: int, blame: int
+) -> None:
+    """Raise :class:`SwappedCardError` unless ``pos`` opens to ``card`` (one multiplication)."""
+    if mul(smul(host_key, joiner_key), CARD_POINTS[card]) != d3[pos]:
+        raise SwappedCardError(
+            f"{SEAT_NAME[blame]} named a card that position {pos} does not hold", blame
+        )
+
+
+# ---------------------------------------------------------------------- the audit
+def dealt_deck(host: DeckSecrets, joiner: DeckSecrets) -> tuple[int, ...]:
+    """``σ``: the card at each position, from both audits (``σ(j) = π_h(π_j(j))``)."""
+    return tuple(host.perm[joiner.perm[j]] for j in range(DECK_SIZE))
+
+
+def check_audit(
+    d1: Deck,
+    d2: Deck,
+    d3: Deck,
+    host: DeckSecrets,
+    joiner: DeckSecrets,
+    revealed: Mapping[tuple[int, int], Scalar] = {},
+    trust: int | None = None,
+) -> tuple[int, ...]:
+    """Recompute every step from both audits; return the dealt deck ``σ``.
+
+    ``revealed`` maps ``(seat, position)`` to the key that seat sent during the
+    round: each must equal its audit.  ``trust`` is the caller's own seat,
+    whose steps need no recomputing (a verifier passes ``None`` and checks all).
+    """
+    for (seat, pos), key in revealed.items():
+        audit = host if seat == HOST else joiner
+        if audit.keys[pos] != key:
+            raise BrokenAuditError(
+                f"{SEAT_NAME[seat]}'s audit key for position {pos} is not the key it sent"
+                " during the round",
+                seat,
+            )
+    if trust != HOST:
+        if host.scalar is None:
+            raise BrokenAuditError("the host's audit lacks its deck scalar", HOST)
+        for j, p in enumerate(host_mask(host)):
+            if p != d1[j]:
+                raise WrongMaskingError(
+                    f"the host's masked deck (step 1) is wrong at position {j}", HOST
+                )
+    if trust != JOINER:
+        for j in range(DECK_SIZE):
+            if mul(joiner.keys[j], d1[joiner.perm[j]]) != d2[j]:
+                raise WrongMaskingError(
+                    f"the joiner's masked deck (step 2) is wrong at position {j}", JOINER
+                )
+    if trust != HOST:
+        assert host.scalar is not None
+        ai = inv(host.scalar)
+        for j in range(DECK_SIZE):
+            if mul(smul(host.keys[j], ai), d2[j]) != d3[j]:
+                raise WrongMaskingError(
+                    f"the host's locked deck (step 3) is wrong at position {j}", HOST
+                )
+    return dealt_deck(host, joiner)

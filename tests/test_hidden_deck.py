@@ -1,0 +1,303 @@
+"""The hidden deal's crypto core: masking, opening, keys, audit, and every cheat caught."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from p2pkoikoi.engine.cards import parse_cards
+from p2pkoikoi.engine.presets import get_preset
+from p2pkoikoi.session.mental import (
+    BadPointError,
+    BrokenAuditError,
+    DuplicateCardError,
+    FalseClaimError,
+    NotACardError,
+    SwappedCardError,
+    WithheldKeyError,
+    WrongMaskingError,
+    check_audit,
+)
+from p2pkoikoi.session.mental.claims import check_declared, check_undeclared, must_declare
+from p2pkoikoi.session.mental.deck import HOST, JOINER, DeckSecrets, decode_deck, encode_deck
+from p2pkoikoi.session.mental.group import (
+    CARD_POINTS,
+    GROUP_ORDER,
+    check_point,
+    derive_scalar,
+    mul,
+)
+from p2pkoikoi.session.mental.table import FIELD_POSITIONS, dealt_owner
+from tests.hidden_helpers import Snoop, deal_pair, open_deal, play_round, seed
+
+
+def mask_of(codes: str) -> int:
+    m = 0
+    for c in parse_cards(codes.split()):
+        m |= c.bit
+    return m
+
+
+def test_card_points_are_distinct_valid_and_not_small_multiples_of_the_base() -> None:
+    assert len(set(CARD_POINTS)) == 48
+    for p in CARD_POINTS:
+        assert check_point(p) == p
+    import nacl.bindings as sodium
+
+    small = {
+        bytes(sodium.crypto_scalarmult_ed25519_base_noclamp(i.to_bytes(32, "little")))
+        for i in range(1, 100)
+    }
+    assert not small & set(CARD_POINTS)
+
+
+def test_masking_commutes_and_unmasks() -> None:
+    a = derive_scalar(seed("a"), b"x", 0)
+    b = derive_scalar(seed("b"), b"x", 0)
+    p = CARD_POINTS[7]
+    assert mul(a, mul(b, p)) == mul(b, mul(a, p))
+    assert int.from_bytes(a, "little") < GROUP_ORDER
+
+
+def test_a_deal_opens_every_position_to_each_card_once() -> None:
+    host, joiner = deal_pair(dealer=1)
+    open_deal(host, joiner)
+    # the field is open to both and the same; each side sees its own hand only
+    for p in FIELD_POSITIONS:
+        assert host.cards[p] == joiner.cards[p]
+    assert set(host.cards) == set(FIELD_POSITIONS) | set(host.hand_positions(HOST))
+    assert set(joiner.cards) == set(FIELD_POSITIONS) | set(joiner.hand_positions(JOINER))
+    assert all(dealt_owner(p, 1) == JOINER for p in joiner.hand_positions(JOINER))
+    play_round(host, joiner, random.Random(1))
+    sigma_h = host.on_audit(joiner.audit())
+    sigma_j = joiner.on_audit(host.audit())
+    assert sigma_h == sigma_j and sorted(sigma_h) == list(range(48))
+    for p, c in host.cards.items():
+        assert sigma_h[p] == c
+    # a verifier, trusting nobody, gets the same deck
+    d1, d2, d3 = host.decks
+    assert check_audit(d1, d2, d3, host.secrets, joiner.secrets) == sigma_h
+
+
+def test_two_deals_differ() -> None:
+    a, _ = deal_pair(label="one")
+    b, _ = deal_pair(label="two")
+    assert a.decks[2] != b.decks[2]
+
+
+def test_the_modified_client_never_names_a_hidden_card() -> None:
+    """Both sides snoop at every step of a whole round; neither can open a hidden position."""
+    host, joiner = deal_pair(dealer=0, label="snoop")
+    spies = (Snoop(host), Snoop(joiner))
+    for spy in spies:
+        spy.held.extend(encode_deck(d) for d in spy.table.decks)
+
+    def check() -> None:
+        spies[0].try_to_read(joiner.secrets)
+        spies[1].try_to_read(host.secrets)
+
+    check()
+    hp = host.deal_keys()
+    joiner.on_keys(hp, spies[1].keep(spies[0].keep(host.keys_for(hp))))
+    check()
+    jp = joiner.deal_keys()
+    host.on_keys(jp, spies[0].keep(spies[1].keep(joiner.keys_for(jp))))
+    check()
+    tables = (host, joiner)
+    rng = random.Random(5)
+    seat = 0
+    while host.hand_positions(0) or host.hand_positions(1):
+        me, peer = tables[seat], tables[1 - seat]
+        card = me.cards[rng.choice(me.hand_positions(seat))]
+        pos, key = me.reveal(card)
+        share = me.draw_share()
+        for msg in (key, share):
+            spies[0].keep(msg), spies[1].keep(msg)
+        peer.on_reveal(card, pos, key)
+        peer.on_draw_share(share)
+        check()  # the drawer has not got the other share yet: its draw is still hidden from it
+        back = peer.draw_share()
+        spies[0].keep(back), spies[1].keep(back)
+        me.on_draw_share(back)
+        me.drawn()
+        peer.drawn()
+        check()
+        seat = 1 - seat
+    # after 16 turns: the 8 stock cards left are hidden from both
+    assert len(host.hidden_from_me()) == 8 and len(joiner.hidden_from_me()) == 8
+    assert spies[0].attempts > 1000
+
+
+# ---------------------------------------------------------------------- cheats
+
+
+def test_wrong_masking_is_caught_at_the_audit_naming_the_host() -> None:
+    bad = derive_scalar(seed("bad"), b"x", 0)
+
+    def tamper(step: int, data: bytes) -> bytes:
+        if step != 3:
+            return data
+        # the host masks stock position 40 with a key it did not derive
+        return data[: 40 * 32] + mul(bad, data[40 * 32 : 41 * 32]) + data[41 * 32 :]
+
+    host, joiner = deal_pair(tamper=tamper)
+    open_deal(host, joiner)
+    with pytest.raises(WrongMaskingError) as exc:
+        joiner.on_audit(host.audit())
+    assert exc.value.seat == HOST and "step 3" in str(exc.value)
+    d1, d2, d3 = joiner.decks
+    with pytest.raises(WrongMaskingError) as exc2:
+        check_audit(d1, d2, d3, host.secrets, joiner.secrets)
+    assert exc2.value.seat == HOST
+
+
+def test_a_wrongly_masked_position_opens_no_card() -> None:
+    bad = derive_scalar(seed("bad"), b"x", 0)
+    f = FIELD_POSITIONS[0]
+
+    def tamper(step: int, data: bytes) -> bytes:
+        if step != 3:
+            return data
+        return data[: f * 32] + mul(bad, data[f * 32 : (f + 1) * 32]) + data[(f + 1) * 32 :]
+
+    host, joiner = deal_pair(tamper=tamper)
+    hp = host.deal_keys()
+    with pytest.raises(NotACardError) as exc:
+        joiner.on_keys(hp, host.keys_for(hp))
+    assert exc.value.seat == HOST
+
+
+def test_a_duplicated_card_is_caught_when_both_copies_open_and_at_the_audit() -> None:
+    """The joiner's step 2 puts one card of D1 at two field positions (its own keys on each)."""
+    hs = DeckSecrets.derive(HOST, seed("dh"))
+    js = DeckSecrets.derive(JOINER, seed("dj"))
+    from p2pkoikoi.session.mental.deck import host_lock, host_mask
+    from p2pkoikoi.session.mental.table import HiddenTable
+
+    host = HiddenTable(HOST, 0, hs)
+    joiner = HiddenTable(JOINER, 0, js)
+    d1 = decode_deck(host.step1(), HOST, 1)
+    a, b = FIELD_POSITIONS[0], FIELD_POSITIONS[1]
+    perm = list(js.perm)
+    perm[b] = perm[a]  # the same D1 card twice
+    d2 = tuple(mul(js.keys[j], d1[perm[j]]) for j in range(48))
+    assert host_mask(hs) == d1
+    d3 = host.on_step2(encode_deck(d2))
+    joiner.decks = [d1, d2, host_lock(hs, d2)]
+    assert joiner.decks[2] == decode_deck(d3, HOST, 3)
+    jp = joiner.deal_keys()
+    with pytest.raises(DuplicateCardError) as exc:
+        host.on_keys(jp, joiner.keys_for(jp))
+    assert exc.value.seat == JOINER
+    with pytest.raises(WrongMaskingError) as exc2:
+        check_audit(d1, d2, joiner.decks[2], hs, js)
+    assert exc2.value.seat == JOINER and "step 2" in str(exc2.value)
+
+
+def test_a_deck_with_a_repeated_point_or_a_bad_point_is_refused_at_once() -> None:
+    host, _ = deal_pair()
+    d1 = encode_deck(host.decks[0])
+    with pytest.raises(DuplicateCardError) as exc:
+        decode_deck(d1[:32] + d1[:32] + d1[64:], HOST, 1)
+    assert exc.value.seat == HOST
+    with pytest.raises(BadPointError):
+        decode_deck(bytes(32) + d1[32:], HOST, 1)  # the identity: small order
+    off_curve = bytes([2]) + bytes(31)
+    with pytest.raises(BadPointError):
+        decode_deck(off_curve + d1[32:], HOST, 1)
+    with pytest.raises(BadPointError):
+        decode_deck(d1[:-1], HOST, 1)
+
+
+def test_playing_a_card_one_does_not_hold_is_a_swapped_card() -> None:
+    host, joiner = deal_pair(dealer=0)
+    open_deal(host, joiner)
+    pos = host.hand_positions(HOST)[0]
+    real = host.cards[pos]
+    fake = next(c for c in range(48) if c not in host.cards.values())
+    _, key = host.reveal(real)
+    with pytest.raises(SwappedCardError) as exc:
+        joiner.on_reveal(fake, pos, key)  # claims another card with the real key
+    assert exc.value.seat == HOST
+    with pytest.raises(SwappedCardError):
+        joiner.on_reveal(real, FIELD_POSITIONS[0], key)  # a position not in its hand
+
+
+def test_a_withheld_or_garbage_draw_key_is_caught() -> None:
+    host, joiner = deal_pair(dealer=0)
+    open_deal(host, joiner)
+    card = host.cards[host.hand_positions(HOST)[0]]
+    pos, key = host.reveal(card)
+    joiner.on_reveal(card, pos, key)
+    joiner.on_draw_share(host.draw_share())
+    with pytest.raises(WithheldKeyError) as exc:
+        host.on_draw_share(b"")  # no key at all
+    assert exc.value.seat == JOINER
+    assert isinstance(host.withheld("its draw key"), WithheldKeyError)
+    garbage = derive_scalar(seed("g"), b"x", 0)
+    with pytest.raises(NotACardError) as exc2:
+        host.on_draw_share(garbage)
+    assert exc2.value.seat == JOINER
+
+
+def test_false_hand_claims_are_caught() -> None:
+    rules = get_preset("online")
+    teshi = mask_of("1b 1r 1c1 1c2 2a 3b 4a 5a")
+    plain = mask_of("1b 2a 3b 4a 5a 6a 7a 8a")
+    assert must_declare(teshi, rules) and not must_declare(plain, rules)
+    check_declared(0, teshi, rules)
+    with pytest.raises(FalseClaimError) as exc:
+        check_declared(1, plain, rules)  # a claim the hand does not bear out
+    assert exc.value.seat == 1
+    check_undeclared(0, plain, rules)
+    with pytest.raises(FalseClaimError) as exc2:
+        check_undeclared(0, teshi, rules)  # a hand yaku kept quiet, found at the audit
+    assert exc2.value.seat == 0
+    lucky = rules.with_settings(teshi=0, kuttsuki=0, redeal_hand_four_of_month=True)
+    assert must_declare(teshi, lucky)
+
+
+def test_an_audit_that_disagrees_with_keys_sent_during_the_round_is_broken() -> None:
+    host, joiner = deal_pair()
+    open_deal(host, joiner)
+    s = host.secrets
+    keys = list(s.keys)
+    keys[FIELD_POSITIONS[0]] = derive_scalar(seed("other"), b"x", 0)
+    forged = DeckSecrets(s.seat, s.scalar, s.perm, tuple(keys)).encode()
+    with pytest.raises(BrokenAuditError) as exc:
+        joiner.on_audit(forged)
+    assert exc.value.seat == HOST
+
+
+def test_a_malformed_audit_is_broken() -> None:
+    host, joiner = deal_pair()
+    audit = host.audit()
+    with pytest.raises(BrokenAuditError):
+        joiner.on_audit(audit[:-1])
+    perm_at = 32
+    not_perm = audit[:perm_at] + bytes(48) + audit[perm_at + 48 :]
+    with pytest.raises(BrokenAuditError):
+        joiner.on_audit(not_perm)
+    unreduced = audit[: perm_at + 48] + b"\xff" * 32 + audit[perm_at + 80 :]
+    with pytest.raises(BrokenAuditError):
+        joiner.on_audit(unreduced)
+    # a joiner audit for the host is the wrong length
+    with pytest.raises(BrokenAuditError):
+        host.on_audit(audit)
+
+
+def test_secrets_encode_and_decode() -> None:
+    for seat in (HOST, JOINER):
+        s = DeckSecrets.derive(seat, seed(f"s{seat}"))
+        assert DeckSecrets.decode(seat, s.encode()) == s
+
+
+def test_the_snoop_would_notice_a_leaked_key() -> None:
+    """The modified-client check can fail: hand it the peer's key for a stock position."""
+    host, joiner = deal_pair(label="leak")
+    open_deal(host, joiner)
+    spy = Snoop(joiner)
+    spy.keep(host.secrets.keys[30])
+    with pytest.raises(AssertionError, match="leaked"):
+        spy.try_to_read(host.secrets)
