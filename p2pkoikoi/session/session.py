@@ -67,6 +67,7 @@ from p2pkoikoi.engine import (
     RuleSet,
 )
 from p2pkoikoi.engine import Event as EngineEvent
+from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.errors import (
     CheatingError,
@@ -167,6 +168,13 @@ def describe_diff(diff: list[tuple[str, object, object]], mine: str, theirs: str
     return "; ".join(f"{name}: {mine} {a!r}, {theirs} {b!r}" for name, a, b in diff)
 
 
+#: Until the hidden deal (protocol/hidden-deal.md) is wired into play, a match that asks
+#: for it is refused rather than silently dealt in the open.
+HIDDEN_NOT_YET: Final = (
+    "the hidden deal is not yet playable over the network in this release (deal must be open)"
+)
+
+
 class Session:
     """One side of one connection.  See the module docstring."""
 
@@ -195,6 +203,8 @@ class Session:
             raise LocalProtocolError("expected_rules is for the joiner")
         if self.role is Role.JOINER and rules is not None:
             raise LocalProtocolError("the joiner does not propose rules (use expected_rules)")
+        if rules is not None and rules.deal is not DealMode.OPEN:
+            raise LocalProtocolError(HIDDEN_NOT_YET)
         clean = sanitize(name).strip()
         if not clean or clean != name or len(name) > wire.MAX_NAME:
             raise LocalProtocolError(
@@ -690,6 +700,8 @@ class Session:
             ) from None
         if rules.encode() != data:
             raise RemoteProtocolError(f"bad rules from the {who}: not in canonical form")
+        if rules.deal is not DealMode.OPEN:
+            raise RulesMismatchError(f"the {who} proposes deal = hidden: {HIDDEN_NOT_YET}")
         return rules
 
     def _handshake_event(self) -> HandshakeComplete:
