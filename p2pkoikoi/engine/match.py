@@ -78,6 +78,7 @@ from p2pkoikoi.engine.rules import (
     AfterKoiKoi,
     BothHandYaku,
     CardDrawTie,
+    DealMode,
     DrawnRound,
     FirstDealer,
     KoiKoiLimit,
@@ -106,6 +107,7 @@ class Phase(enum.Enum):
     DRAW_CHOICE = "draw_choice"
     KOIKOI = "koikoi"
     OVER = "over"
+    DEAL = "deal"  # deal = hidden: waiting for the deck of a mental-poker deal (:meth:`deal`)
 
 
 _PHASE_CODE = {p: i for i, p in enumerate(Phase)}
@@ -465,7 +467,53 @@ class MatchState:
             return tuple(A.TAKE[t] for t in iter_mask(m))
         if ph is Phase.HAND_SWAP:
             return (A.SWAP, A.KEEP)
-        return ()
+        return ()  # OVER, DEAL
+
+    # ------------------------------------------------------------------ the hidden deal
+    def deal(self, deck: tuple[int, ...]) -> tuple[MatchState, tuple[Event, ...]]:
+        """In ``Phase.DEAL`` (rule ``deal = hidden``): deal this round from ``deck``.
+
+        ``deck`` lists all 48 card ids, top first, laid out as from the seed
+        (``protocol/deal.md``).  A session passes the deck as far as its side
+        knows it, hidden cards filled in (:meth:`rehand` places them anew as
+        they are revealed); a verifier passes the audited deck.
+        """
+        if self._phase is not Phase.DEAL:
+            raise IllegalActionError("no deal is due")
+        if sorted(deck) != list(range(48)):
+            raise InputError("a deck lists each of the 48 cards once")
+        s = self._copy()
+        ev: list[Event] = []
+        _begin_round(s, ev, tuple(deck))
+        return s, tuple(ev)
+
+    def rehand(self, hands: tuple[int, int], stock: tuple[int, ...]) -> MatchState:
+        """A copy with the hands and the rest of the stock replaced by other cards.
+
+        For the hidden deal, where a side fills the cards it has not seen with
+        stand-ins: the new hands and stock must hold the same number of cards,
+        and together the same cards, as the old ones.
+        """
+        old_stock = self._stock[self._pos :]
+        old = self._hands[0] | self._hands[1]
+        new = hands[0] | hands[1]
+        for c in old_stock:
+            old |= 1 << c
+        for c in stock:
+            new |= 1 << c
+        if (
+            hands[0] & hands[1]
+            or old != new
+            or len(stock) != len(old_stock)
+            or len(set(stock)) != len(stock)
+            or hands[0].bit_count() != self._hands[0].bit_count()
+            or hands[1].bit_count() != self._hands[1].bit_count()
+        ):
+            raise InputError("the new hands and stock must hold the same cards as the old")
+        s = self._copy()
+        s._hands = (hands[0], hands[1])
+        s._stock = self._stock[: self._pos] + tuple(stock)
+        return s
 
     def is_legal(self, action: Action) -> bool:
         return action in self.legal_actions()
@@ -512,6 +560,8 @@ class MatchState:
             return self._swap(kind is ActionKind.SWAP, ev)
         if ph is Phase.OVER:
             raise IllegalActionError(f"illegal action {action}: the match is over")
+        if ph is Phase.DEAL:
+            raise IllegalActionError(f"illegal action {action}: the cards are not dealt yet")
         raise IllegalActionError(f"illegal action {action}: expected {_EXPECTED[ph]}")
 
     def _play(self, action: Action, ev: list[Event] | None) -> MatchState:
@@ -719,6 +769,7 @@ _EXPECTED = {
     Phase.KOIKOI: "koikoi or stop",
     Phase.DRAW_CHOICE: "the field card to take with the drawn card (take CARD)",
     Phase.HAND_SWAP: "swap or keep",
+    Phase.DEAL: "the deal",
 }
 
 
@@ -746,13 +797,13 @@ def _choose_dealer(rules: RuleSet, seed: bytes, before_round: int, ev: list[Even
     return d
 
 
-def _lay_out(s: MatchState) -> None:
-    """Deal the current round and attempt from the seed."""
-    deck = derive_deck(s._seed, s._round, s._attempt)
+def _lay_out(s: MatchState, given: tuple[int, ...] | None = None) -> None:
+    """Deal the current round and attempt from the seed (or from ``given``: the hidden deal)."""
+    deck = derive_deck(s._seed, s._round, s._attempt) if given is None else given
     nd: int = 0
     fd: int = 0
     dl: int = 0
-    for r in range(0, 24, 6):
+    for r in range(0, 24 if deck else 0, 6):
         nd |= (1 << deck[r]) | (1 << deck[r + 1])
         fd |= (1 << deck[r + 2]) | (1 << deck[r + 3])
         dl |= (1 << deck[r + 4]) | (1 << deck[r + 5])
@@ -775,13 +826,24 @@ def _field_redeal_reason(s: MatchState) -> str:
     return ""
 
 
-def _begin_round(s: MatchState, ev: list[Event] | None) -> None:
-    """Deal (again, while the rules ask for a redeal) and stop at the round's first decision."""
+def _begin_round(
+    s: MatchState, ev: list[Event] | None, given: tuple[int, ...] | None = None
+) -> None:
+    """Deal (again, while the rules ask for a redeal) and stop at the round's first decision.
+
+    With ``deal = hidden`` every deal waits in ``Phase.DEAL`` for its deck (``given``).
+    """
     evl: list[Event] = ev if ev is not None else []
     while True:
         if s._attempt > 0xFFFF:  # pragma: no cover - astronomically unlikely
             raise RuntimeError("too many redeals")
-        _lay_out(s)
+        if given is None and s._rules.deal is DealMode.HIDDEN:
+            _lay_out(s, ())  # an empty table until the deck comes
+            s._phase = Phase.DEAL
+            s._to_act = None
+            return
+        _lay_out(s, given)
+        given = None
         evl.append(RoundStarted(s._round, s._dealer, s._attempt, cards_of(s._field)))
         if not s._rules.hand_yaku_before_field_redeal:
             reason = _field_redeal_reason(s)

@@ -49,3 +49,8 @@ class WithheldKeyError(HiddenDealError):
 
 class BrokenAuditError(HiddenDealError):
     """A round's audit is malformed or disagrees with keys revealed during the round."""
+
+
+class IllegalHiddenPlayError(HiddenDealError):
+    """A decision that the cards really held made illegal (forced capture, found at the
+    audit at the latest), or a play of a card that was not hidden."""

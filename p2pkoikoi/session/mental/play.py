@@ -1,0 +1,526 @@
+"""One side of a whole hidden-deal match, sans I/O: card moves in, card moves out.
+
+Theory of operation
+-------------------
+Each side runs the ordinary engine (:class:`~p2pkoikoi.engine.MatchState`) on a
+deck *as far as it knows it*: the cards it has seen are in their places, every
+other position holds a stand-in.  The stand-ins never decide anything the
+other player could contest:
+
+* the engine waits in ``Phase.DEAL`` before every deal (rule ``deal = hidden``);
+  the side hands it a deck only once the field, its own hand and every declared
+  hand are open, and picks stand-in hands that declare nothing (no hand yaku, no
+  lucky hand), so the deal-time rules act on declarations only;
+* before a play is applied, the played card is put into the player's hand and
+  the drawn card on top of the stock (:meth:`MatchState.rehand`); where
+  ``forced_capture`` is on, stand-ins for the rest of that hand match nothing
+  on the field, so a play is refused only if *no* hand could make it legal.
+
+When a deal ends (a redeal, or the round's end), both sides publish their deck
+secrets (the audit).  Each checks the other's (:mod:`.deck`), then replays the
+deal through the engine with the real deck: every play must be legal with the
+hands really held (forced capture), every undeclared hand must have had
+nothing to declare, and the replay must end in the same public state.
+
+Moves, in order (``protocol/hidden-deal.md`` has the wire form):
+
+* per deal: ``deck1`` (host), ``deck2`` (joiner), ``deck3`` (host, with its keys
+  for the field and the joiner's hand), ``keys`` (joiner: the field and the
+  host's hand); with ``hand_swap``, the non-dealer's ``act`` swap/keep comes
+  first and each hand's keys follow in ``hand`` moves; then ``declare`` (host,
+  then joiner: empty, or the keys of the declarer's whole hand);
+* per decision: ``act`` by the player to act (a play carries the key of the
+  played card and the player's key for the card it draws); after a play,
+  ``draw`` by the other player (its key for the drawn card);
+* per deal's end: ``audit`` (host, then joiner).
+
+The side that sends a move processes it exactly like a received one, so both
+sides walk the same path.  ``outbox`` collects the moves to send.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import struct
+from collections.abc import Iterable
+from typing import Final
+
+from p2pkoikoi.engine import Action, Event, IllegalActionError, MatchState, RuleSet
+from p2pkoikoi.engine.actions import ActionKind
+from p2pkoikoi.engine.cards import MONTH_OF, SAME_MONTH, iter_mask
+from p2pkoikoi.engine.match import Phase
+from p2pkoikoi.engine.rules import DealMode
+from p2pkoikoi.session.errors import LocalProtocolError, RemoteProtocolError
+from p2pkoikoi.session.mental.claims import check_declared, check_undeclared, must_declare
+from p2pkoikoi.session.mental.deck import HOST, JOINER, SEAT_NAME, DeckSecrets
+from p2pkoikoi.session.mental.errors import (
+    BrokenAuditError,
+    HiddenDealError,
+    IllegalHiddenPlayError,
+)
+from p2pkoikoi.session.mental.group import SCALAR_LEN
+from p2pkoikoi.session.mental.table import FIELD_POSITIONS, STOCK_START, HiddenTable
+
+TAG_DEAL_SECRET: Final = b"p2pkoikoi/v2/hidden/deal-secret\x00"
+TAG_STATE: Final = b"p2pkoikoi/v2/hidden/state\x00"
+KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act", "draw", "audit")
+_PHASE_CODE: Final = {p: i for i, p in enumerate(Phase)}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CardMove:
+    """One move of the hidden deal; which fields it uses depends on ``kind``."""
+
+    kind: str
+    seat: int
+    action: str = ""  # act: the canonical action text
+    pos: int = -1  # act (a play): the deck position of the played card
+    deck: bytes = b""  # deck1/2/3: 48 points; audit: the sender's deck secrets
+    keys: bytes = b""  # 32-byte keys, concatenated
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown card move {self.kind!r}")
+
+
+def deal_secrets(seat: int, secret: bytes, round_no: int, attempt: int) -> DeckSecrets:
+    """One deal's secrets from the side's match secret (kept in its .resume file)."""
+    seed = hashlib.sha256(
+        TAG_DEAL_SECRET + secret + round_no.to_bytes(2, "big") + attempt.to_bytes(2, "big")
+    ).digest()
+    return DeckSecrets.derive(seat, seed)
+
+
+def public_encoding(state: MatchState) -> bytes:
+    """The state as both sides see it: hand sizes and stock size instead of their cards."""
+    pending = state.drawn_card
+    return bytes.fromhex(state.rules.fingerprint()) + struct.pack(
+        ">HHBBBIIBBQQQBBHHBBBB",
+        state.round,
+        state.attempt,
+        state.dealer,
+        _PHASE_CODE[state.phase],
+        255 if state.to_act is None else state.to_act,
+        state.scores[0],
+        state.scores[1],
+        len(state.hand(0)),
+        len(state.hand(1)),
+        state.field.mask,
+        state.pile(0).mask,
+        state.pile(1).mask,
+        state.calls[0],
+        state.calls[1],
+        state.last_total(0),
+        state.last_total(1),
+        255 if pending is None else pending.id,
+        255 if state.winner is None else state.winner,
+        len(state.results),
+        len(state.stock),
+    )
+
+
+def hidden_state_hash(state: MatchState, deck_digest: bytes) -> bytes:
+    """``SHA-256(tag || public encoding || masked-deck digest)``: what both sides compare."""
+    return hashlib.sha256(TAG_STATE + public_encoding(state) + deck_digest).digest()
+
+
+def _fact_free_fill(pool: list[int], count: int, avoid_months: int = 0) -> list[int]:
+    """``count`` cards from ``pool`` (removed from it), as many months as possible, none of
+    the months in the ``avoid_months`` bit set if that can be helped: a stand-in hand
+    that declares nothing and, where asked, captures nothing."""
+    chosen: list[int] = []
+    held: dict[int, int] = {}
+    for _ in range(count):
+        best = min(
+            pool,
+            key=lambda c: (
+                (avoid_months >> MONTH_OF[c]) & 1,
+                held.get(MONTH_OF[c], 0),
+                -sum(1 for o in pool if MONTH_OF[o] == MONTH_OF[c]),
+                c,
+            ),
+        )
+        pool.remove(best)
+        chosen.append(best)
+        held[MONTH_OF[best]] = held.get(MONTH_OF[best], 0) + 1
+    return chosen
+
+
+class HiddenMatch:
+    """One side of a hidden-deal match (see the module docstring)."""
+
+    def __init__(self, rules: RuleSet, match_seed: bytes, seat: int, secret: bytes) -> None:
+        if rules.deal is not DealMode.HIDDEN:
+            raise LocalProtocolError("the hidden match needs rules with deal = hidden")
+        if len(secret) != 32:
+            raise LocalProtocolError("the hidden deal needs a 32-byte secret")
+        self.rules = rules
+        self.seat = seat
+        self.peer = 1 - seat
+        self._secret = bytes(secret)
+        self.state, events = MatchState.start(rules, match_seed)
+        self.events: list[Event] = list(events)
+        self.outbox: list[CardMove] = []
+        self.audits = 0  # deals audited so far
+        self._expect: list[tuple[str, int]] = []
+        self._begin_deal()
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def is_over(self) -> bool:
+        return self.state.is_over and not self._expect
+
+    @property
+    def expecting(self) -> tuple[str, int] | None:
+        """The next move due and who sends it (None: the match is over)."""
+        return self._expect[0] if self._expect else None
+
+    def my_turn(self) -> bool:
+        """Whether the local player must choose an action now (call :meth:`act`)."""
+        return self.expecting == ("act", self.seat)
+
+    def state_hash(self) -> bytes:
+        return hidden_state_hash(self.state, self.table.digest())
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        return self.state.legal_actions() if self.my_turn() else ()
+
+    # ------------------------------------------------------------------ input
+    def act(self, action: Action) -> None:
+        """The local player's decision."""
+        if not self.my_turn():
+            raise LocalProtocolError("it is not your turn")
+        if action not in self.state.legal_actions():
+            raise LocalProtocolError(f"illegal action {action}")
+        if action.kind is ActionKind.PLAY:
+            assert action.card is not None
+            pos, key = self.table.reveal(action.card.id)
+            share = self.table.draw_share()
+            self._send(CardMove("act", self.seat, str(action), pos, keys=key + share))
+        else:
+            self._send(CardMove("act", self.seat, str(action)))
+
+    def receive(self, move: CardMove) -> None:
+        """A move from the peer; raises a :class:`HiddenDealError` naming a cheat."""
+        due = self.expecting
+        if move.seat != self.peer:
+            raise RemoteProtocolError("a card move claims the wrong sender")
+        if due is None or due != (move.kind, move.seat):
+            if due == ("draw", self.peer):
+                raise self.table.withheld("its key for the drawn card")
+            if due is not None and due[0] == "audit" and due[1] == self.peer:
+                raise BrokenAuditError(
+                    f"{SEAT_NAME[self.peer]} did not publish its audit", self.peer
+                )
+            raise RemoteProtocolError(
+                f"unexpected card move {move.kind} from {SEAT_NAME[move.seat]}"
+                + (f" (expected {due[0]} from {SEAT_NAME[due[1]]})" if due else "")
+            )
+        self._process(move)
+
+    # ------------------------------------------------------------------ the flow
+    def _send(self, move: CardMove) -> None:
+        self.outbox.append(move)
+        self._process(move)
+
+    def _process(self, move: CardMove) -> None:
+        self._expect.pop(0)
+        getattr(self, "_on_" + move.kind)(move, move.seat == self.seat)
+
+    def _begin_deal(self) -> None:
+        s = self.state
+        assert s.phase is Phase.DEAL
+        self._pre_deal = s
+        self._log: list[tuple[int, Action]] = []
+        self._declared: dict[int, bool] = {}
+        self._pending_play: tuple[int, Action, int] | None = None  # seat, action, drawn card
+        self.table = HiddenTable(
+            self.seat, s.dealer, deal_secrets(self.seat, self._secret, s.round, s.attempt)
+        )
+        self._expect = [("deck1", HOST), ("deck2", JOINER), ("deck3", HOST), ("keys", JOINER)]
+        if self.seat == HOST:
+            self._send(CardMove("deck1", HOST, deck=self.table.step1()))
+
+    def _deal_key_positions(self, sender: int) -> tuple[int, ...]:
+        """Positions ``sender`` opens after the masking: the field, and (unless a hand
+        swap is still to be decided) the other player's hand."""
+        if self.rules.hand_swap:
+            return FIELD_POSITIONS
+        return FIELD_POSITIONS + self.table.hand_positions(1 - sender)
+
+    def _on_deck1(self, move: CardMove, mine: bool) -> None:
+        if not mine:
+            self._send(CardMove("deck2", JOINER, deck=self.table.on_step1(move.deck)))
+
+    def _on_deck2(self, move: CardMove, mine: bool) -> None:
+        if not mine:
+            d3 = self.table.on_step2(move.deck)
+            keys = self.table.keys_for(self._deal_key_positions(HOST))
+            self._send(CardMove("deck3", HOST, deck=d3, keys=keys))
+
+    def _on_deck3(self, move: CardMove, mine: bool) -> None:
+        if not mine:
+            self.table.on_step3(move.deck)
+            self.table.on_keys(self._deal_key_positions(HOST), move.keys)
+            keys = self.table.keys_for(self._deal_key_positions(JOINER))
+            self._send(CardMove("keys", JOINER, keys=keys))
+
+    def _on_keys(self, move: CardMove, mine: bool) -> None:
+        if not mine:
+            self.table.on_keys(self._deal_key_positions(JOINER), move.keys)
+        if self.rules.hand_swap:
+            # the swap is decided before anyone looks: deal stand-ins for both hands
+            self._engine_deal()
+        else:
+            self._expect_declarations()
+
+    def _expect_declarations(self) -> None:
+        self._expect = [("declare", HOST), ("declare", JOINER)]
+        if self.seat == HOST:
+            self._declare()
+
+    def _declare(self) -> None:
+        own = self.table.hand_positions(self.seat)
+        hand = 0
+        for p in own:
+            hand |= 1 << self.table.cards[p]
+        keys = self.table.keys_for(own) if must_declare(hand, self.rules) else b""
+        self._send(CardMove("declare", self.seat, keys=keys))
+
+    def _on_declare(self, move: CardMove, mine: bool) -> None:
+        declared = bool(move.keys)
+        self._declared[move.seat] = declared
+        if declared and not mine:
+            own = self.table.hand_positions(move.seat)
+            self.table.on_keys(own, move.keys)
+            hand = 0
+            for p in own:
+                hand |= 1 << self.table.cards[p]
+            check_declared(move.seat, hand, self.rules)
+        if move.seat == HOST:
+            if self.seat == JOINER:
+                self._declare()
+            return
+        # both declared
+        if self.rules.hand_swap:
+            decision = self._swap_decision
+            self._rehand_for_deal()
+            self._apply(self.state.to_act, decision)
+        else:
+            self._engine_deal()
+
+    def _on_hand(self, move: CardMove, mine: bool) -> None:
+        positions = self.table.hand_positions(self.peer if mine else self.seat)
+        if not mine:
+            self.table.on_keys(positions, move.keys)
+        if move.seat == HOST:
+            if self.seat == JOINER:
+                own_for_peer = self.table.hand_positions(HOST)
+                self._send(CardMove("hand", JOINER, keys=self.table.keys_for(own_for_peer)))
+            return
+        self._expect_declarations()
+
+    # ------------------------------------------------------------------ the engine's deck
+    def _known_deck(self) -> tuple[int, ...]:
+        """The deck as this side knows it, stand-ins in the other places."""
+        t = self.table
+        deck: list[int | None] = [t.cards.get(p) for p in range(48)]
+        pool = sorted(set(range(48)) - set(t.cards.values()))
+        for seat in (self.seat, self.peer):
+            hidden = [p for p in t.hand_positions(seat) if deck[p] is None]
+            for p, c in zip(hidden, _fact_free_fill(pool, len(hidden)), strict=True):
+                deck[p] = c
+        for p in range(48):
+            if deck[p] is None:
+                deck[p] = pool.pop(0)
+        out = tuple(c for c in deck if c is not None)
+        assert len(out) == 48
+        return out
+
+    def _engine_deal(self) -> None:
+        self.state, events = self.state.deal(self._known_deck())
+        self.events.extend(events)
+        self._after_engine()
+
+    def _rehand_for_deal(self) -> None:
+        """After the hand-swap decision and the declarations: the engine's hands as known.
+
+        The engine still holds the pre-swap hands; the table's owners are already
+        swapped, so a swap puts each table hand on the other seat here.
+        """
+        deck = self._known_deck()
+        t = self.table
+        hands = [0, 0]
+        for seat in (HOST, JOINER):
+            for p in t.hand_positions(seat):
+                hands[seat] |= 1 << deck[p]
+        if self._swap_decision.kind is ActionKind.SWAP:
+            hands.reverse()
+        self.state = self.state.rehand((hands[0], hands[1]), tuple(deck[STOCK_START:]))
+
+    def _rehand_for_play(self, seat: int, card: int, drawn: int) -> None:
+        """Before applying a play: ``card`` in ``seat``'s hand, ``drawn`` on top of the stock.
+
+        Every card this side has not seen (the peer's stand-in hand and the stock)
+        is placed anew around the two cards the play revealed.
+        """
+        s = self.state
+        peer = self.peer
+        hands = [s.hand(0).mask, s.hand(1).mask]
+        pool = sorted(set(iter_mask(hands[peer])) | {c.id for c in s.stock})
+        revealed = [drawn] + ([card] if seat == peer else [])
+        if len(set(revealed)) != len(revealed) or any(c not in pool for c in revealed):
+            raise IllegalHiddenPlayError(
+                f"{SEAT_NAME[peer]} played or drew a card that is not hidden from this side", peer
+            )
+        for c in revealed:
+            pool.remove(c)
+        size = hands[peer].bit_count() - (1 if seat == peer else 0)
+        field = s.field.mask
+        avoid = 0
+        if seat == peer and self.rules.forced_capture and not field & SAME_MONTH[card]:
+            for c in iter_mask(field):
+                avoid |= 1 << MONTH_OF[c]
+        others = _fact_free_fill(pool, size, avoid)
+        if avoid and any(field & SAME_MONTH[c] for c in others):
+            raise IllegalHiddenPlayError(
+                f"{SEAT_NAME[peer]} played {_code(card)} though every hand it could hold"
+                " has a card that captures (forced capture)",
+                peer,
+            )
+        hand = 1 << card if seat == peer else 0
+        for c in others:
+            hand |= 1 << c
+        hands[peer] = hand
+        self.state = s.rehand((hands[0], hands[1]), (drawn, *pool))
+
+    # ------------------------------------------------------------------ decisions
+    def _on_act(self, move: CardMove, mine: bool) -> None:
+        try:
+            action = Action.parse(move.action)
+        except Exception:  # noqa: BLE001 - any parse failure is the peer's bad text
+            raise RemoteProtocolError(f"unreadable action {move.action!r}") from None
+        if str(action) != move.action:
+            raise RemoteProtocolError(f"action {move.action!r} is not in canonical form")
+        if self.state.phase is Phase.HAND_SWAP:
+            if action.kind not in (ActionKind.SWAP, ActionKind.KEEP):
+                raise IllegalHiddenPlayError(f"illegal action {action}: expected swap or keep")
+            self._swap_decision = action
+            if action.kind is ActionKind.SWAP:
+                self.table.swap_hands()
+            self._expect = [("hand", HOST), ("hand", JOINER)]
+            if self.seat == HOST:
+                peer_hand = self.table.hand_positions(JOINER)
+                self._send(CardMove("hand", HOST, keys=self.table.keys_for(peer_hand)))
+            return
+        if action.kind is not ActionKind.PLAY:
+            self._apply(move.seat, action)
+            return
+        assert action.card is not None
+        card = action.card.id
+        if not mine:
+            if len(move.keys) != 2 * SCALAR_LEN:
+                raise self.table.withheld("the keys of its play")
+            self.table.on_reveal(card, move.pos, move.keys[:SCALAR_LEN])
+            drawn = self.table.on_draw_share(move.keys[SCALAR_LEN:])
+            self._pending_play = (move.seat, action, drawn)
+            self._expect = [("draw", self.seat)]
+            self._send(CardMove("draw", self.seat, keys=self.table.draw_share()))
+        else:
+            self._pending_play = (move.seat, action, -1)
+            self._expect = [("draw", self.peer)]
+
+    def _on_draw(self, move: CardMove, mine: bool) -> None:
+        assert self._pending_play is not None
+        seat, action, drawn = self._pending_play
+        if not mine:
+            drawn = self.table.on_draw_share(move.keys)
+        self._pending_play = None
+        self.table.drawn()
+        assert action.card is not None
+        self._rehand_for_play(seat, action.card.id, drawn)
+        self._apply(seat, action)
+
+    def _apply(self, seat: int | None, action: Action) -> None:
+        assert seat is not None
+        try:
+            self.state, events = self.state.apply(action)
+        except IllegalActionError as exc:
+            if seat == self.seat:
+                raise LocalProtocolError(str(exc)) from None
+            raise IllegalHiddenPlayError(f"{SEAT_NAME[seat]}: {exc}", seat) from None
+        self.events.extend(events)
+        self._log.append((seat, action))
+        self._after_engine()
+
+    def _after_engine(self) -> None:
+        s = self.state
+        if s.phase in (Phase.DEAL, Phase.OVER):
+            self._expect = [("audit", HOST), ("audit", JOINER)]
+            if self.seat == HOST:
+                self._send(CardMove("audit", HOST, deck=self.table.audit()))
+            return
+        assert s.to_act is not None
+        self._expect = [("act", s.to_act)]
+
+    # ------------------------------------------------------------------ the audit
+    def _on_audit(self, move: CardMove, mine: bool) -> None:
+        if not mine:
+            sigma = self.table.on_audit(move.deck)
+            self._replay(sigma)
+        if move.seat == HOST and self.seat == JOINER:
+            self._send(CardMove("audit", JOINER, deck=self.table.audit()))
+            return
+        if move.seat == JOINER:
+            self.audits += 1
+            if self.state.phase is Phase.DEAL:
+                self._begin_deal()
+            else:
+                self._expect = []
+
+    def _replay(self, sigma: tuple[int, ...]) -> None:
+        """Play the deal again with the audited deck: every hidden rule checked now."""
+        state, _ = self._pre_deal.deal(sigma)
+        hands = [0, 0]
+        dealer = self._pre_deal.dealer
+        for p in range(STOCK_START):
+            r = p % 6
+            if r < 2:
+                hands[1 - dealer] |= 1 << sigma[p]
+            elif r >= 4:
+                hands[dealer] |= 1 << sigma[p]
+        log = list(self._log)
+        if state.phase is Phase.HAND_SWAP:
+            seat, decision = log.pop(0)
+            if decision.kind is ActionKind.SWAP:
+                hands.reverse()
+            self._check_declarations(hands)
+            state, _ = state.apply(decision)
+        elif self._declared:
+            self._check_declarations(hands)
+        for seat, action in log:
+            if action not in state.legal_actions():
+                raise IllegalHiddenPlayError(
+                    f"{SEAT_NAME[seat]}'s action {action} was illegal with the cards it held",
+                    seat,
+                )
+            state, _ = state.apply(action)
+        if public_encoding(state) != public_encoding(self.state):
+            raise BrokenAuditError(
+                "the deal played again with the audited cards ends differently", self.peer
+            )
+
+    def _check_declarations(self, hands: Iterable[int]) -> None:
+        for seat, hand in enumerate(hands):
+            if not self._declared.get(seat, False):
+                check_undeclared(seat, hand, self.rules)
+
+
+def _code(card: int) -> str:
+    from p2pkoikoi.engine.cards import CARDS
+
+    return CARDS[card].code
+
+
+__all__ = ["CardMove", "HiddenDealError", "HiddenMatch", "hidden_state_hash", "public_encoding"]
