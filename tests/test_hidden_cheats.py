@@ -1,0 +1,187 @@
+"""Cheats in a whole hidden-deal match: each caught with its own error, naming the cheater."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable
+
+import pytest
+
+from p2pkoikoi.engine.cards import MONTH_OF
+from p2pkoikoi.engine.deal import coin
+from p2pkoikoi.engine.presets import PRESETS
+from p2pkoikoi.engine.rules import RuleSet
+from p2pkoikoi.session.mental import (
+    BrokenAuditError,
+    FalseClaimError,
+    HiddenDealError,
+    WithheldKeyError,
+    WrongMaskingError,
+)
+from p2pkoikoi.session.mental.deck import DeckSecrets
+from p2pkoikoi.session.mental.errors import IllegalHiddenPlayError, NotACardError
+from p2pkoikoi.session.mental.play import CardMove, HiddenMatch, deal_secrets
+from p2pkoikoi.session.mental.table import dealt_owner
+from tests.hidden_helpers import seed
+
+ONLINE = PRESETS["online"].with_settings(deal="hidden", rounds=2)
+Tamper = Callable[[CardMove], CardMove | None]
+
+
+def play(
+    rules: RuleSet,
+    *,
+    secrets: tuple[bytes, bytes] = (seed("hs"), seed("js")),
+    match_seed: bytes = seed("match"),
+    cheater: int = 1,
+    tamper: Tamper = lambda m: m,
+    cheater_rules: RuleSet | None = None,
+    choose: Callable[[HiddenMatch], object] | None = None,
+) -> tuple[HiddenMatch, HiddenMatch]:
+    """Run a match; ``tamper`` rewrites (or drops, returning None) the cheater's moves."""
+    sides = [
+        HiddenMatch(rules if s != cheater else (cheater_rules or rules), match_seed, s, secrets[s])
+        for s in (0, 1)
+    ]
+    rng = random.Random(7)
+    while not (sides[0].is_over and sides[1].is_over):
+        for me in sides:
+            other = sides[1 - me.seat]
+            while me.outbox:
+                mv: CardMove | None = me.outbox.pop(0)
+                if me.seat == cheater:
+                    mv = tamper(mv)  # type: ignore[arg-type]
+                if mv is not None:
+                    other.receive(mv)
+        for me in sides:
+            if me.my_turn():
+                pick = choose(me) if (choose and me.seat == cheater) else None
+                me.act(pick or rng.choice(me.legal_actions()))  # type: ignore[arg-type]
+    return sides[0], sides[1]
+
+
+def hand_yaku_secrets(rules: RuleSet, holder: int) -> tuple[bytes, bytes]:
+    """Secrets whose first deal gives seat ``holder`` a Teshi (found from the permutations
+    alone, which is cheap), with no four of a month on the field."""
+    dealer = coin(seed("match"), 0)
+    hs = seed("hs")
+    host_perm = deal_secrets(0, hs, 1, 0).perm
+    for k in range(200_000):
+        js = seed(f"js{k}")
+        jp = deal_secrets(1, js, 1, 0).perm
+        sigma = [host_perm[jp[j]] for j in range(48)]
+        months: dict[int, int] = {}
+        field: dict[int, int] = {}
+        for p in range(24):
+            owner = dealt_owner(p, dealer)
+            target = months if owner == holder else field if owner is None else None
+            if target is not None:
+                m = MONTH_OF[sigma[p]]
+                target[m] = target.get(m, 0) + 1
+        if 4 in months.values() and 4 not in field.values():
+            return hs, js
+    raise AssertionError("no Teshi deal found")  # pragma: no cover
+
+
+def test_a_false_hand_yaku_claim_is_caught_at_once() -> None:
+    class Claimer(HiddenMatch):
+        def _declare(self) -> None:  # declares whatever the hand
+            own = self.table.hand_positions(self.seat)
+            self._send(CardMove("declare", self.seat, keys=self.table.keys_for(own)))
+
+    h = HiddenMatch(ONLINE, seed("match"), 0, seed("hs"))
+    j = Claimer(ONLINE, seed("match"), 1, seed("js"))
+    with pytest.raises(FalseClaimError) as exc:
+        for _ in range(20):
+            for me, other in ((h, j), (j, h)):
+                while me.outbox:
+                    other.receive(me.outbox.pop(0))
+    assert exc.value.seat == 1 and "claimed" in str(exc.value)
+
+
+def test_a_hand_yaku_kept_quiet_is_caught_at_the_audit() -> None:
+    rules = ONLINE
+    secrets = hand_yaku_secrets(rules, holder=1)
+    # honest play declares it: the round ends with the hand yaku
+    h, j = play(rules, secrets=secrets)
+    assert h.state.results[0].reason == "hand_yaku" and h.state.results[0].winner == 1
+
+    # a modified client whose engine ignores hand yaku declares nothing and plays on
+    quiet = rules.with_settings(teshi=0, kuttsuki=0)
+    with pytest.raises(FalseClaimError) as exc:
+        play(rules, secrets=secrets, cheater_rules=quiet)
+    assert exc.value.seat == 1 and "did not declare" in str(exc.value)
+
+
+def test_ignoring_forced_capture_is_caught() -> None:
+    """A modified client plays by rules without forced capture; its peer enforces them."""
+    strict = PRESETS["online"].with_settings(deal="hidden", rounds=3, forced_capture=True)
+    loose = strict.with_settings(forced_capture=False)
+
+    def avoid_captures(me: HiddenMatch) -> object:
+        field = me.state.field.mask
+        from p2pkoikoi.engine.cards import SAME_MONTH
+
+        plays = [a for a in me.legal_actions() if a.card is not None and a.kind.value == "play"]
+        quiet = [a for a in plays if not field & SAME_MONTH[a.card.id]]  # type: ignore[union-attr]
+        return quiet[0] if quiet and len(quiet) < len(plays) else None
+
+    with pytest.raises(IllegalHiddenPlayError) as exc:
+        play(strict, cheater_rules=loose, choose=avoid_captures)
+    assert exc.value.seat == 1
+
+
+def test_a_withheld_draw_key_is_caught() -> None:
+    def withhold(mv: CardMove) -> CardMove:
+        if mv.kind == "draw":
+            return CardMove("act", mv.seat, "koikoi")  # anything but the key
+        return mv
+
+    with pytest.raises(WithheldKeyError) as exc:
+        play(ONLINE, tamper=withhold)
+    assert exc.value.seat == 1
+
+
+def test_a_garbage_draw_key_opens_no_card() -> None:
+    bad = DeckSecrets.derive(1, seed("garbage")).keys[0]
+
+    def garble(mv: CardMove) -> CardMove:
+        return dataclasses.replace(mv, keys=bad) if mv.kind == "draw" else mv
+
+    with pytest.raises(NotACardError) as exc:
+        play(ONLINE, tamper=garble)
+    assert exc.value.seat == 1
+
+
+def test_a_broken_audit_is_caught() -> None:
+    def forge(mv: CardMove) -> CardMove:
+        if mv.kind != "audit":
+            return mv
+        d = bytearray(mv.deck)
+        d[48 + 2 * 32] ^= 1  # the key for position 2 (a field card, opened during the round)
+        return dataclasses.replace(mv, deck=bytes(d))
+
+    with pytest.raises(HiddenDealError) as exc:
+        play(ONLINE, tamper=forge)
+    assert isinstance(exc.value, BrokenAuditError) and exc.value.seat == 1
+
+    def forge_unrevealed(mv: CardMove) -> CardMove:
+        if mv.kind != "audit":
+            return mv
+        d = bytearray(mv.deck)
+        d[-32] ^= 1  # the key for position 47, never opened: the recomputed deck differs
+        return dataclasses.replace(mv, deck=bytes(d))
+
+    with pytest.raises(WrongMaskingError) as exc2:
+        play(ONLINE, tamper=forge_unrevealed)
+    assert exc2.value.seat == 1
+
+
+def test_a_missing_audit_is_caught() -> None:
+    def drop_audit(mv: CardMove) -> CardMove:
+        return CardMove("act", mv.seat, "stop") if mv.kind == "audit" else mv
+
+    with pytest.raises(BrokenAuditError) as exc:
+        play(ONLINE, tamper=drop_audit)
+    assert exc.value.seat == 1
