@@ -49,7 +49,7 @@ def play(
         for me in sides:
             other = sides[1 - me.seat]
             while me.outbox:
-                mv: CardMove | None = me.outbox.pop(0)
+                mv: CardMove | None = me.outbox.pop(0)[0]
                 if me.seat == cheater:
                     mv = tamper(mv)  # type: ignore[arg-type]
                 if mv is not None:
@@ -96,7 +96,7 @@ def test_a_false_hand_yaku_claim_is_caught_at_once() -> None:
         for _ in range(20):
             for me, other in ((h, j), (j, h)):
                 while me.outbox:
-                    other.receive(me.outbox.pop(0))
+                    other.receive(me.outbox.pop(0)[0])
     assert exc.value.seat == 1 and "claimed" in str(exc.value)
 
 

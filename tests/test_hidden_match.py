@@ -31,7 +31,9 @@ def run_match(
         for me in sides:
             other = sides[1 - me.seat]
             while me.outbox:
-                other.receive(me.outbox.pop(0))
+                mv, before = me.outbox.pop(0)
+                assert other.state_hash() == before  # both sides agree before every move
+                other.receive(mv)
                 moved = True
                 if watch:
                     watch(sides)
@@ -84,7 +86,7 @@ def test_neither_side_ever_holds_the_others_key_for_a_card_hidden_from_it() -> N
         for me in sides:
             other = sides[1 - me.seat]
             while me.outbox:
-                mv = me.outbox.pop(0)
+                mv = me.outbox.pop(0)[0]
                 if mv.kind != "audit":
                     received[other.seat].append(mv.keys + mv.deck)
                 else:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from p2pkoikoi.engine import Action, Event, IllegalActionError, MatchState, RuleSet
@@ -64,6 +64,8 @@ from p2pkoikoi.session.mental.table import FIELD_POSITIONS, STOCK_START, HiddenT
 
 TAG_DEAL_SECRET: Final = b"p2pkoikoi/v2/hidden/deal-secret\x00"
 TAG_STATE: Final = b"p2pkoikoi/v2/hidden/state\x00"
+TAG_DECKS: Final = b"p2pkoikoi/v2/hidden/decks\x00"
+SecretSource = Callable[[int, int], DeckSecrets]  # (round, attempt) -> this side's secrets
 KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act", "draw", "audit")
 _PHASE_CODE: Final = {p: i for i, p in enumerate(Phase)}
 
@@ -121,7 +123,7 @@ def public_encoding(state: MatchState) -> bytes:
 
 
 def hidden_state_hash(state: MatchState, deck_digest: bytes) -> bytes:
-    """``SHA-256(tag || public encoding || masked-deck digest)``: what both sides compare."""
+    """``SHA-256(tag || public encoding || masked-deck chain)``: what both sides compare."""
     return hashlib.sha256(TAG_STATE + public_encoding(state) + deck_digest).digest()
 
 
@@ -150,18 +152,27 @@ def _fact_free_fill(pool: list[int], count: int, avoid_months: int = 0) -> list[
 class HiddenMatch:
     """One side of a hidden-deal match (see the module docstring)."""
 
-    def __init__(self, rules: RuleSet, match_seed: bytes, seat: int, secret: bytes) -> None:
+    def __init__(
+        self, rules: RuleSet, match_seed: bytes, seat: int, secret: bytes | SecretSource
+    ) -> None:
+        """``secret``: this side's 32-byte match secret (each deal's secrets derive from
+        it), or a function giving each deal's secrets (a verifier reads them from a record)."""
         if rules.deal is not DealMode.HIDDEN:
             raise LocalProtocolError("the hidden match needs rules with deal = hidden")
-        if len(secret) != 32:
-            raise LocalProtocolError("the hidden deal needs a 32-byte secret")
+        if isinstance(secret, bytes):
+            if len(secret) != 32:
+                raise LocalProtocolError("the hidden deal needs a 32-byte secret")
+            master = bytes(secret)
+            self._secrets: SecretSource = lambda r, a: deal_secrets(seat, master, r, a)
+        else:
+            self._secrets = secret
         self.rules = rules
         self.seat = seat
         self.peer = 1 - seat
-        self._secret = bytes(secret)
         self.state, events = MatchState.start(rules, match_seed)
         self.events: list[Event] = list(events)
-        self.outbox: list[CardMove] = []
+        #: moves to send, each with the hidden state hash *before* it (which the peer checks)
+        self.outbox: list[tuple[CardMove, bytes]] = []
         self.audits = 0  # deals audited so far
         self._expect: list[tuple[str, int]] = []
         self._begin_deal()
@@ -181,7 +192,8 @@ class HiddenMatch:
         return self.expecting == ("act", self.seat)
 
     def state_hash(self) -> bytes:
-        return hidden_state_hash(self.state, self.table.digest())
+        """The hidden state hash now: the public state and the masked decks of this deal."""
+        return hidden_state_hash(self.state, self._decks)
 
     def legal_actions(self) -> tuple[Action, ...]:
         return self.state.legal_actions() if self.my_turn() else ()
@@ -220,12 +232,21 @@ class HiddenMatch:
         self._process(move)
 
     # ------------------------------------------------------------------ the flow
+    def resign(self, seat: int) -> tuple[Event, ...]:
+        """``seat`` gives up (on its turn): the match ends, the deal is not audited."""
+        self.state, events = self.state.resign(seat)
+        self.events.extend(events)
+        self._expect = []
+        return events
+
     def _send(self, move: CardMove) -> None:
-        self.outbox.append(move)
+        self.outbox.append((move, self.state_hash()))
         self._process(move)
 
     def _process(self, move: CardMove) -> None:
         self._expect.pop(0)
+        if move.kind in ("deck1", "deck2", "deck3"):
+            self._decks = hashlib.sha256(self._decks + move.deck).digest()
         getattr(self, "_on_" + move.kind)(move, move.seat == self.seat)
 
     def _begin_deal(self) -> None:
@@ -235,9 +256,8 @@ class HiddenMatch:
         self._log: list[tuple[int, Action]] = []
         self._declared: dict[int, bool] = {}
         self._pending_play: tuple[int, Action, int] | None = None  # seat, action, drawn card
-        self.table = HiddenTable(
-            self.seat, s.dealer, deal_secrets(self.seat, self._secret, s.round, s.attempt)
-        )
+        self._decks = hashlib.sha256(TAG_DECKS).digest()  # chain over this deal's decks
+        self.table = HiddenTable(self.seat, s.dealer, self._secrets(s.round, s.attempt))
         self._expect = [("deck1", HOST), ("deck2", JOINER), ("deck3", HOST), ("keys", JOINER)]
         if self.seat == HOST:
             self._send(CardMove("deck1", HOST, deck=self.table.step1()))
