@@ -27,6 +27,8 @@ SAMPLES: list[wire.Message] = [
     wire.ValueMsg(r=B32),
     wire.RevealMsg(r=B32),
     wire.ActionMsg(seq=1, action="play 3b 3c1", hash=B32, sig=B64),
+    wire.CardMsg(seq=2, kind="deck1", hash=B32, sig=B64, deck=bytes(1536)),
+    wire.CardMsg(seq=3, kind="act", hash=B32, sig=B64, action="play 3b", pos=4, keys=B64),
     wire.ResignMsg(seq=7, sig=B64),
     wire.OverMsg(hash=B32, tx=B32, scores=(30, 20), winner=0, sig=B64),
     wire.OverMsg(hash=B32, tx=B32, scores=(25, 25), winner=None, sig=B64),

@@ -164,6 +164,30 @@ def auth_message(h0: bytes, role: str, name: str, key: bytes, rules: bytes) -> b
     return TAG_AUTH + h0 + auth_entry(role, name, key, rules)
 
 
+def card_entry_fields(
+    seq: int,
+    seat: int,
+    kind: str,
+    action: str | None,
+    pos: int | None,
+    deck: bytes | None,
+    keys: bytes | None,
+    state_hash: bytes,
+) -> tuple[Field, ...]:
+    """The transcript fields of a hidden-deal move (``protocol/hidden-deal.md``):
+    absent text and bytes are empty, an absent position is 255."""
+    return (
+        seq,
+        seat,
+        kind,
+        action or "",
+        255 if pos is None else pos,
+        deck or b"",
+        keys or b"",
+        state_hash,
+    )
+
+
 def sig_message(transcript: bytes) -> bytes:
     """What an action / resign signature covers: the transcript hash after that entry."""
     return TAG_SIG + transcript

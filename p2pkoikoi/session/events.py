@@ -72,6 +72,17 @@ class ActionReceived:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class HiddenProgress:
+    """Hidden deal: the table moved on without a decision of the peer to report (a deal
+    was opened, or our own play completed when the peer's key for our draw came);
+    ``events`` are the engine's, ``actor`` whose decision it was (None: nobody's)."""
+
+    seq: int
+    actor: int | None
+    events: tuple[EngineEvent, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class PeerResigned:
     seq: int
     seat: int
@@ -165,6 +176,7 @@ Event = (
     | HandshakeComplete
     | MatchStarted
     | ActionReceived
+    | HiddenProgress
     | PeerResigned
     | ChatReceived
     | MatchOver

@@ -35,8 +35,13 @@ class ActionRecord:
     seq: int
     seat: int
     action: str  # canonical action text, or "resign"
-    state_hash: bytes  # the state hash after it
+    state_hash: bytes  # the state hash after it (a card move: the hidden state hash before it)
     sig: bytes  # the actor's signature over the transcript hash after it
+    #: a move of the hidden deal (protocol/hidden-deal.md): its kind and data; "" otherwise
+    kind: str = ""
+    pos: int | None = None
+    deck: bytes = b""
+    keys: bytes = b""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -45,6 +50,17 @@ class ResultRecord:
     winner: int | None
     final_state_hash: bytes
     transcript_hash: bytes
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Evidence:
+    """The deck secrets of the side that caught a cheat in a hidden deal (its own, for
+    the deal the cheat was in), so that ``verify`` can re-run the check that failed."""
+
+    seat: int
+    round: int
+    attempt: int
+    secrets: bytes  # DeckSecrets.encode()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -62,6 +78,8 @@ class Record:
     result: ResultRecord | None
     final_sigs: tuple[bytes | None, bytes | None]  # (host, joiner)
     protocol: int = 1
+    #: hidden deal: a side that caught a cheat publishes its own secrets for that deal
+    evidence: Evidence | None = None
 
     @property
     def is_complete(self) -> bool:
@@ -100,16 +118,7 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         "joiner_value": _hex(record.joiner_value),
         "host_value": _hex(record.host_value),
         "match_seed": _hex(record.match_seed),
-        "actions": [
-            {
-                "seq": a.seq,
-                "seat": a.seat,
-                "action": a.action,
-                "state_hash": a.state_hash.hex(),
-                "sig": a.sig.hex(),
-            }
-            for a in record.actions
-        ],
+        "actions": [_action(a) for a in record.actions],
         "result": None
         if r is None
         else {
@@ -119,7 +128,37 @@ def record_to_dict(record: Record) -> dict[str, Any]:
             "transcript_hash": r.transcript_hash.hex(),
         },
         "final_sigs": {"host": _hex(record.final_sigs[0]), "joiner": _hex(record.final_sigs[1])},
+    } | (
+        {}
+        if record.evidence is None
+        else {
+            "evidence": {
+                "seat": record.evidence.seat,
+                "round": record.evidence.round,
+                "attempt": record.evidence.attempt,
+                "secrets": record.evidence.secrets.hex(),
+            }
+        }
+    )
+
+
+def _action(a: ActionRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "seq": a.seq,
+        "seat": a.seat,
+        "action": a.action,
+        "state_hash": a.state_hash.hex(),
+        "sig": a.sig.hex(),
     }
+    if a.kind:  # a move of the hidden deal
+        out["kind"] = a.kind
+        if a.pos is not None:
+            out["pos"] = a.pos
+        if a.deck:
+            out["deck"] = a.deck.hex()
+        if a.keys:
+            out["keys"] = a.keys.hex()
+    return out
 
 
 def encode_record(record: Record) -> bytes:
@@ -207,7 +246,18 @@ _TOP_KEYS: Final = {
     "actions",
     "result",
     "final_sigs",
+    "evidence",
 }
+_CARD_KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act", "draw", "audit")
+
+
+def _hexdata(value: Any, where: str) -> bytes:
+    if not isinstance(value, str) or len(value) % 2 or len(value) > 2 * 8192:
+        raise _fail(f"{where} must be hex digits (at most 8192 bytes)")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise _fail(f"{where} must be hex digits") from None
 
 
 def record_from_dict(obj: Any) -> Record:
@@ -229,9 +279,14 @@ def record_from_dict(obj: Any) -> Record:
         raise _fail("'actions' must be a list")
     for i, a in enumerate(raw_actions):
         where = f"actions[{i}]"
-        a = _map(a, where, {"seq", "seat", "action", "state_hash", "sig"})
+        a = _map(
+            a, where, {"seq", "seat", "action", "state_hash", "sig", "kind", "pos", "deck", "keys"}
+        )
         text = _get(a, "action", where)
-        if not isinstance(text, str) or not 1 <= len(text) <= 64:
+        kind = a.get("kind", "")
+        if kind and kind not in _CARD_KINDS:
+            raise _fail(f"{where}.kind must be one of {', '.join(_CARD_KINDS)}")
+        if not isinstance(text, str) or not (0 if kind else 1) <= len(text) <= 64:
             raise _fail(f"{where}.action must be a string of 1..64 characters")
         actions.append(
             ActionRecord(
@@ -240,6 +295,10 @@ def record_from_dict(obj: Any) -> Record:
                 action=text,
                 state_hash=_req_bytes(_get(a, "state_hash", where), 32, f"{where}.state_hash"),
                 sig=_req_bytes(_get(a, "sig", where), 64, f"{where}.sig"),
+                kind=kind,
+                pos=None if a.get("pos") is None else _int(a["pos"], f"{where}.pos", 0, 47),
+                deck=_hexdata(a.get("deck", ""), f"{where}.deck"),
+                keys=_hexdata(a.get("keys", ""), f"{where}.keys"),
             )
         )
     result: ResultRecord | None = None
@@ -267,6 +326,15 @@ def record_from_dict(obj: Any) -> Record:
     fs = _map(
         top.get("final_sigs", {"host": None, "joiner": None}), "final_sigs", {"host", "joiner"}
     )
+    evidence: Evidence | None = None
+    if top.get("evidence") is not None:
+        e = _map(top["evidence"], "evidence", {"seat", "round", "attempt", "secrets"})
+        evidence = Evidence(
+            seat=_int(_get(e, "seat", "evidence"), "evidence.seat", 0, 1),
+            round=_int(_get(e, "round", "evidence"), "evidence.round", 1, 99),
+            attempt=_int(_get(e, "attempt", "evidence"), "evidence.attempt", 0, 0xFFFF),
+            secrets=_hexdata(_get(e, "secrets", "evidence"), "evidence.secrets"),
+        )
     accepted = top.get("accepted", False)
     if not isinstance(accepted, bool):
         raise _fail("'accepted' must be true or false")
@@ -287,6 +355,7 @@ def record_from_dict(obj: Any) -> Record:
             _bytes(fs.get("joiner"), 64, "final_sigs.joiner"),
         ),
         protocol=protocol,
+        evidence=evidence,
     )
 
 

@@ -88,6 +88,7 @@ from p2pkoikoi.session.events import (
     Event,
     Goodbye,
     HandshakeComplete,
+    HiddenProgress,
     MatchOver,
     MatchStarted,
     NeedData,
@@ -101,7 +102,15 @@ from p2pkoikoi.session.events import (
     SendChat,
     SendEvent,
 )
-from p2pkoikoi.session.record import ActionRecord, PlayerRecord, Record, ResultRecord
+from p2pkoikoi.session.mental.errors import HiddenDealError
+from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
+from p2pkoikoi.session.record import (
+    ActionRecord,
+    Evidence,
+    PlayerRecord,
+    Record,
+    ResultRecord,
+)
 from p2pkoikoi.session.verify import verify_record
 
 MIN_ENTROPY: Final = 64
@@ -168,11 +177,7 @@ def describe_diff(diff: list[tuple[str, object, object]], mine: str, theirs: str
     return "; ".join(f"{name}: {mine} {a!r}, {theirs} {b!r}" for name, a, b in diff)
 
 
-#: Until the hidden deal (protocol/hidden-deal.md) is wired into play, a match that asks
-#: for it is refused rather than silently dealt in the open.
-HIDDEN_NOT_YET: Final = (
-    "the hidden deal is not yet playable over the network in this release (deal must be open)"
-)
+TAG_HIDDEN_SECRET: Final = b"p2pkoikoi/v2/hidden/secret\x00"
 
 
 class Session:
@@ -203,8 +208,6 @@ class Session:
             raise LocalProtocolError("expected_rules is for the joiner")
         if self.role is Role.JOINER and rules is not None:
             raise LocalProtocolError("the joiner does not propose rules (use expected_rules)")
-        if rules is not None and rules.deal is not DealMode.OPEN:
-            raise LocalProtocolError(HIDDEN_NOT_YET)
         clean = sanitize(name).strip()
         if not clean or clean != name or len(name) > wire.MAX_NAME:
             raise LocalProtocolError(
@@ -218,6 +221,11 @@ class Session:
         self._psk = bytes(invite_secret)
         self._eph = crypto.x25519_private(bytes(entropy[:32]))
         self._my_value = bytes(entropy[32:64])
+        # the hidden deal's match secret: never sent, never in the record (the .resume file)
+        self.hidden_secret = crypto.sha256(TAG_HIDDEN_SECRET, bytes(entropy))
+        self._hidden: HiddenMatch | None = None
+        self._hidden_seen = (0, 0)  # (engine events, decisions) already reported
+        self._evidence: Evidence | None = None
         self._expected = expected_rules
         self.rules: RuleSet | None = rules
         self._rules_bytes = rules.encode() if rules is not None else b""
@@ -306,6 +314,9 @@ class Session:
             return WaitingFor.COMMIT if self._commitment is None else WaitingFor.REVEAL
         if st is State.PLAY:
             assert self._match is not None
+            if self._hidden is not None:
+                mine = self._hidden.my_turn()
+                return WaitingFor.LOCAL_ACTION if mine else WaitingFor.PEER_ACTION
             if self._match.to_act == self.our_seat:
                 return WaitingFor.LOCAL_ACTION
             return WaitingFor.PEER_ACTION
@@ -499,6 +510,10 @@ class Session:
             or r.commitment is None
         ):
             raise LocalProtocolError("the record stops before the match started: nothing to resume")
+        if r.rules.deal is DealMode.HIDDEN:
+            raise LocalProtocolError(
+                "resuming a hidden-deal match is not supported yet: the match is forfeit"
+            )
         me, peer = (r.host, r.joiner) if role is Role.HOST else (r.joiner, r.host)
         if me.key != crypto.public_bytes(identity_key):
             raise LocalProtocolError(
@@ -700,8 +715,6 @@ class Session:
             ) from None
         if rules.encode() != data:
             raise RemoteProtocolError(f"bad rules from the {who}: not in canonical form")
-        if rules.deal is not DealMode.OPEN:
-            raise RulesMismatchError(f"the {who} proposes deal = hidden: {HIDDEN_NOT_YET}")
         return rules
 
     def _handshake_event(self) -> HandshakeComplete:
@@ -788,6 +801,19 @@ class Session:
     def _start_match(self) -> None:
         assert self.rules and self._host_value and self._joiner_value
         self.seed = crypto.derive_seed(self._host_value, self._joiner_value, self._t_commit)
+        if self.rules.deal is DealMode.HIDDEN:
+            self._hidden = HiddenMatch(
+                self.rules, self.seed, self.our_seat, self.hidden_secret[:32]
+            )
+            self._match = self._hidden.state
+            self._hidden_seen = (len(self._hidden.events), 0)
+            self._tx_at, self._hash_at = [self._transcript], [self._hidden.state_hash()]
+            self._state = State.PLAY
+            self._events.append(
+                MatchStarted(self.seed, self._match.dealer, tuple(self._hidden.events))
+            )
+            self._pump_hidden()
+            return
         self._match, events = MatchState.start(self.rules, self.seed)
         self._tx_at, self._hash_at = [self._transcript], [self._match.state_hash()]
         self._state = State.PLAY
@@ -795,13 +821,144 @@ class Session:
         if self._match.is_over:  # cannot happen with sane rules, but stay consistent
             self._finish()
 
+    # ------------------------------------------------------------------ the hidden deal
+    def _pump_hidden(self) -> None:
+        """Sign and queue the hidden deal's outgoing moves; report what the table did."""
+        h = self._hidden
+        assert h is not None
+        while h.outbox:
+            move, before = h.outbox.pop(0)
+            seq = self._seq + 1
+            fields = crypto.card_entry_fields(
+                seq,
+                self.our_seat,
+                move.kind,
+                move.action or None,
+                move.pos if move.pos >= 0 else None,
+                move.deck or None,
+                move.keys or None,
+                before,
+            )
+            t = crypto.absorb(self._transcript, "card", *fields)
+            sig = crypto.sign(self._key, crypto.sig_message(t))
+            self._queue(
+                wire.CardMsg(
+                    seq=seq,
+                    kind=move.kind,
+                    hash=before,
+                    sig=sig,
+                    action=move.action or None,
+                    pos=move.pos if move.pos >= 0 else None,
+                    deck=move.deck or None,
+                    keys=move.keys or None,
+                )
+            )
+            self._commit_card(
+                t,
+                ActionRecord(
+                    seq,
+                    self.our_seat,
+                    move.action,
+                    before,
+                    sig,
+                    move.kind,
+                    move.pos if move.pos >= 0 else None,
+                    move.deck,
+                    move.keys,
+                ),
+            )
+        self._report_hidden()
+
+    def _commit_card(self, t: bytes, rec: ActionRecord) -> None:
+        h = self._hidden
+        assert h is not None
+        self._match = h.state
+        self._transcript = t
+        self._seq = rec.seq
+        self._actions.append(rec)
+        self._tx_at.append(t)
+        self._hash_at.append(rec.state_hash)
+
+    def _report_hidden(self) -> None:
+        """Events for what the hidden table did since the last report; the end of the match."""
+        h = self._hidden
+        assert h is not None
+        self._match = h.state
+        seen_events, seen_applied = self._hidden_seen
+        new = tuple(h.events[seen_events:])
+        self._hidden_seen = (len(h.events), h.applied)
+        if new or h.applied != seen_applied:
+            last = h.last_applied
+            if h.applied == seen_applied + 1 and last is not None and last[0] != self.our_seat:
+                self._events.append(ActionReceived(self._seq, last[1], new))
+            else:
+                actor = last[0] if last is not None and h.applied != seen_applied else None
+                self.last_local_events = new if actor == self.our_seat else ()
+                self._events.append(HiddenProgress(self._seq, actor, new))
+        if h.is_over and self._result is None:
+            self._finish()
+
+    def _on_card(self, msg: wire.CardMsg) -> None:
+        if self._state is not State.PLAY or self._hidden is None:
+            raise self._unexpected("card")
+        h = self._hidden
+        if msg.seq != self._seq + 1:
+            raise RemoteProtocolError(
+                f"wrong sequence number on card move: expected {self._seq + 1}, got {msg.seq}"
+            )
+        seat = self.role.other.seat
+        if msg.hash != h.state_hash():
+            raise RemoteProtocolError(
+                f"state hash mismatch before card move {msg.seq} ({msg.kind}): the two "
+                "programs disagree about the game (different versions, or tampering)"
+            )
+        fields = crypto.card_entry_fields(
+            msg.seq, seat, msg.kind, msg.action, msg.pos, msg.deck, msg.keys, msg.hash
+        )
+        t = crypto.absorb(self._transcript, "card", *fields)
+        assert self.peer_key is not None
+        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.sig_message(t)):
+            raise CheatingError(f"the signature on card move {msg.seq} is invalid (forged)")
+        rec = ActionRecord(
+            msg.seq,
+            seat,
+            msg.action or "",
+            msg.hash,
+            msg.sig,
+            msg.kind,
+            msg.pos,
+            msg.deck or b"",
+            msg.keys or b"",
+        )
+        # recorded before it is checked: a move that proves a cheat stays in the record
+        self._commit_card(t, rec)
+        move = CardMove(
+            msg.kind,
+            seat,
+            msg.action or "",
+            -1 if msg.pos is None else msg.pos,
+            msg.deck or b"",
+            msg.keys or b"",
+        )
+        try:
+            h.receive(move)
+        except HiddenDealError:
+            table = h.table
+            st = h.state
+            self._evidence = Evidence(self.our_seat, st.round, st.attempt, table.secrets.encode())
+            raise
+        self._pump_hidden()
+
     # ------------------------------------------------------------------ play
     def _check_peer_turn(self, seq: int, what: str) -> MatchState:
         if self._state is not State.PLAY:
             raise self._unexpected(what)
         m = self._match
         assert m is not None
-        if m.to_act != self.role.other.seat:
+        if self._hidden is not None:
+            if self._hidden.expecting != ("act", self.role.other.seat):
+                raise RemoteProtocolError(f"the other player sent {what} {seq} out of turn")
+        elif m.to_act != self.role.other.seat:
             raise RemoteProtocolError(f"the other player sent {what} {seq} out of turn")
         if seq != self._seq + 1:
             raise RemoteProtocolError(
@@ -843,8 +1000,14 @@ class Session:
     def _on_resign(self, msg: wire.ResignMsg) -> None:
         m = self._check_peer_turn(msg.seq, "resign")
         seat = self.role.other.seat
-        new, events = m.resign(seat)
-        h = new.state_hash()
+        if self._hidden is not None:
+            events = self._hidden.resign(seat)
+            self._hidden_seen = (len(self._hidden.events), self._hidden.applied)
+            new = self._hidden.state
+            h = self._hidden.state_hash()
+        else:
+            new, events = m.resign(seat)
+            h = new.state_hash()
         t = crypto.absorb(self._transcript, "resign", msg.seq, seat, h)
         assert self.peer_key is not None
         if not crypto.verify_sig(self.peer_key, msg.sig, crypto.sig_message(t)):
@@ -872,7 +1035,7 @@ class Session:
     def _finish(self, *, queue: bool = True) -> None:
         m = self._match
         assert m is not None and m.is_over
-        h = m.state_hash()
+        h = m.state_hash() if self._hidden is None else self._hidden.state_hash()
         self._result = ResultRecord(m.scores, m.winner, h, self._transcript)
         sig = crypto.sign(self._key, crypto.final_message(self._transcript, h))
         self._final_sigs[self.role] = sig
@@ -978,7 +1141,10 @@ class Session:
             raise LocalProtocolError(f"cannot {what}: the match is not in play")
         m = self._match
         assert m is not None
-        if m.to_act != self.our_seat:
+        if self._hidden is not None:
+            if not self._hidden.my_turn():
+                raise LocalProtocolError(f"cannot {what}: it is not your turn")
+        elif m.to_act != self.our_seat:
             raise LocalProtocolError(f"cannot {what}: it is not your turn")
         return m
 
@@ -989,6 +1155,11 @@ class Session:
                 action = Action.parse(action)
             except InputError as exc:
                 raise LocalProtocolError(str(exc)) from None
+        if self._hidden is not None:
+            self.last_local_events = ()
+            self._hidden.act(action)  # the table checks legality; a play waits for the draw key
+            self._pump_hidden()
+            return
         try:
             new, events = m.apply(action)
         except IllegalActionError as exc:
@@ -1004,8 +1175,14 @@ class Session:
 
     def _send_resign(self) -> None:
         m = self._my_turn("resign")
-        new, events = m.resign(self.our_seat)
-        seq, h = self._seq + 1, new.state_hash()
+        if self._hidden is not None:
+            events = self._hidden.resign(self.our_seat)
+            self._hidden_seen = (len(self._hidden.events), self._hidden.applied)
+            new = self._hidden.state
+            seq, h = self._seq + 1, self._hidden.state_hash()
+        else:
+            new, events = m.resign(self.our_seat)
+            seq, h = self._seq + 1, new.state_hash()
         t = crypto.absorb(self._transcript, "resign", seq, self.our_seat, h)
         sig = crypto.sign(self._key, crypto.sig_message(t))
         self._queue(wire.ResignMsg(seq=seq, sig=sig))
@@ -1047,6 +1224,7 @@ class Session:
             actions=tuple(self._actions),
             result=self._result,
             final_sigs=(self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER)),
+            evidence=self._evidence,
         )
 
 
@@ -1058,6 +1236,7 @@ _HANDLERS: Final[dict[type, Callable[[Session, Any], None]]] = {
     wire.ValueMsg: Session._on_value,
     wire.RevealMsg: Session._on_reveal,
     wire.ActionMsg: Session._on_action,
+    wire.CardMsg: Session._on_card,
     wire.ResignMsg: Session._on_resign,
     wire.OverMsg: Session._on_over,
     wire.PingMsg: Session._on_ping,

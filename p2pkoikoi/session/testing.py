@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.engine import Action, MatchState, RuleSet
 from p2pkoikoi.session.events import Event, NeedData, SendAction
-from p2pkoikoi.session.session import Session, State
+from p2pkoikoi.session.session import Session, State, WaitingFor
 
 
 def det_bytes(label: str, n: int = 64) -> bytes:
@@ -106,7 +106,10 @@ def run_pair(
             events[s].extend(drain(sess))
             pending[s] += sess.data_to_send()
             m = sess.match
-            if choose and sess.state is State.PLAY and m is not None and m.to_act == s:
+            local = (
+                sess.waiting_for is WaitingFor.LOCAL_ACTION
+            )  # to_act == s, or the hidden deal's turn
+            if choose and sess.state is State.PLAY and m is not None and local:
                 pending[s] += sess.send(SendAction(choose(m)))
                 moved = True
         if not moved:

@@ -67,6 +67,7 @@ def _samples() -> list[wire.Message]:
         wire.ValueMsg(r=b32),
         wire.RevealMsg(r=b32),
         wire.ActionMsg(seq=1, action="play 3b 3c1", hash=b32, sig=b64),
+        wire.CardMsg(seq=3, kind="act", hash=b32, sig=b64, action="play 3b", pos=4, keys=b64),
         wire.ResignMsg(seq=9, sig=b64),
         wire.OverMsg(hash=b32, tx=b32, scores=(31, 19), winner=0, sig=b64),
         wire.PingMsg(nonce=b"\x01\x02"),

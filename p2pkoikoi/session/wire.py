@@ -33,6 +33,8 @@ MAX_ACTION: Final = 64  # characters in an action's text
 MAX_RULES: Final = 8192  # bytes of the canonical rule set encoding
 MAX_NONCE: Final = 32  # bytes in a ping / pong nonce
 MAX_SEQ: Final = 2**31 - 1
+MAX_CARD_DATA: Final = 8192  # bytes of a card move's deck or keys (a deck is 1,536)
+CARD_KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act", "draw", "audit")
 
 # Unpacker limits: nothing legal comes close to these.
 _LIMITS: Final = {
@@ -144,6 +146,25 @@ class ActionMsg:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class CardMsg:
+    """A move of the hidden deal (``protocol/hidden-deal.md``), signed like an action.
+
+    ``hash`` is the hidden state hash *before* the move; ``kind`` says which of
+    the optional fields it carries.
+    """
+
+    seq: int
+    kind: str
+    hash: bytes
+    sig: bytes
+    action: str | None = None
+    pos: int | None = None
+    deck: bytes | None = None
+    keys: bytes | None = None
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ResignMsg:
     seq: int
     sig: bytes
@@ -217,6 +238,7 @@ Message: TypeAlias = (
     | ValueMsg
     | RevealMsg
     | ActionMsg
+    | CardMsg
     | ResignMsg
     | OverMsg
     | PingMsg
@@ -238,6 +260,7 @@ TYPE_NAMES: Final[dict[type, str]] = {
     ValueMsg: "value",
     RevealMsg: "reveal",
     ActionMsg: "action",
+    CardMsg: "card",
     ResignMsg: "resign",
     OverMsg: "over",
     PingMsg: "ping",
@@ -376,6 +399,16 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
         ("action", _is_str(MAX_ACTION), f"a string of at most {MAX_ACTION} characters", False),
         ("hash", _B32, "32 bytes", False),
         ("sig", _B64, "64 bytes", False),
+    ),
+    "card": (
+        ("seq", _SEQ, f"a whole number 1..{MAX_SEQ}", False),
+        ("kind", lambda v: v in CARD_KINDS, "a card move kind", False),
+        ("hash", _B32, "32 bytes", False),
+        ("sig", _B64, "64 bytes", False),
+        ("action", _is_str(MAX_ACTION), f"a string of at most {MAX_ACTION} characters", True),
+        ("pos", _is_int(0, 47), "a whole number 0..47", True),
+        ("deck", _is_bin(1, MAX_CARD_DATA), f"1..{MAX_CARD_DATA} bytes", True),
+        ("keys", _is_bin(1, MAX_CARD_DATA), f"1..{MAX_CARD_DATA} bytes", True),
     ),
     "resign": (
         ("seq", _SEQ, f"a whole number 1..{MAX_SEQ}", False),

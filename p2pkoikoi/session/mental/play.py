@@ -174,6 +174,9 @@ class HiddenMatch:
         #: moves to send, each with the hidden state hash *before* it (which the peer checks)
         self.outbox: list[tuple[CardMove, bytes]] = []
         self.audits = 0  # deals audited so far
+        self.applied = 0  # decisions applied to the engine so far
+        self.last_applied: tuple[int, Action] | None = None
+        self._decks = b""
         self._expect: list[tuple[str, int]] = []
         self._begin_deal()
 
@@ -472,6 +475,8 @@ class HiddenMatch:
             raise IllegalHiddenPlayError(f"{SEAT_NAME[seat]}: {exc}", seat) from None
         self.events.extend(events)
         self._log.append((seat, action))
+        self.applied += 1
+        self.last_applied = (seat, action)
         self._after_engine()
 
     def _after_engine(self) -> None:
