@@ -60,3 +60,52 @@ def test_a_card_move_that_proves_a_cheat_stays_in_the_record_with_evidence() -> 
     assert rec.evidence is not None and rec.evidence.seat == 0
     assert rec.actions[-1].seat == 1 and rec.actions[-1].kind == "draw"
     assert decode_record(encode_record(rec)) == rec
+
+
+def test_verify_replays_hidden_matches_and_names_the_cheater() -> None:
+    from p2pkoikoi.session.verify import verify_record
+
+    for preset in ("online", "rulebook", "vanikar"):
+        host, joiner = make_pair(hidden(preset), label="v" + preset)
+        run_pair(host, joiner, random_chooser(3))
+        for rec in (host.record(), joiner.record()):
+            report = verify_record(rec)
+            assert report.ok and report.complete, report.first_failure
+            names = [c.name for c in report.checks]
+            assert "hidden deal" in names and "result" in names
+
+
+def test_verify_rejects_a_tampered_hidden_record() -> None:
+    import dataclasses
+
+    from p2pkoikoi.session.verify import verify_record
+
+    host, joiner = make_pair(hidden("online"), label="t")
+    run_pair(host, joiner, random_chooser(3))
+    rec = host.record()
+    # a key in the joiner's first deal keys, changed (the signature no longer holds)
+    i = next(k for k, a in enumerate(rec.actions) if a.kind == "keys")
+    a = rec.actions[i]
+    bad = dataclasses.replace(a, keys=bytes([a.keys[0] ^ 1]) + a.keys[1:])
+    report = verify_record(
+        dataclasses.replace(rec, actions=rec.actions[:i] + (bad,) + rec.actions[i + 1 :])
+    )
+    assert not report.ok and "signature" in report.first_failure.name  # type: ignore[union-attr]
+
+
+def test_verify_names_the_cheater_from_the_honest_sides_record() -> None:
+    from p2pkoikoi.session.verify import verify_record
+
+    host, joiner = make_pair(hidden("online"), label="cheat2")
+    run_pair(host, joiner, None)
+    h = joiner._hidden
+    assert h is not None
+    orig = h.table.draw_share
+    h.table.draw_share = lambda: (  # type: ignore[method-assign]
+        bytes([1]) + bytes(31) if h.table.seat != h.state.to_act else orig()
+    )
+    with pytest.raises(CheatingError):
+        run_pair(host, joiner, random_chooser(1))
+    report = verify_record(host.record())
+    bad = report.first_failure
+    assert bad is not None and "seat 1 cheated" in bad.detail, report.to_dict()

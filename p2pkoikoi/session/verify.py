@@ -16,6 +16,10 @@ replay cannot go on):
 ``action N signature``    the actor's signature over the transcript holds
 ``result``                the replay's scores, winner and hashes equal the recorded result
 ``final signature host|joiner``  each player's signature over the final transcript holds
+
+A hidden-deal record (rule ``deal = hidden``) has card moves instead of actions:
+``card move N ...`` names the first bad one and the seat that cheated, ``hidden
+deal`` sums up the rest (:mod:`p2pkoikoi.session.mental.replay`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import dataclasses
 from typing import Any
 
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
+from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session import crypto
 from p2pkoikoi.session.record import Record
 
@@ -125,6 +130,9 @@ def _verify(r: Record, rep: _Report) -> None:
         return
     rep.add("deal", True, f"first dealer: seat {m.dealer}")
     keys = (r.host.key, r.joiner.key)
+    if rules.deal is DealMode.HIDDEN:
+        _verify_hidden(r, rep, seed, keys, t)
+        return
     for i, a in enumerate(r.actions):
         n = i + 1
         if not _action(rep, n, a.seq, a.seat, a.action, a.state_hash, a.sig, m, keys, t):
@@ -159,6 +167,58 @@ def _verify(r: Record, rep: _Report) -> None:
         rep.add(
             f"final signature {role}",
             crypto.verify_sig(key, sig, crypto.final_message(t, res.final_state_hash)),
+        )
+
+
+def _verify_hidden(
+    r: Record, rep: _Report, seed: bytes, keys: tuple[bytes, bytes], t: bytes
+) -> None:
+    """A hidden-deal record: every card move replayed by both sides' reference code."""
+    from p2pkoikoi.session.mental.replay import replay_hidden
+
+    assert r.rules is not None
+    out = replay_hidden(r.rules, seed, r.actions, r.evidence, keys, t, rep.add)
+    if out.failed:
+        return
+    detail = (
+        f"{len(r.actions)} card moves; {out.audited} deals audited: every masking step, key,"
+        " declared and undeclared hand, and play checked"
+    )
+    if out.blind:
+        detail += "; the last deal was not audited (the record stops in it)"
+    rep.add("hidden deal", True, detail)
+    if r.result is None:
+        rep.skip("result", "the match is not finished")
+        return
+    res = r.result
+    h = out.state
+    if h is None:
+        rep.skip("result", "no deal could be replayed")
+        return
+    m = h.state
+    problems = []
+    if not m.is_over:
+        problems.append("the replayed match is not over")
+    if m.scores != res.scores:
+        problems.append(f"scores are {m.scores}, record says {res.scores}")
+    if m.winner != res.winner:
+        problems.append(f"winner is {m.winner}, record says {res.winner}")
+    if h.state_hash() != res.final_state_hash:
+        problems.append("final state hash differs")
+    if out.transcript != res.transcript_hash:
+        problems.append("final transcript hash differs")
+    if not rep.add("result", not problems, "; ".join(problems) or f"scores {m.scores}"):
+        return
+    for role, key, sig in (
+        ("host", keys[0], r.final_sigs[0]),
+        ("joiner", keys[1], r.final_sigs[1]),
+    ):
+        if sig is None:
+            rep.skip(f"final signature {role}", "missing")
+            continue
+        rep.add(
+            f"final signature {role}",
+            crypto.verify_sig(key, sig, crypto.final_message(out.transcript, res.final_state_hash)),
         )
 
 
