@@ -20,6 +20,7 @@ from typing import IO, Any
 import trio
 
 from p2pkoikoi.engine import Action, KoiKoiError, PlayerView
+from p2pkoikoi.session import WaitingFor
 from p2pkoikoi.transport.match_link import NetworkLink
 
 Chooser = Callable[[PlayerView], Action]
@@ -78,6 +79,8 @@ async def play_headless(
             live = link.session.match  # a queued update may be stale (e.g. we resigned since)
             if live is None or live.is_over or live.to_act != link.seat:
                 continue
+            if link.session.waiting_for is not WaitingFor.LOCAL_ACTION:
+                continue  # the hidden deal: our play waits for the other's key to our draw
             view = live.view(link.seat)  # the live state (after a resume, updates repeat)
             if view.to_act == link.seat and view.legal_actions:
                 try:

@@ -70,6 +70,7 @@ from p2pkoikoi.session import (
     DeclineRules,
     Goodbye,
     HandshakeComplete,
+    HiddenProgress,
     LocalProtocolError,
     MatchOver,
     MatchStarted,
@@ -447,6 +448,10 @@ class NetworkLink:
             elif isinstance(ev, ActionReceived | PeerResigned):
                 self._save_record()
                 self._push_state(ev.events, 1 - self.seat)
+                self._after_step()
+            elif isinstance(ev, HiddenProgress):  # the hidden deal: a deal opened, our play done
+                self._save_record()
+                self._push_state(ev.events, ev.actor)
                 self._after_step()
             elif isinstance(ev, ChatReceived):
                 peer = self.names[1 - self.seat]

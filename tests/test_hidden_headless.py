@@ -1,0 +1,44 @@
+"""Hidden-deal matches between two real ``p2pkoikoi`` processes over loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_headless import finish, lines, run_join, start_host, verify
+
+
+@pytest.mark.parametrize("preset", ["online", "rulebook", "vanikar"])
+def test_a_hidden_match_over_loopback_and_both_records_verify(tmp_path: Path, preset: str) -> None:
+    hrec, jrec = tmp_path / "host.koikoi", tmp_path / "joiner.koikoi"
+    host, first = start_host(
+        tmp_path,
+        "--bind",
+        "127.0.0.1",
+        "--rules",
+        preset,
+        "--set",
+        "deal=hidden",
+        "--rounds",
+        "2",
+        "--record",
+        str(hrec),
+    )
+    joined = run_join(tmp_path, first["invite"], "--record", str(jrec))
+    code, out, err = finish(host)
+    assert joined.returncode == 0, joined.stderr
+    assert code == 0, err
+    h, j = lines(out), lines(joined.stdout)
+    assert h[-1]["event"] == "match_over" and j[-1]["event"] == "match_over"
+    assert h[-1]["final_hash"] == j[-1]["final_hash"]
+    proposed = next(e for e in j if e["event"] == "rules_proposed")
+    assert proposed["rules"]["deal"] == "hidden"
+    for path in (hrec, jrec):
+        result = verify(path)
+        assert result.returncode == 0, result.stdout
+        assert "hidden deal" in result.stdout and "verified" in result.stdout
+    # the shareable record holds no deck secret before an audit: the hidden secret is not
+    # in it at all (it lives in memory and, for resuming, only in the .resume file)
+    text = hrec.read_text()
+    assert '"kind": "audit"' in text
