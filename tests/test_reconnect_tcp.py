@@ -74,13 +74,16 @@ class Lines:
         return [json.loads(x) for x in data.splitlines() if x.strip()]
 
 
-@pytest.mark.parametrize("who", ["joiner", "host"])
-def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str) -> None:
+@pytest.mark.parametrize(
+    ("who", "deal"),
+    [("joiner", "open"), ("host", "open"), ("joiner", "hidden"), ("host", "hidden")],
+)
+def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str, deal: str) -> None:
     hrec, jrec = tmp_path / "host.koikoi", tmp_path / "joiner.koikoi"
     common = ("--headless", "--bot", "random", "--reconnect-window", "60")
     host = spawn(
         tmp_path, "host", "host", *common, "--port", "0", "--bind", "127.0.0.1",
-        "--rounds", "2", "--name", "Alice", "--record", str(hrec),
+        "--rounds", "2", "--name", "Alice", "--record", str(hrec), "--set", f"deal={deal}",
     )  # fmt: skip
     procs = [host]
     try:
@@ -111,6 +114,9 @@ def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str) -> N
         side = vrec.with_name(vrec.name + ".resume")
         assert side.exists() and (side.stat().st_mode & 0o777) == 0o600
         assert "secret" not in vrec.read_text() and first["invite"] not in vrec.read_text()
+        if deal == "hidden":  # the deal secret is in the .resume file only, never the record
+            hidden = json.loads(side.read_text())["hidden_secret"]
+            assert len(hidden) == 64 and hidden not in vrec.read_text()
         lost = slines.until(lambda o: o["event"] == "reconnecting", deadline)
         assert lost["attempt"] == 1 and "reconnecting" in lost["text"]
 

@@ -276,6 +276,11 @@ class Session:
         return self._state
 
     @property
+    def is_hidden(self) -> bool:
+        """A hidden-deal match has started (its deal secret must go to the .resume file)."""
+        return self._hidden is not None
+
+    @property
     def our_seat(self) -> int:
         return self.role.seat
 
@@ -486,8 +491,13 @@ class Session:
         invite_secret: bytes,
         entropy: bytes,
         program: str = __version__,
+        hidden_secret: bytes | None = None,
     ) -> Session:
         """A session that continues the match of ``record`` on a new connection.
+
+        A hidden-deal match also needs ``hidden_secret``, this side's secret for
+        the deal (``session.hidden_secret``, kept in the .resume file, never in
+        the record).
 
         ``record`` is our own record of a started match (``session.record()``,
         or the file after a crash).  It is verified and replayed; the new
@@ -510,9 +520,10 @@ class Session:
             or r.commitment is None
         ):
             raise LocalProtocolError("the record stops before the match started: nothing to resume")
-        if r.rules.deal is DealMode.HIDDEN:
+        if r.rules.deal is DealMode.HIDDEN and (hidden_secret is None or len(hidden_secret) != 32):
             raise LocalProtocolError(
-                "resuming a hidden-deal match is not supported yet: the match is forfeit"
+                "resuming a hidden-deal match needs this side's deal secret from the .resume"
+                " file, which is missing or damaged: the match cannot resume"
             )
         me, peer = (r.host, r.joiner) if role is Role.HOST else (r.joiner, r.host)
         if me.key != crypto.public_bytes(identity_key):
@@ -564,6 +575,30 @@ class Session:
         t = crypto.absorb(t, "value", r.joiner_value)
         self._transcript = crypto.absorb(t, "reveal", r.host_value)
         self.seed = r.match_seed
+        if r.rules.deal is DealMode.HIDDEN:
+            assert hidden_secret is not None
+            self.hidden_secret = bytes(hidden_secret)
+            self._resume_hidden(r)
+        else:
+            self._resume_open(r)
+        if r.result is not None:
+            self._result = r.result
+            for rl in Role:
+                sig = r.final_sigs[rl.seat]
+                if sig is not None:
+                    self._final_sigs[rl] = sig
+            self._resume_state = State.DONE if r.is_complete else State.FINISH
+        elif self._match is not None and (
+            self._hidden.is_over if self._hidden is not None else self._match.is_over
+        ):
+            # we crashed between the last action and our final signature
+            self._finish(queue=False)  # the over message goes out after the resume handshake
+            self._resume_state = State.FINISH
+        self._state = State.HELLO
+        return self
+
+    def _resume_open(self, r: Record) -> None:
+        assert r.rules is not None and r.match_seed is not None
         m, _ = MatchState.start(r.rules, r.match_seed)
         self._match = m
         self._tx_at, self._hash_at = [self._transcript], [m.state_hash()]
@@ -576,18 +611,50 @@ class Session:
                 t = crypto.absorb(self._transcript, "action", a.seq, a.seat, a.action, a.state_hash)
             self._commit_step(new, t, a)
             m = new
-        if r.result is not None:
-            self._result = r.result
-            for rl in Role:
-                sig = r.final_sigs[rl.seat]
-                if sig is not None:
-                    self._final_sigs[rl] = sig
-            self._resume_state = State.DONE if r.is_complete else State.FINISH
-        elif m.is_over:  # we crashed between the last action and our final signature
-            self._finish(queue=False)  # the over message goes out after the resume handshake
-            self._resume_state = State.FINISH
-        self._state = State.HELLO
-        return self
+
+    def _resume_hidden(self, r: Record) -> None:
+        """Rebuild the hidden table from the record and this side's secret: our own moves
+        are made again (they must come out identical), the peer's are received again."""
+        assert r.rules is not None and r.match_seed is not None
+        h = HiddenMatch(r.rules, r.match_seed, self.our_seat, self.hidden_secret)
+        self._hidden = h
+        self._match = h.state
+        self._tx_at, self._hash_at = [self._transcript], [h.initial_hash]
+        for a in r.actions:
+            if a.kind == "":  # a resignation
+                h.resign(a.seat)
+                t = crypto.absorb(self._transcript, "resign", a.seq, a.seat, a.state_hash)
+                self._commit_step(h.state, t, a)
+                continue
+            move = CardMove(
+                a.kind, a.seat, a.action, -1 if a.pos is None else a.pos, a.deck, a.keys
+            )
+            try:
+                if a.seat == self.our_seat:
+                    if a.kind == "act":
+                        h.act(Action.parse(a.action))
+                    if not h.outbox or h.outbox[0][0] != move:
+                        raise LocalProtocolError(
+                            f"card move {a.seq} in the record is not what this side's deal"
+                            " secret gives: a .resume file of another match?"
+                        )
+                    h.outbox.pop(0)
+                else:
+                    h.receive(move)
+            except (ProtocolError, InputError) as exc:
+                raise LocalProtocolError(f"the record cannot be replayed: {exc}") from None
+            fields = crypto.card_entry_fields(
+                a.seq,
+                a.seat,
+                a.kind,
+                a.action or None,
+                a.pos,
+                a.deck or None,
+                a.keys or None,
+                a.state_hash,
+            )
+            self._commit_card(crypto.absorb(self._transcript, "card", *fields), a)
+        self._hidden_seen = (len(h.events), h.applied)
 
     def _send_resume(self, h_resume: bytes) -> None:
         assert self.session_id is not None
@@ -620,12 +687,27 @@ class Session:
         self._state = self._resume_state
         self._events.append(Resumed(self._seq, msg.seq))
         for a in self._actions[msg.seq :]:  # we are ahead: re-send what the peer lacks
-            if a.action == "resign":
+            if a.kind:
+                self._queue(
+                    wire.CardMsg(
+                        seq=a.seq,
+                        kind=a.kind,
+                        hash=a.state_hash,
+                        sig=a.sig,
+                        action=a.action or None,
+                        pos=a.pos,
+                        deck=a.deck or None,
+                        keys=a.keys or None,
+                    )
+                )
+            elif a.action == "resign":
                 self._queue(wire.ResignMsg(seq=a.seq, sig=a.sig))
             else:
                 self._queue(
                     wire.ActionMsg(seq=a.seq, action=a.action, hash=a.state_hash, sig=a.sig)
                 )
+        if self._hidden is not None and self._result is None:
+            self._pump_hidden()  # moves our table made after the last one in the record
         mine = self._final_sigs.get(self.role)
         if self._result is not None and mine is not None:
             r = self._result
@@ -807,7 +889,7 @@ class Session:
             )
             self._match = self._hidden.state
             self._hidden_seen = (len(self._hidden.events), 0)
-            self._tx_at, self._hash_at = [self._transcript], [self._hidden.state_hash()]
+            self._tx_at, self._hash_at = [self._transcript], [self._hidden.initial_hash]
             self._state = State.PLAY
             self._events.append(
                 MatchStarted(self.seed, self._match.dealer, tuple(self._hidden.events))
@@ -872,12 +954,7 @@ class Session:
     def _commit_card(self, t: bytes, rec: ActionRecord) -> None:
         h = self._hidden
         assert h is not None
-        self._match = h.state
-        self._transcript = t
-        self._seq = rec.seq
-        self._actions.append(rec)
-        self._tx_at.append(t)
-        self._hash_at.append(rec.state_hash)
+        self._commit_step(h.state, t, rec)
 
     def _report_hidden(self) -> None:
         """Events for what the hidden table did since the last report; the end of the match."""

@@ -590,6 +590,9 @@ class NetworkLink:
         rc = self._reconnect
         if rc is None or rc.sidecar is None:
             return
+        if self._session.is_hidden:  # the deal secret: needed to resume, never in the record
+            rc.hidden_secret = self._session.hidden_secret
+            rc.sidecar["hidden_secret"] = self._session.hidden_secret.hex()
         try:
             self._records.write_sidecar(rc.sidecar)
         except OSError as exc:

@@ -216,10 +216,16 @@ async def open_resume(
     side = read_sidecar(record_path)
     inv = decode_invite(str(side["invite"]))
     role = Role(str(side["role"]))
+    hidden = bytes.fromhex(side["hidden_secret"]) if "hidden_secret" in side else None
     session = Session.resume(
-        record, role, identity_key=identity, invite_secret=inv.secret, entropy=session_entropy()
+        record,
+        role,
+        identity_key=identity,
+        invite_secret=inv.secret,
+        entropy=session_entropy(),
+        hidden_secret=hidden,
     )
-    rc = Reconnect(identity=identity, secret=inv.secret, sidecar=dict(side))
+    rc = Reconnect(identity=identity, secret=inv.secret, sidecar=dict(side), hidden_secret=hidden)
     rc.sidecar = {k: v for k, v in side.items() if k not in ("format", "version")}
     kw: dict[str, Any] = {
         "timeouts": timeouts,

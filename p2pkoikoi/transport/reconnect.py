@@ -64,6 +64,8 @@ class Reconnect:
     incoming: trio.MemoryReceiveChannel[trio.abc.Stream] | None = None
     sidecar: dict[str, Any] | None = None
     wanted: bool = False
+    #: the hidden deal: this side's deal secret (also in the sidecar, never in the record)
+    hidden_secret: bytes | None = None
 
     def session(self, record: Record, role: Role) -> Session:
         return Session.resume(
@@ -72,6 +74,7 @@ class Reconnect:
             identity_key=self.identity,
             invite_secret=self.secret,
             entropy=session_entropy(),
+            hidden_secret=self.hidden_secret,
         )
 
 

@@ -92,6 +92,13 @@ def read_sidecar(record_path: Path) -> dict[str, Any]:
     port = obj.get("port", 0)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ConfigError(f"{path}: port must be a whole number 0..65535, not {port!r}")
+    hidden = obj.get("hidden_secret", "0" * 64)
+    if (
+        not isinstance(hidden, str)
+        or len(hidden) != 64
+        or not all(c in "0123456789abcdef" for c in hidden)
+    ):
+        raise ConfigError(f"{path}: hidden_secret must be 64 hex digits")
     if not isinstance(obj.get("bind", ""), str | None):
         raise ConfigError(f"{path}: bind must be an address, not {obj['bind']!r}")
     return obj

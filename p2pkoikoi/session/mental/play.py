@@ -178,6 +178,8 @@ class HiddenMatch:
         self.last_applied: tuple[int, Action] | None = None
         self._decks = b""
         self._expect: list[tuple[str, int]] = []
+        #: the hidden state hash before any move (what a resume compares at seq 0)
+        self.initial_hash = hidden_state_hash(self.state, hashlib.sha256(TAG_DECKS).digest())
         self._begin_deal()
 
     # ------------------------------------------------------------------ reading

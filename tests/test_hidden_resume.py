@@ -1,0 +1,112 @@
+"""Resuming a hidden-deal match: cut the byte stream anywhere, resume both sides from their
+records and their deal secrets (the .resume file's), and the match ends as one match."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pkoikoi.engine import get_preset
+from p2pkoikoi.session import LocalProtocolError, Resumed, Session, State
+from p2pkoikoi.session.events import SendAction
+from p2pkoikoi.session.session import WaitingFor
+from p2pkoikoi.session.testing import (
+    SECRET,
+    Chooser,
+    det_bytes,
+    det_key,
+    drain,
+    make_pair,
+    random_chooser,
+    run_pair,
+)
+from p2pkoikoi.session.verify import verify_record
+
+RULES = get_preset("online").with_settings(rounds=1, deal="hidden")
+
+
+def play_until_cut(host: Session, joiner: Session, choose: Chooser, budget: int) -> bool:
+    """Shuttle bytes until ``budget`` bytes were delivered; True if the match ended first."""
+    sides = (host, joiner)
+    pending = [host.data_to_send(), joiner.data_to_send()]
+    delivered = 0
+    for _ in range(100_000):
+        moved = False
+        for s in (0, 1):
+            if pending[s]:
+                chunk, pending[s] = pending[s], b""
+                room = budget - delivered
+                sides[1 - s].receive_data(chunk[:room])
+                delivered += min(room, len(chunk))
+                drain(sides[1 - s])
+                if delivered >= budget:
+                    return False
+                moved = True
+        for s in (0, 1):
+            sess = sides[s]
+            drain(sess)
+            pending[s] += sess.data_to_send()
+            m = sess.match
+            if sess.waiting_for is WaitingFor.LOCAL_ACTION and m is not None:
+                pending[s] += sess.send(SendAction(choose(m)))
+                moved = True
+        if not moved:
+            return True
+    raise AssertionError("did not settle")
+
+
+def resumed(old: Session, label: str, secret: bytes | None = None) -> Session:
+    return Session.resume(
+        old.record(),
+        old.role,
+        identity_key=det_key(old.role.value),
+        invite_secret=SECRET,
+        entropy=det_bytes("entropy/resume/" + label),
+        hidden_secret=old.hidden_secret if secret is None else secret,
+    )
+
+
+def test_cut_anywhere_in_a_hidden_match_then_resume_finishes_one_match() -> None:
+    h, j = make_pair(RULES)
+    sizes: list[int] = []
+
+    def tap(seat: int, data: bytes) -> bytes:
+        sizes.append(len(data))
+        return data
+
+    run_pair(h, j, random_chooser(7), tap=tap)
+    full = sum(sizes)
+    resumed_count = 0
+    for k in range(1, 16):
+        cut = full * k // 16
+        h, j = make_pair(RULES)
+        choose = random_chooser(7)
+        if play_until_cut(h, j, choose, cut):
+            continue
+        if h.match is None or j.match is None:
+            continue
+        if h.record().is_complete and j.record().is_complete:
+            continue
+        nh, nj = resumed(h, f"h{cut}"), resumed(j, f"j{cut}")
+        ev_h, ev_j = run_pair(nh, nj, choose)
+        assert isinstance(ev_h[0], Resumed) and isinstance(ev_j[0], Resumed)
+        assert nh.state is State.DONE and nj.state is State.DONE
+        rh, rj = nh.record(), nj.record()
+        assert rh.actions == rj.actions and rh.result == rj.result
+        assert verify_record(rh).ok and verify_record(rj).ok
+        resumed_count += 1
+    assert resumed_count >= 8
+
+
+def test_resuming_a_hidden_match_needs_the_deal_secret() -> None:
+    h, j = make_pair(RULES)
+    play_until_cut(h, j, random_chooser(1), 6000)
+    with pytest.raises(LocalProtocolError, match="secret"):
+        Session.resume(
+            h.record(),
+            h.role,
+            identity_key=det_key("host"),
+            invite_secret=SECRET,
+            entropy=det_bytes("e"),
+        )
+    with pytest.raises(LocalProtocolError, match="secret gives"):
+        resumed(h, "x", secret=bytes(32))
