@@ -319,3 +319,46 @@ def test_a_match_asking_for_the_hidden_deal_is_refused_not_dealt_in_the_open() -
             entropy=bytes(64),
             rules=hidden,
         )
+
+
+def test_the_hidden_vectors_check_independently() -> None:
+    """protocol/vectors/hidden.json, recomputed with libsodium and hashlib directly."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    import nacl.bindings as sodium
+
+    v = json.loads(
+        (Path(__file__).resolve().parent.parent / "protocol/vectors/hidden.json").read_text()
+    )
+    tag = bytes.fromhex(v["tags"]["card"])
+    assert tag == b"p2pkoikoi/v2/hidden/card\x00"
+    for i, hexpt in enumerate(v["card_points"]):
+        r = hashlib.sha256(tag + bytes([i])).digest()
+        assert sodium.crypto_core_ed25519_from_uniform(r).hex() == hexpt
+    d1 = [bytes.fromhex(p) for p in v["decks"]["d1"]]
+    d2 = [bytes.fromhex(p) for p in v["decks"]["d2"]]
+    d3 = [bytes.fromhex(p) for p in v["decks"]["d3"]]
+    host, joiner = v["deal_secret"]["host"], v["deal_secret"]["joiner"]
+    a = bytes.fromhex(host["scalar"])
+    pts = [bytes.fromhex(p) for p in v["card_points"]]
+    for j in (0, 17, 47):
+        assert sodium.crypto_scalarmult_ed25519_noclamp(a, pts[host["perm"][j]]) == d1[j]
+        bj = bytes.fromhex(joiner["keys"][j])
+        assert sodium.crypto_scalarmult_ed25519_noclamp(bj, d1[joiner["perm"][j]]) == d2[j]
+        aj = bytes.fromhex(host["keys"][j])
+        lock = sodium.crypto_core_ed25519_scalar_mul(
+            aj, sodium.crypto_core_ed25519_scalar_invert(a)
+        )
+        assert sodium.crypto_scalarmult_ed25519_noclamp(lock, d2[j]) == d3[j]
+        assert v["decks"]["dealt"][j] == host["perm"][joiner["perm"][j]]
+    for case in v["opened"]:
+        k = sodium.crypto_core_ed25519_scalar_mul(
+            bytes.fromhex(case["host_key"]), bytes.fromhex(case["joiner_key"])
+        )
+        assert (
+            sodium.crypto_scalarmult_ed25519_noclamp(k, pts[case["card"]]) == d3[case["position"]]
+        )
+    kinds = [m["kind"] for m in v["first_deal"]["moves"]]
+    assert kinds[:4] == ["deck1", "deck2", "deck3", "keys"] and kinds[-2:] == ["audit", "audit"]

@@ -29,7 +29,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
 )
 
-FILES = ("framing", "messages", "invite", "crypto", "transcript")
+FILES = ("framing", "messages", "invite", "crypto", "transcript", "hidden")
 
 
 def _jsonable(value: Any) -> Any:
@@ -296,7 +296,14 @@ def build(name: str) -> dict[str, Any]:
         "invite": invite,
         "crypto": crypto_vectors,
         "transcript": transcript,
+        "hidden": _hidden,
     }[name]()
+
+
+def _hidden() -> dict[str, Any]:
+    from p2pkoikoi.session.mental.vectors import hidden_vectors
+
+    return hidden_vectors()
 
 
 def dumps(obj: dict[str, Any]) -> str:
@@ -307,7 +314,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m p2pkoikoi.session.vectors",
         description="Regenerate the protocol test vectors (framing, messages, invite, "
-        "crypto, transcript).",
+        "crypto, transcript, hidden).",
     )
     parser.add_argument(
         "out", nargs="?", default="protocol/vectors", help="directory (default protocol/vectors)"
