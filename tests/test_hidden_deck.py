@@ -303,24 +303,6 @@ def test_the_snoop_would_notice_a_leaked_key() -> None:
         spy.try_to_read(host.secrets)
 
 
-def test_a_match_asking_for_the_hidden_deal_is_refused_not_dealt_in_the_open() -> None:
-    """Network play does not run the hidden deal yet: neither side may play it as open."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    from p2pkoikoi.session import LocalProtocolError, Session
-
-    hidden = get_preset("online").with_settings(deal="hidden")
-    with pytest.raises(LocalProtocolError, match="hidden deal"):
-        Session(
-            "host",
-            identity_key=Ed25519PrivateKey.generate(),
-            invite_secret=bytes(16),
-            name="h",
-            entropy=bytes(64),
-            rules=hidden,
-        )
-
-
 def test_the_hidden_vectors_check_independently() -> None:
     """protocol/vectors/hidden.json, recomputed with libsodium and hashlib directly."""
     import hashlib
