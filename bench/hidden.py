@@ -1,6 +1,13 @@
 """CPU and bytes of the hidden deal, per side per round (figures, not a test).
 
     PYTHONPATH=. python bench/hidden.py [--rounds N]
+    PYTHONPATH=. python bench/hidden.py --loopback 12     # two processes, open vs hidden
+
+With ``--loopback R`` it also plays one R-round match between two ``p2pkoikoi``
+processes (headless, random bots) over TCP on 127.0.0.1 with the open deal and
+one with the hidden deal, and prints each one's wall time, and for the hidden
+one the messages and wire bytes per round (frames of the ``card`` messages in
+the host's record: msgpack, AEAD tag and frame header).
 
 Plays N whole rounds of the hidden deal's card protocol in memory (the three
 masking steps, the keys after the deal, 16 turns of play and draw, the audit)
@@ -19,10 +26,16 @@ audits), before msgpack and frame overhead (a few dozen bytes per message).
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import select
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from p2pkoikoi.session.mental.deck import HOST, JOINER, DeckSecrets
@@ -99,9 +112,55 @@ def one_round(m: Meter, dealer: int) -> None:
     m.run("audit joiner", lambda: j.on_audit(ha))
 
 
+def loopback(rounds: int, deal: str, tmp: Path) -> tuple[float, Path]:
+    """Wall time of one headless match between two processes; the host's record."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    rec = tmp / f"{deal}-host.koikoi"
+    base = [sys.executable, "-m", "p2pkoikoi"]
+    t0 = time.perf_counter()
+    host = subprocess.Popen(
+        [*base, "host", "--headless", "--bot", "random", "--port", "0", "--bind", "127.0.0.1",
+         "--rounds", str(rounds), "--set", "knockout=false", "--set", f"deal={deal}",
+         "--record", str(rec)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=dict(env, P2PKOIKOI_CONFIG_DIR=str(tmp / f"cfg-h-{deal}")),
+    )  # fmt: skip
+    assert host.stdout is not None
+    select.select([host.stdout], [], [], 60)
+    invite = json.loads(host.stdout.readline())["invite"]
+    subprocess.run(
+        [*base, "join", invite, "--headless", "--bot", "random",
+         "--record", str(tmp / f"{deal}-joiner.koikoi")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=600,
+        env=dict(env, P2PKOIKOI_CONFIG_DIR=str(tmp / f"cfg-j-{deal}")),
+    )  # fmt: skip
+    host.communicate(timeout=600)
+    return time.perf_counter() - t0, rec
+
+
+def wire_figures(rec: Path) -> tuple[int, int]:
+    """(card messages, wire bytes of them) from a hidden-deal record."""
+    from p2pkoikoi.session import wire
+    from p2pkoikoi.session.record import decode_record
+
+    r = decode_record(rec.read_bytes())
+    count = size = 0
+    for a in r.actions:
+        if not a.kind:
+            continue
+        msg = wire.CardMsg(
+            seq=a.seq, kind=a.kind, hash=a.state_hash, sig=a.sig, action=a.action or None,
+            pos=a.pos, deck=a.deck or None, keys=a.keys or None,
+        )  # fmt: skip
+        count += 1
+        size += len(wire.encode_message(msg)) + 16 + 4  # AEAD tag, frame length
+    return count, size
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--loopback", type=int, metavar="R", help="also time an R-round match")
     args = ap.parse_args()
     m = Meter()
     for r in range(args.rounds):
@@ -117,6 +176,23 @@ def main() -> None:
         f"per round: {m.messages / args.rounds:.0f} messages carrying card data,"
         f" {m.bytes / args.rounds:,.0f} bytes of decks, keys and audits"
     )
+    if args.loopback:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            wall_open, _ = loopback(args.loopback, "open", tmp)
+            wall_hidden, rec = loopback(args.loopback, "hidden", tmp)
+            from p2pkoikoi.session.record import decode_record
+
+            r = decode_record(rec.read_bytes())
+            deals = sum(1 for a in r.actions if a.kind == "audit") // 2
+            count, size = wire_figures(rec)
+            print(f"{args.loopback}-round match over loopback, two processes, random bots:")
+            print(f"  open deal    {wall_open:6.2f} s wall")
+            print(f"  hidden deal  {wall_hidden:6.2f} s wall")
+            print(
+                f"  hidden: {deals} deals, {count} card messages ({count / deals:.1f} per deal),"
+                f" {size:,} wire bytes ({size / deals:,.0f} per deal)"
+            )
 
 
 if __name__ == "__main__":
