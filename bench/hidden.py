@@ -183,8 +183,8 @@ def main() -> None:
             wall_hidden, rec = loopback(args.loopback, "hidden", tmp)
             from p2pkoikoi.session.record import decode_record
 
-            r = decode_record(rec.read_bytes())
-            deals = sum(1 for a in r.actions if a.kind == "audit") // 2
+            record = decode_record(rec.read_bytes())
+            deals = sum(1 for a in record.actions if a.kind == "audit") // 2
             count, size = wire_figures(rec)
             print(f"{args.loopback}-round match over loopback, two processes, random bots:")
             print(f"  open deal    {wall_open:6.2f} s wall")
