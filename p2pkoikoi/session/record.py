@@ -11,6 +11,7 @@ signatures cover is defined in ``protocol/README.md`` ("Transcript");
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Any, Final
 
@@ -161,12 +162,20 @@ def _action(a: ActionRecord) -> dict[str, Any]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _action_line(a: ActionRecord) -> str:
+    """One action's JSON line; cached, since the record is rewritten after every move and
+    a hidden deal's moves carry whole decks (the file then grows to hundreds of kB)."""
+    return json.dumps(_action(a), separators=(", ", ": "))
+
+
 def encode_record(record: Record) -> bytes:
     """UTF-8 JSON, one action per line, ending in a newline."""
-    d = record_to_dict(record)
-    actions = d.pop("actions")
+    d = record_to_dict(dataclasses.replace(record, actions=()))
+    d.pop("actions")
     head = json.dumps(d, indent=1, ensure_ascii=False)
-    lines = ",\n  ".join(json.dumps(a, separators=(", ", ": ")) for a in actions)
+    actions = record.actions
+    lines = ",\n  ".join(_action_line(a) for a in actions)
     body = f'"actions": [\n  {lines}\n ]' if actions else '"actions": []'
     text = head[:-2] + ",\n " + body + "\n}\n"
     return text.encode("utf-8")
