@@ -37,7 +37,7 @@ def test_a_hidden_match_over_loopback_and_both_records_verify(tmp_path: Path, pr
     for path in (hrec, jrec):
         result = verify(path)
         assert result.returncode == 0, result.stdout
-        assert "hidden deal" in result.stdout and "verified" in result.stdout
+        assert "hidden deal" in result.stdout and "verified: a hidden deal" in result.stdout
     # the shareable record holds no deck secret before an audit: the hidden secret is not
     # in it at all (it lives in memory and, for resuming, only in the .resume file)
     text = hrec.read_text()

@@ -64,7 +64,13 @@ def run(args: argparse.Namespace) -> int:
     if first is not None:
         w(f"verification FAILED at check '{first.name}'\n")
         return 1
-    if report.complete:
+    hidden = record.rules is not None and record.rules.deal.value == "hidden"
+    if report.complete and hidden:
+        w(
+            "verified: a hidden deal, every masking step, key and hidden-card rule audited;"
+            " every move legal, both players signed the result\n"
+        )
+    elif report.complete:
         w("verified: the shuffle was fair, every move legal, both players signed the result\n")
     else:
         w("verified so far: the record is incomplete (the match did not finish)\n")

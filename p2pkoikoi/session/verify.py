@@ -184,8 +184,12 @@ def _verify_hidden(
         f"{len(r.actions)} card moves; {out.audited} deals audited: every masking step, key,"
         " declared and undeclared hand, and play checked"
     )
-    if out.blind:
-        detail += "; the last deal was not audited (the record stops in it)"
+    if out.blind and r.actions:
+        last = r.actions[-1]
+        detail += (
+            "; the last deal was not audited: the record stops in it, after card move"
+            f" {last.seq} ({last.kind or last.action} by seat {last.seat})"
+        )
     rep.add("hidden deal", True, detail)
     if r.result is None:
         rep.skip("result", "the match is not finished")
