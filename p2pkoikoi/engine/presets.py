@@ -199,7 +199,7 @@ _SETTING_HELP: Final[dict[str, str]] = {
     "viewing_after_koikoi": "points for Hanami and Tsukimi once their scorer has called "
     "koi-koi (0 = unchanged)",
     "teshi": "points for Teshi, being dealt all four cards of a month (0 = off)",
-    "kuttsuki": "points for Kuttsuki, being dealt four pairs (0 = off)",
+    "kuttsuki": "points for Kuttsuki, being dealt two cards of each of four months (0 = off)",
     "plus_yaku": "yaku that score +1 for each card of their kind beyond the ones they need",
     "tane_void_with_inoshikacho": "Tane scores nothing once Inoshikacho is made",
     "tan_void_with_akatan_aotan": "Tan scores nothing once Akatan or Aotan is made",
@@ -217,9 +217,9 @@ _SETTING_HELP: Final[dict[str, str]] = {
     "hand_yaku_before_field_redeal": "hands are checked for hand yaku before the field "
     "is checked for a redeal",
     "redeal_field_four_of_month": "deal again when the field shows all four cards of a month",
-    "redeal_field_four_pairs": "deal again when the field shows four pairs",
+    "redeal_field_four_pairs": "deal again when the field shows two cards of each of four months",
     "redeal_hand_four_of_month": "deal again when a hand holds all four cards of a month",
-    "redeal_hand_four_pairs": "deal again when a hand holds four pairs",
+    "redeal_hand_four_pairs": "deal again when a hand holds two cards of each of four months",
     "hand_swap": "the non-dealer may swap hands with the dealer before looking",
     "forced_capture": "a player holding a card that matches the field must play one",
     "drawn_round": "what happens when both hands run out and nobody stopped",
