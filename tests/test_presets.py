@@ -260,3 +260,27 @@ def test_vectors_file_matches_presets() -> None:
         assert hashlib.sha256(tag + encoding).hexdigest() == entry["fingerprint"], name
         assert rules.fingerprint() == entry["fingerprint"], name
         assert RuleSet.decode(encoding) == rules, name
+
+
+def test_rules_md_table_matches_the_presets() -> None:
+    """docs/rules.md "Every setting side by side" shows every preset's every value."""
+    text = (ROOT / "docs" / "rules.md").read_text("utf-8")
+    start = text.index("| Setting | `online`")
+    rows = text[start : text.index("\n\n", start)].splitlines()
+    header = [c.strip().strip("`") for c in rows[0].strip("|").split("|")]
+    assert header == ["Setting", *PRESETS]
+
+    def shown(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, tuple):
+            return "all seven" if value == ALL_PLUS else ", ".join(value)
+        return str(getattr(value, "value", value))
+
+    table = {}
+    for row in rows[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        table[cells[0].strip("`")] = cells[1:]
+    assert list(table) == [f.name for f in dataclasses.fields(RuleSet)]
+    for name, cells in table.items():
+        assert cells == [shown(getattr(r, name)) for r in PRESETS.values()], name
