@@ -358,3 +358,35 @@ def test_docs_replay_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
         line[2:].split("    ")[0] for line in code.group(1).splitlines() if line.startswith("# ")
     ]
     assert printed == promised == ["1 1 stop (0, 3) (27, 33)", "2 1 stop (0, 1) (26, 34)"]
+
+
+# ---------------------------------------------------------------------- what the table shows
+def test_table_shows_the_bonus_and_the_rules() -> None:
+    from p2pkoikoi.transport.link import Update
+    from p2pkoikoi.ui import render as R
+    from p2pkoikoi.ui.reference import rules_lines, yaku_lines
+    from p2pkoikoi.ui.state import TableState
+
+    def text(lines: list[R.StyleAndTextTuples]) -> str:
+        return "\n".join("".join(f[1] for f in line) for line in lines)
+
+    st = TableState(names=("You", "Computer"), rules=KKJ)
+    m = MatchState.position(KKJ, **CALLS_POSITION)
+    st.apply_update(Update("state", m.view(0), ()))
+    for a in ("play 6c1", "koikoi", "play 1b", "play 7c1"):
+        actor = m.to_act
+        m, ev = act(m, a)
+        st.apply_update(Update("state", m.view(0), ev, actor))
+    assert m.phase is Phase.KOIKOI and m.calls == (1, 0)
+    dialog = text(R.koikoi_lines(st))
+    assert "Stop now: 5 points (4 +1)" in dialog
+    assert "if you win later: +2 for your calls (now +1)" in dialog
+    assert "capped" not in dialog
+    m, ev = act(m, "stop")
+    st.apply_update(Update("state", m.view(0), ev, 0))
+    page = text(R.round_lines(st, st.summaries[0]))
+    assert "your own koi-koi calls" in page and "+1" in page
+    ref = "\n".join(t for _, t in yaku_lines(KKJ) + rules_lines(KKJ))
+    assert "Hanami and Tsukimi are worth 3 once you have called koi-koi." in ref
+    assert "Bonus: +1 for each of the winner's own calls up to 3; from 4 calls x(calls - 2)." in ref
+    assert "the loser pays in full (a pool may go below 0)" in ref
