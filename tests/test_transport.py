@@ -28,10 +28,16 @@ from p2pkoikoi.session import (
 )
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
-from p2pkoikoi.transport.errors import PeerSilentError, PeerTimeoutError, RevealTimeoutError
+from p2pkoikoi.transport.errors import (
+    ConfigError,
+    PeerSilentError,
+    PeerTimeoutError,
+    RevealTimeoutError,
+)
 from p2pkoikoi.transport.headless import play_headless
 from p2pkoikoi.transport.identity import (
     KnownPeers,
+    PeerStatus,
     atomic_write,
     config_dir,
     default_record_path,
@@ -359,13 +365,47 @@ def test_identity_is_created_private_and_reloaded(
 
 def test_known_peers_round_trip(tmp_path: Path) -> None:
     kp = KnownPeers.load(tmp_path)
-    assert kp.check("Bob", "abcd-efgh-ijkl-mnop") is None
+    assert kp.check("Bob", "abcd-efgh-ijkl-mnop").status is PeerStatus.NEW
+    kp.remember("Bob", "abcd-efgh-ijkl-mnop")
     again = KnownPeers.load(tmp_path)
-    assert again.peers == {"Bob": "abcd-efgh-ijkl-mnop"}
-    assert again.check("Bob", "abcd-efgh-ijkl-mnop") is None
-    warning = again.check("Bob", "zzzz-zzzz-zzzz-zzzz")
-    assert warning is not None and "abcd-efgh-ijkl-mnop" in warning
-    assert json.loads((tmp_path / "known_peers").read_text()) == {"Bob": "abcd-efgh-ijkl-mnop"}
+    assert again.peers == {"abcd-efgh-ijkl-mnop": "Bob"}
+    assert again.check("Bob", "abcd-efgh-ijkl-mnop").status is PeerStatus.KNOWN
+    # the same key under another name is the same person (the name is a label)
+    assert again.check("Robert", "abcd-efgh-ijkl-mnop").status is PeerStatus.KNOWN
+    changed = again.check("Bob", "zzzz-zzzz-zzzz-zzzz")
+    assert changed.status is PeerStatus.CHANGED
+    assert changed.previous == ("abcd-efgh-ijkl-mnop",)
+    assert "abcd-efgh-ijkl-mnop" in changed.warning and "zzzz-zzzz-zzzz-zzzz" in changed.warning
+    assert again.check("Carol", "zzzz-zzzz-zzzz-zzzz").warning == ""
+    assert json.loads((tmp_path / "known_peers").read_text()) == {
+        "version": 2,
+        "peers": {"abcd-efgh-ijkl-mnop": {"name": "Bob"}},
+    }
+
+
+def test_known_peers_of_the_first_release_are_read_by_fingerprint(tmp_path: Path) -> None:
+    (tmp_path / "known_peers").write_text('{"Bob": "abcd-efgh-ijkl-mnop"}')
+    kp = KnownPeers.load(tmp_path)
+    assert kp.peers == {"abcd-efgh-ijkl-mnop": "Bob"}
+    assert kp.check("Bob", "zzzz-zzzz-zzzz-zzzz").status is PeerStatus.CHANGED
+
+
+@pytest.mark.parametrize("text", ["[]", '{"version": 2}', '{"version": 2, "peers": {"x": 1}}'])
+def test_a_broken_known_peers_file_is_one_line(tmp_path: Path, text: str) -> None:
+    (tmp_path / "known_peers").write_text(text)
+    with pytest.raises(ConfigError, match="is not a known-peers file"):
+        KnownPeers.load(tmp_path)
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o644])
+def test_an_identity_key_others_can_read_is_refused(tmp_path: Path, mode: int) -> None:
+    load_or_create_identity(tmp_path)
+    key = tmp_path / "identity.key"
+    key.chmod(mode)
+    with pytest.raises(ConfigError, match=r"can be read by other users .*chmod 600"):
+        load_or_create_identity(tmp_path)
+    key.chmod(0o600)
+    load_or_create_identity(tmp_path)
 
 
 def test_atomic_write_and_default_record_path(
