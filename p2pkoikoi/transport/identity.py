@@ -173,13 +173,38 @@ _SPOKEN: Final = {
         c: w
         for c, w in zip(
             "abcdefghijklmnopqrstuvwxyz",
-            "alfa bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike "
-            "november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee "
-            "zulu".split(),
+            [
+                "alfa",
+                "bravo",
+                "charlie",
+                "delta",
+                "echo",
+                "foxtrot",
+                "golf",
+                "hotel",
+                "india",
+                "juliett",
+                "kilo",
+                "lima",
+                "mike",
+                "november",
+                "oscar",
+                "papa",
+                "quebec",
+                "romeo",
+                "sierra",
+                "tango",
+                "uniform",
+                "victor",
+                "whiskey",
+                "xray",
+                "yankee",
+                "zulu",
+            ],
             strict=True,
         )
     },
-    **dict(zip("234567", "two three four five six seven".split(), strict=True)),
+    **dict(zip("234567", ["two", "three", "four", "five", "six", "seven"], strict=True)),
 }
 
 
@@ -252,8 +277,8 @@ class KnownPeers:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read {path}: {exc}") from None
         bad = ConfigError(
-            f"{path} is not a known-peers file (JSON: {{\"version\": 2, \"peers\": "
-            "{FINGERPRINT: {\"name\": NAME}}}); move it away to start a new one"
+            f'{path} is not a known-peers file (JSON: {{"version": 2, "peers": '
+            '{FINGERPRINT: {"name": NAME}}}); move it away to start a new one'
         )
         if not isinstance(obj, dict):
             raise bad
