@@ -2,7 +2,7 @@
 
 Both open the terminal table unless ``--headless``, which lets a bot play and
 prints JSON lines on stdout (see docs/network.md).  The same
-:func:`~p2pkoikoi.transport.net.open_host` / :func:`~p2pkoikoi.transport.net.open_join`
+:func:`~p2pkoikoi.transport.openers.open_host` / :func:`~p2pkoikoi.transport.openers.open_join`
 serve both modes, so scripts test exactly what people use.
 """
 
@@ -31,15 +31,10 @@ from p2pkoikoi.transport.identity import (
     config_dir,
     load_or_create_identity,
 )
-from p2pkoikoi.transport.net import (
-    DEFAULT_PORT,
-    NetworkLink,
-    Note,
-    Timeouts,
-    describe_note,
-    open_host,
-    open_join,
-)
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.match_link import NetworkLink
+from p2pkoikoi.transport.notes import Note, describe_note
+from p2pkoikoi.transport.openers import DEFAULT_PORT, open_host, open_join
 
 from .engine_cmds import add_rules_options, rules_from_args
 
@@ -377,7 +372,8 @@ def run_join(args: argparse.Namespace) -> int:
 
 def run_resume(args: argparse.Namespace) -> int:
     from p2pkoikoi.session import decode_record
-    from p2pkoikoi.transport.net import open_resume, sidecar_path
+    from p2pkoikoi.transport.openers import open_resume
+    from p2pkoikoi.transport.record_files import sidecar_path
 
     from .verify_cmd import read_record_bytes
 
