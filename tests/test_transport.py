@@ -30,6 +30,7 @@ from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.errors import (
     ConfigError,
+    IdentityChangedError,
     PeerSilentError,
     PeerTimeoutError,
     RevealTimeoutError,
@@ -338,15 +339,31 @@ async def test_rules_mismatch_fails_both_sides_naming_the_settings(
     assert any(name in str(h.error) for name in diff)
 
 
-async def test_changed_key_of_a_known_peer_is_warned(
+async def test_changed_key_of_a_known_peer_stops_the_match_before_the_deal(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    known = KnownPeers(tmp_path / "known_peers", {"Alice": "aaaa-bbbb-cccc-dddd"})
+    known = KnownPeers(tmp_path / "known_peers", {"aaaa-bbbb-cccc-dddd": "Alice"})
     h, j = await run_match(tmp_path, known=known)
-    assert j.error is None
+    assert isinstance(j.error, IdentityChangedError), j.error
+    assert "Alice's identity changed" in str(j.error) and "--accept-new-key" in str(j.error)
+    assert h.error is not None  # the host learns the joiner left before any card was dealt
+    assert decode_record((tmp_path / "j.koikoi").read_bytes()).match_seed is None
+    assert known.peers == {"aaaa-bbbb-cccc-dddd": "Alice"}  # not overwritten silently
+
+
+async def test_changed_key_accepted_with_accept_new_key_is_warned_and_remembered(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    known = KnownPeers(
+        tmp_path / "known_peers", {"aaaa-bbbb-cccc-dddd": "Alice"}, accept_new_key=True
+    )
+    h, j = await run_match(tmp_path, known=known)
+    assert j.error is None and h.error is None
     warnings = [n for n in j.notes if n["event"] == "warning"]
     assert len(warnings) == 1 and "Alice's identity changed" in warnings[0]["text"]
-    assert known.peers["Alice"] == "aaaa-bbbb-cccc-dddd"  # not overwritten silently
+    assert len(known.fingerprints_of("Alice")) == 2
+    again = KnownPeers.load(tmp_path)
+    assert again.check("Alice", known.fingerprints_of("Alice")[0]).status is PeerStatus.KNOWN
 
 
 # ---------------------------------------------------------------------- files

@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.session.crypto import fingerprint, public_bytes
-from p2pkoikoi.transport.errors import ConfigError
+from p2pkoikoi.transport.errors import ConfigError, IdentityChangedError
 
 APP: Final = "p2pkoikoi"
 IDENTITY_FILE: Final = "identity.key"
@@ -262,18 +262,26 @@ class KnownPeers:
 
     VERSION: Final = 2
 
-    def __init__(self, path: Path, peers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        peers: Mapping[str, str] | None = None,
+        *,
+        accept_new_key: bool = False,
+    ) -> None:
         self.path = path
         #: fingerprint -> the name it last used
         self.peers: dict[str, str] = dict(peers or {})
+        #: ``--accept-new-key``: a changed key is remembered with a warning, not refused
+        self.accept_new_key = accept_new_key
 
     @classmethod
-    def load(cls, directory: Path) -> KnownPeers:
+    def load(cls, directory: Path, *, accept_new_key: bool = False) -> KnownPeers:
         path = directory / KNOWN_PEERS_FILE
         try:
             obj = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return cls(path)
+            return cls(path, accept_new_key=accept_new_key)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read {path}: {exc}") from None
         bad = ConfigError(
@@ -285,7 +293,7 @@ class KnownPeers:
         if "version" not in obj:  # the first release: {name: fingerprint}
             if not all(isinstance(k, str) and isinstance(v, str) for k, v in obj.items()):
                 raise bad
-            return cls(path, {fp: name for name, fp in obj.items()})
+            return cls(path, {fp: name for name, fp in obj.items()}, accept_new_key=accept_new_key)
         peers = obj.get("peers")
         if obj.get("version") != cls.VERSION or not isinstance(peers, dict):
             raise bad
@@ -294,7 +302,7 @@ class KnownPeers:
             if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)):
                 raise bad
             out[str(fp)] = entry["name"]
-        return cls(path, out)
+        return cls(path, out, accept_new_key=accept_new_key)
 
     def fingerprints_of(self, name: str) -> tuple[str, ...]:
         """Every fingerprint known under ``name``, sorted."""
@@ -308,6 +316,22 @@ class KnownPeers:
         if previous:
             return PeerCheck(PeerStatus.CHANGED, name, peer_fingerprint, previous)
         return PeerCheck(PeerStatus.NEW, name, peer_fingerprint)
+
+    def admit(self, name: str, peer_fingerprint: str) -> PeerCheck:
+        """The peer a match is about to be played with: remembered, or refused.
+
+        A changed key raises :class:`IdentityChangedError` unless the user
+        accepted it (``--accept-new-key``, or the question on the table, which
+        calls :meth:`remember` first); otherwise the peer is remembered.
+        """
+        check = self.check(name, peer_fingerprint)
+        if check.status is PeerStatus.CHANGED and not self.accept_new_key:
+            raise IdentityChangedError(
+                f"{check.warning}: not playing (if they really have a new key, play "
+                "again with --accept-new-key)"
+            )
+        self.remember(name, peer_fingerprint)
+        return check
 
     def remember(self, name: str, peer_fingerprint: str) -> None:
         """Store (or relabel) a peer the user plays with, and save the file."""

@@ -87,6 +87,8 @@ from p2pkoikoi.session import (
     fingerprint,
 )
 from p2pkoikoi.transport.errors import (
+    ConfigError,
+    IdentityChangedError,
     PeerFloodError,
     PeerSilentError,
     PeerTimeoutError,
@@ -346,6 +348,11 @@ class NetworkLink:
         self.error = exc
         self._flush()  # the session's abort, if it queued one
         self._save_record()
+        if self._session.state not in (State.PLAY, State.FINISH):
+            # a final end (a protocol error, a cheat, refused rules or identity): the
+            # match can never resume, so the invite secret in the resume file goes;
+            # a lost connection keeps it for ``p2pkoikoi resume``
+            self._records.drop_sidecar()
         if self._session.match is not None:
             self._push(Update("over", self.view, text=str(exc), record=str(self.record_path or "")))
         self._stop()
@@ -494,9 +501,18 @@ class NetworkLink:
             }
         )
         if self._known is not None:
-            warning = self._known.check(ev.peer_name, ev.peer_fingerprint)
-            if warning:
-                self._notify({"event": "warning", "text": warning})
+            try:
+                check = self._known.admit(ev.peer_name, ev.peer_fingerprint)
+            except IdentityChangedError as exc:  # before the deal: nobody has seen a card
+                with suppress(ProtocolError):
+                    self._write(s.send(Goodbye()))
+                self._fail(exc)
+                return
+            except ConfigError as exc:  # known_peers cannot be written: play on, say so
+                self._notify({"event": "warning", "text": str(exc)})
+            else:
+                if check.warning:
+                    self._notify({"event": "warning", "text": check.warning})
         self._save_record()
 
     def _on_over(self, ev: MatchOver) -> None:
