@@ -18,9 +18,10 @@ import pytest
 import trio
 import trio.testing
 
-from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet, get_preset
+from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet, get_preset
 from p2pkoikoi.session import (
     NEED_DATA,
+    Ping,
     RulesMismatchError,
     Session,
     State,
@@ -31,6 +32,7 @@ from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.errors import (
     ConfigError,
     IdentityChangedError,
+    PeerFloodError,
     PeerSilentError,
     PeerTimeoutError,
     RevealTimeoutError,
@@ -325,6 +327,58 @@ async def test_a_peer_that_never_says_hello_times_out(
     assert "peer hello" in str(h.error)
     assert not (tmp_path / "h.koikoi").exists()  # nothing happened worth recording
     del b
+
+
+async def test_a_peer_that_pings_but_never_reads_gets_no_pongs_and_a_bounded_queue(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A joiner that completes the handshake, then stops reading but keeps pinging
+    within the rate limit: nothing piles up for it, and our own chatter is cut off
+    at the outgoing bound instead of growing without end."""
+    a, b = trio.testing.lockstep_stream_pair()  # send_all waits until the peer reads
+    h = Side("host")
+    peer = joiner_session(RULES)
+    pinged = trio.Event()
+    cut_after: list[int] = []
+
+    async def pinger() -> None:
+        await b.send_all(peer.data_to_send())
+        while peer.state is not State.PLAY:
+            peer.receive_data(bytes(await b.receive_some(65536)))
+            while peer.next_event() is not NEED_DATA:
+                pass
+            out = peer.data_to_send()
+            if out:
+                await b.send_all(out)
+        for i in range(100):  # one every 2 s: well within the chatter budget
+            await b.send_all(peer.send(Ping(i.to_bytes(8, "big"))))
+            await trio.sleep(2)
+        pinged.set()
+        await trio.sleep_forever()
+
+    async def watch(link: NetworkLink) -> None:
+        await pinged.wait()
+        queued = link._out_rx.statistics().current_buffer_used
+        assert queued <= 1, f"{queued} frames wait for a peer that does not read"
+        with pytest.raises(KoiKoiError):
+            for i in range(5000):  # far past the outgoing bound
+                await link.chat(f"{i:04d} " + "x" * 190)
+        cut_after.append(i)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pinger)
+        await play_side(
+            h,
+            a,
+            host_session(),
+            random_choose(1),
+            tmp_path / "h.koikoi",
+            during=lambda link, n: n.start_soon(watch, link),
+        )
+        nursery.cancel_scope.cancel()
+    assert isinstance(h.error, PeerFloodError), h.error
+    assert "stopped reading" in str(h.error)
+    assert len(cut_after) == 1 and 0 < cut_after[0] < 2000, cut_after
 
 
 async def test_rules_mismatch_fails_both_sides_naming_the_settings(
