@@ -42,13 +42,17 @@ class RecordKeeper:
         """Rewrite the record if it changed; :class:`TransportError` if it cannot."""
         if session.session_id is None:
             return
-        data = encode_record(session.record())
+        record = session.record()
+        data = encode_record(record)
         if data == self._last:
             return
         if self.path is None:
             self.path = default_record_path(session.peer_name)
+        # private while the match runs: the record holds the match seed, so any
+        # local user who can read it sees both hands; shareable once it is over
+        mode = 0o644 if record.result is not None else 0o600
         try:
-            atomic_write(self.path, data)
+            atomic_write(self.path, data, mode=mode)
         except OSError as exc:
             raise TransportError(f"cannot write the record {self.path}: {exc}") from None
         self._last = data
