@@ -107,3 +107,33 @@ def test_the_open_engine_is_unchanged_by_the_hidden_setting_default() -> None:
 def test_card_move_kinds_are_checked() -> None:
     with pytest.raises(ValueError):
         CardMove("peek", 0)
+
+
+def test_a_searching_bot_plays_a_hidden_match_from_its_view() -> None:
+    """The hard bot searches with determinize; rounds past the current one deal openly."""
+    from p2pkoikoi.bots import make_bot
+
+    rules = hidden("online", rounds=2)
+    bots = [make_bot("hard", seed=s) for s in (1, 2)]
+    sides = (
+        HiddenMatch(rules, seed("bot"), 0, seed("a")),
+        HiddenMatch(rules, seed("bot"), 1, seed("b")),
+    )
+    while not (sides[0].is_over and sides[1].is_over):
+        for me in sides:
+            while me.outbox:
+                sides[1 - me.seat].receive(me.outbox.pop(0)[0])
+        for me in sides:
+            if me.my_turn():
+                me.act(bots[me.seat].choose(me.state.view(me.seat)))
+    assert sides[0].state.scores == sides[1].state.scores
+
+
+def test_local_play_deals_openly_whatever_the_deal_setting() -> None:
+    from p2pkoikoi.bots.tournament import play_game
+
+    rules = hidden("online", rounds=2)
+    assert rules.with_open_deal().deal.value == "open"
+    assert rules.with_open_deal().with_open_deal() == rules.with_open_deal()
+    result = play_game("random", "random", rules, 1, 0)
+    assert result.forfeit == "" and result.rounds >= 1

@@ -77,7 +77,7 @@ def play_game(
     secs = [0.0, 0.0]
     forfeit = ""
     forfeiter = -1
-    m = new_match(rules, mseed)
+    m = new_match(rules.with_open_deal(), mseed)  # one program deals: nothing to hide
     try:
         while not m.is_over:
             p = m.to_act

@@ -192,7 +192,7 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
         start = time.perf_counter()
         deadline = start + span
         while time.perf_counter() < deadline:
-            m = new_match(match_rules, rng.randbytes(32))
+            m = new_match(match_rules.with_open_deal(), rng.randbytes(32))
             while not m.is_over:
                 acts = m.legal_actions()
                 a = acts[rng.randrange(len(acts))]

@@ -1161,7 +1161,7 @@ def determinize(
         or len(stock) != view.stock_size
     ):
         raise InputError("hidden cards do not match the view")
-    s = MatchState._blank(view.rules, seed)
+    s = MatchState._blank(view.rules.with_open_deal(), seed)  # later rounds: from ``seed``
     s._round = view.round
     s._dealer = view.dealer
     s._scores = view.scores

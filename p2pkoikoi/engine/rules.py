@@ -305,6 +305,13 @@ class RuleSet:
             raise InputError(f"malformed setting {assignment!r}: expected KEY=VALUE")
         return self.with_settings(**{key: value.strip()})
 
+    def with_open_deal(self) -> RuleSet:
+        """These rules dealing from the seed: for play in one program (practice, selfplay,
+        benchmarks) and a bot's search, where hiding cards from a peer gains nothing."""
+        if self.deal is DealMode.OPEN:
+            return self
+        return dataclasses.replace(self, deal=DealMode.OPEN)
+
     def diff(self, other: RuleSet) -> list[tuple[str, Any, Any]]:
         """``(setting, mine, theirs)`` for every setting that differs, in field order."""
         mine, theirs = self.to_dict(), other.to_dict()

@@ -89,7 +89,8 @@ class LocalLink:
     _action_rx: trio.MemoryReceiveChannel[Action | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.state, events = MatchState.start(self.rules, self.match_seed)
+        # one program deals both hands: the hidden deal gains nothing here
+        self.state, events = MatchState.start(self.rules.with_open_deal(), self.match_seed)
         self._send, self.updates = trio.open_memory_channel[Update](1000)
         self._actions, self._action_rx = trio.open_memory_channel[Action | None](1)
         self._send.send_nowait(Update("state", self.state.view(self.seat), events))
