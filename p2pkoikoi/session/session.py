@@ -157,6 +157,7 @@ class WaitingFor(enum.Enum):
     REVEAL = "reveal"  # the host's reveal: a missing reveal is suspicious
     PEER_RESUME = "peer_resume"  # a resumed connection's first encrypted message
     PEER_ACTION = "peer_action"
+    PEER_CARDS = "peer_cards"  # the hidden deal: a move the peer's program owes, no person's
     LOCAL_ACTION = "local_action"
     PEER_FINAL = "peer_final"  # the peer's signature over the final transcript
     NOTHING = "nothing"
@@ -320,8 +321,12 @@ class Session:
         if st is State.PLAY:
             assert self._match is not None
             if self._hidden is not None:
-                mine = self._hidden.my_turn()
-                return WaitingFor.LOCAL_ACTION if mine else WaitingFor.PEER_ACTION
+                due = self._hidden.expecting
+                if due == ("act", self.our_seat):
+                    return WaitingFor.LOCAL_ACTION
+                if due is not None and due[1] != self.our_seat and due[0] != "act":
+                    return WaitingFor.PEER_CARDS
+                return WaitingFor.PEER_ACTION
             if self._match.to_act == self.our_seat:
                 return WaitingFor.LOCAL_ACTION
             return WaitingFor.PEER_ACTION

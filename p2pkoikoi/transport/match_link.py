@@ -85,6 +85,7 @@ from p2pkoikoi.session import (
     SendChat,
     Session,
     State,
+    WaitingFor,
     fingerprint,
 )
 from p2pkoikoi.transport.errors import (
@@ -600,14 +601,29 @@ class NetworkLink:
 
     async def _heartbeat(self) -> None:
         t = self.timeouts
-        tick = min(t.ping_interval, t.silence_warn / 2, t.silence_fail / 4)
+        tick = min(t.ping_interval, t.silence_warn / 2, t.silence_fail / 4, t.handshake / 4)
         warned = False
+        owed: tuple[int, float] | None = None  # (seq, since when) a hidden-deal move is owed
         while not self._stopped.is_set() and not self._lost.is_set():
             await trio.sleep(tick)
             s = self._session
             now = trio.current_time()
             if s.state in (State.DONE, State.CLOSED, State.ERROR):
                 return
+            if s.waiting_for is WaitingFor.PEER_CARDS:
+                # a key, a deck or an audit is the program's to send, not a person's
+                if owed is None or owed[0] != s.seq:
+                    owed = (s.seq, now)
+                elif now - owed[1] >= t.handshake:
+                    self._fail(
+                        PeerTimeoutError(
+                            f"the other player's program withheld a move of the hidden deal"
+                            f" for {t.handshake:g}s after move {s.seq}: it forfeits the match"
+                        )
+                    )
+                    return
+            else:
+                owed = None
             if (
                 s.state is not State.HELLO
                 and now - self._last_tx >= t.ping_interval

@@ -1,0 +1,74 @@
+"""The hidden deal through the network link, in memory under a mock clock: a program that
+withholds a move of the hidden deal (here its key for the other's draw) while keeping the
+connection alive forfeits after the step deadline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+import trio.testing
+
+from p2pkoikoi.engine import get_preset
+from p2pkoikoi.session import Session
+from p2pkoikoi.session.mental.play import CardMove
+from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
+from p2pkoikoi.transport.errors import PeerTimeoutError
+from p2pkoikoi.transport.reconnect import Reconnect
+from tests.test_reconnect import Net, Side, T, play
+
+RULES = get_preset("online").with_settings(rounds=2, deal="hidden")
+
+
+def withholding_joiner() -> Session:
+    """A joiner whose program never sends its key for the host's first draw."""
+    s = Session(
+        "joiner",
+        identity_key=det_key("joiner"),
+        invite_secret=SECRET,
+        name="Bob",
+        entropy=det_bytes("entropy/joiner"),
+        expected_rules=RULES,
+    )
+    start = s._start_match
+
+    def start_match() -> None:
+        start()
+        h = s._hidden
+        assert h is not None
+        send = h._send
+
+        def send_but_withhold(move: CardMove) -> None:
+            if move.kind == "draw":
+                return  # the key never leaves; the program waits, answering pings
+            send(move)
+
+        h._send = send_but_withhold  # type: ignore[method-assign]
+
+    s._start_match = start_match  # type: ignore[method-assign]
+    return s
+
+
+async def test_a_withheld_draw_key_forfeits_after_the_deadline(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    net = Net()
+    host = Session(
+        "host",
+        identity_key=det_key("host"),
+        invite_secret=SECRET,
+        name="Alice",
+        entropy=det_bytes("entropy/host"),
+        rules=RULES,
+    )
+    rc_h = Reconnect(identity=det_key("host"), secret=SECRET, incoming=net.incoming)
+    rc_j = Reconnect(identity=det_key("joiner"), secret=SECRET, dial=net.dial)
+    a, b = net.pair()
+    h, j = Side(), Side()
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, h, a, host, rc_h, tmp_path / "h.koikoi", 1)
+            nursery.start_soon(play, j, b, withholding_joiner(), rc_j, tmp_path / "j.koikoi", 2)
+    assert isinstance(h.error, PeerTimeoutError), h.error
+    assert "withheld" in str(h.error) and "forfeits" in str(h.error)
+    assert trio.current_time() >= T.handshake
