@@ -8,7 +8,14 @@ rules reveal it, even if it is modified.  Modules, bottom up:
 * :mod:`.table`  -- one side's bookkeeping of one deal: who holds which position,
   which keys went out, what is open;
 * :mod:`.claims` -- declarations about dealt hands (hand yaku, lucky hands);
+* :mod:`.standins` -- the hidden state hash, stand-ins for cards a side has not seen;
+* :mod:`.play`   -- one side of a whole match, sans I/O (card moves in, card moves out);
+* :mod:`.replay` -- verifying a record: both sides replayed from their audits;
+* :mod:`.vectors` -- ``protocol/vectors/hidden.json``;
 * :mod:`.errors` -- one error per cheat, each naming the cheater.
+
+The session (:mod:`p2pkoikoi.session.session`) carries the moves in signed
+``card`` messages.
 
 The protocol is specified in ``protocol/hidden-deal.md``.
 """

@@ -42,13 +42,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import struct
 from collections.abc import Callable, Iterable
 from typing import Final
 
 from p2pkoikoi.engine import Action, Event, IllegalActionError, MatchState, RuleSet
 from p2pkoikoi.engine.actions import ActionKind
-from p2pkoikoi.engine.cards import MONTH_OF, SAME_MONTH, iter_mask
 from p2pkoikoi.engine.match import Phase
 from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session.errors import LocalProtocolError, RemoteProtocolError
@@ -60,14 +58,19 @@ from p2pkoikoi.session.mental.errors import (
     IllegalHiddenPlayError,
 )
 from p2pkoikoi.session.mental.group import SCALAR_LEN
+from p2pkoikoi.session.mental.standins import (
+    TAG_DECKS,
+    TAG_STATE,
+    hidden_state_hash,
+    known_deck,
+    public_encoding,
+    rehand_for_play,
+)
 from p2pkoikoi.session.mental.table import FIELD_POSITIONS, STOCK_START, HiddenTable
 
 TAG_DEAL_SECRET: Final = b"p2pkoikoi/v2/hidden/deal-secret\x00"
-TAG_STATE: Final = b"p2pkoikoi/v2/hidden/state\x00"
-TAG_DECKS: Final = b"p2pkoikoi/v2/hidden/decks\x00"
 SecretSource = Callable[[int, int], DeckSecrets]  # (round, attempt) -> this side's secrets
 KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act", "draw", "audit")
-_PHASE_CODE: Final = {p: i for i, p in enumerate(Phase)}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -92,61 +95,6 @@ def deal_secrets(seat: int, secret: bytes, round_no: int, attempt: int) -> DeckS
         TAG_DEAL_SECRET + secret + round_no.to_bytes(2, "big") + attempt.to_bytes(2, "big")
     ).digest()
     return DeckSecrets.derive(seat, seed)
-
-
-def public_encoding(state: MatchState) -> bytes:
-    """The state as both sides see it: hand sizes and stock size instead of their cards."""
-    pending = state.drawn_card
-    return bytes.fromhex(state.rules.fingerprint()) + struct.pack(
-        ">HHBBBIIBBQQQBBHHBBBB",
-        state.round,
-        state.attempt,
-        state.dealer,
-        _PHASE_CODE[state.phase],
-        255 if state.to_act is None else state.to_act,
-        state.scores[0],
-        state.scores[1],
-        len(state.hand(0)),
-        len(state.hand(1)),
-        state.field.mask,
-        state.pile(0).mask,
-        state.pile(1).mask,
-        state.calls[0],
-        state.calls[1],
-        state.last_total(0),
-        state.last_total(1),
-        255 if pending is None else pending.id,
-        255 if state.winner is None else state.winner,
-        len(state.results),
-        len(state.stock),
-    )
-
-
-def hidden_state_hash(state: MatchState, deck_digest: bytes) -> bytes:
-    """``SHA-256(tag || public encoding || masked-deck chain)``: what both sides compare."""
-    return hashlib.sha256(TAG_STATE + public_encoding(state) + deck_digest).digest()
-
-
-def _fact_free_fill(pool: list[int], count: int, avoid_months: int = 0) -> list[int]:
-    """``count`` cards from ``pool`` (removed from it), as many months as possible, none of
-    the months in the ``avoid_months`` bit set if that can be helped: a stand-in hand
-    that declares nothing and, where asked, captures nothing."""
-    chosen: list[int] = []
-    held: dict[int, int] = {}
-    for _ in range(count):
-        best = min(
-            pool,
-            key=lambda c: (
-                (avoid_months >> MONTH_OF[c]) & 1,
-                held.get(MONTH_OF[c], 0),
-                -sum(1 for o in pool if MONTH_OF[o] == MONTH_OF[c]),
-                c,
-            ),
-        )
-        pool.remove(best)
-        chosen.append(best)
-        held[MONTH_OF[best]] = held.get(MONTH_OF[best], 0) + 1
-    return chosen
 
 
 class HiddenMatch:
@@ -348,20 +296,7 @@ class HiddenMatch:
 
     # ------------------------------------------------------------------ the engine's deck
     def _known_deck(self) -> tuple[int, ...]:
-        """The deck as this side knows it, stand-ins in the other places."""
-        t = self.table
-        deck: list[int | None] = [t.cards.get(p) for p in range(48)]
-        pool = sorted(set(range(48)) - set(t.cards.values()))
-        for seat in (self.seat, self.peer):
-            hidden = [p for p in t.hand_positions(seat) if deck[p] is None]
-            for p, c in zip(hidden, _fact_free_fill(pool, len(hidden)), strict=True):
-                deck[p] = c
-        for p in range(48):
-            if deck[p] is None:
-                deck[p] = pool.pop(0)
-        out = tuple(c for c in deck if c is not None)
-        assert len(out) == 48
-        return out
+        return known_deck(self.table, self.seat)
 
     def _engine_deal(self) -> None:
         self.state, events = self.state.deal(self._known_deck())
@@ -385,40 +320,8 @@ class HiddenMatch:
         self.state = self.state.rehand((hands[0], hands[1]), tuple(deck[STOCK_START:]))
 
     def _rehand_for_play(self, seat: int, card: int, drawn: int) -> None:
-        """Before applying a play: ``card`` in ``seat``'s hand, ``drawn`` on top of the stock.
-
-        Every card this side has not seen (the peer's stand-in hand and the stock)
-        is placed anew around the two cards the play revealed.
-        """
-        s = self.state
-        peer = self.peer
-        hands = [s.hand(0).mask, s.hand(1).mask]
-        pool = sorted(set(iter_mask(hands[peer])) | {c.id for c in s.stock})
-        revealed = [drawn] + ([card] if seat == peer else [])
-        if len(set(revealed)) != len(revealed) or any(c not in pool for c in revealed):
-            raise IllegalHiddenPlayError(
-                f"{SEAT_NAME[peer]} played or drew a card that is not hidden from this side", peer
-            )
-        for c in revealed:
-            pool.remove(c)
-        size = hands[peer].bit_count() - (1 if seat == peer else 0)
-        field = s.field.mask
-        avoid = 0
-        if seat == peer and self.rules.forced_capture and not field & SAME_MONTH[card]:
-            for c in iter_mask(field):
-                avoid |= 1 << MONTH_OF[c]
-        others = _fact_free_fill(pool, size, avoid)
-        if avoid and any(field & SAME_MONTH[c] for c in others):
-            raise IllegalHiddenPlayError(
-                f"{SEAT_NAME[peer]} played {_code(card)} though every hand it could hold"
-                " has a card that captures (forced capture)",
-                peer,
-            )
-        hand = 1 << card if seat == peer else 0
-        for c in others:
-            hand |= 1 << c
-        hands[peer] = hand
-        self.state = s.rehand((hands[0], hands[1]), (drawn, *pool))
+        """Before applying a play: ``card`` in ``seat``'s hand, ``drawn`` on top of the stock."""
+        self.state = rehand_for_play(self.state, self.peer, seat, card, drawn)
 
     # ------------------------------------------------------------------ decisions
     def _on_act(self, move: CardMove, mine: bool) -> None:
@@ -544,10 +447,12 @@ class HiddenMatch:
                 check_undeclared(seat, hand, self.rules)
 
 
-def _code(card: int) -> str:
-    from p2pkoikoi.engine.cards import CARDS
-
-    return CARDS[card].code
-
-
-__all__ = ["CardMove", "HiddenDealError", "HiddenMatch", "hidden_state_hash", "public_encoding"]
+__all__ = [
+    "TAG_DECKS",
+    "TAG_STATE",
+    "CardMove",
+    "HiddenDealError",
+    "HiddenMatch",
+    "hidden_state_hash",
+    "public_encoding",
+]
