@@ -45,7 +45,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from p2pkoikoi.engine import Action, Event, IllegalActionError, MatchState, RuleSet
+from p2pkoikoi.engine import Action, Event, IllegalActionError, InputError, MatchState, RuleSet
 from p2pkoikoi.engine.actions import ActionKind
 from p2pkoikoi.engine.match import Phase
 from p2pkoikoi.engine.rules import DealMode
@@ -327,8 +327,8 @@ class HiddenMatch:
     def _on_act(self, move: CardMove, mine: bool) -> None:
         try:
             action = Action.parse(move.action)
-        except Exception:  # noqa: BLE001 - any parse failure is the peer's bad text
-            raise RemoteProtocolError(f"unreadable action {move.action!r}") from None
+        except InputError as exc:
+            raise RemoteProtocolError(f"unreadable action {move.action!r}: {exc}") from None
         if str(action) != move.action:
             raise RemoteProtocolError(f"action {move.action!r} is not in canonical form")
         if self.state.phase is Phase.HAND_SWAP:
