@@ -185,3 +185,49 @@ def test_a_missing_audit_is_caught() -> None:
     with pytest.raises(BrokenAuditError) as exc:
         play(ONLINE, tamper=drop_audit)
     assert exc.value.seat == 1
+
+
+def test_garbled_moves_are_refused_with_a_protocol_error_never_a_crash() -> None:
+    """Every move of a whole match, garbled one field at a time, at the point it arrives."""
+    from p2pkoikoi.session.errors import ProtocolError
+
+    rng = random.Random(11)
+    sides = [HiddenMatch(ONLINE, seed("g"), s, seed(f"g{s}")) for s in (0, 1)]
+    play_rng = random.Random(2)
+    refused = 0
+    while not (sides[0].is_over and sides[1].is_over):
+        for me in sides:
+            other = sides[1 - me.seat]
+            while me.outbox:
+                mv = me.outbox.pop(0)[0]
+                # a garbled copy goes to a throw-away replica of the receiver first
+                import copy
+
+                replica = copy.deepcopy(other)
+                field = rng.choice(["kind", "action", "pos", "deck", "keys"])
+                if field == "kind":
+                    bad = dataclasses.replace(mv, kind=rng.choice(["act", "draw", "audit", "keys"]))
+                elif field == "action":
+                    bad = dataclasses.replace(
+                        mv, action=rng.choice(["play 1b", "take 8a", "x", ""])
+                    )
+                elif field == "pos":
+                    bad = dataclasses.replace(mv, pos=rng.randrange(-1, 48))
+                elif field == "deck":
+                    d = bytearray(mv.deck or b"\x00")
+                    d[rng.randrange(len(d))] ^= 1 << rng.randrange(8)
+                    bad = dataclasses.replace(mv, deck=bytes(d[: rng.choice([len(d), 32, 1])]))
+                else:
+                    k = bytearray(mv.keys or b"\x00")
+                    k[rng.randrange(len(k))] ^= 1 << rng.randrange(8)
+                    bad = dataclasses.replace(mv, keys=bytes(k))
+                if bad != mv:
+                    try:
+                        replica.receive(bad)
+                    except ProtocolError:
+                        refused += 1
+                other.receive(mv)
+        for me in sides:
+            if me.my_turn():
+                me.act(play_rng.choice(me.legal_actions()))
+    assert refused > 20
