@@ -137,3 +137,11 @@ def test_local_play_deals_openly_whatever_the_deal_setting() -> None:
     assert rules.with_open_deal().with_open_deal() == rules.with_open_deal()
     result = play_game("random", "random", rules, 1, 0)
     assert result.forfeit == "" and result.rounds >= 1
+
+
+def test_scores_below_zero_without_the_pool_cap() -> None:
+    rules = hidden("online", rounds=4).with_settings(
+        pool_stake=1, pool_payment_cap=False, knockout=False
+    )
+    h, j = run_match(rules, seed("neg"), random.Random(0))
+    assert h.state.scores == j.state.scores and min(h.state.scores) < 0

@@ -30,7 +30,7 @@ def public_encoding(state: MatchState) -> bytes:
     """The state as both sides see it: hand sizes and stock size instead of their cards."""
     pending = state.drawn_card
     return bytes.fromhex(state.rules.fingerprint()) + struct.pack(
-        ">HHBBBIIBBQQQBBHHBBBB",
+        ">HHBBBiiBBQQQBBHHBBBB",  # scores signed, as in the open state hash
         state.round,
         state.attempt,
         state.dealer,
