@@ -145,3 +145,101 @@ def test_scores_below_zero_without_the_pool_cap() -> None:
     )
     h, j = run_match(rules, seed("neg"), random.Random(0))
     assert h.state.scores == j.state.scores and min(h.state.scores) < 0
+
+
+def crafted(seat: int, deck: list[int]):  # type: ignore[no-untyped-def]
+    """A secret source whose first deal deals ``deck`` (host permutation = the deck,
+    joiner permutation = identity); later deals are random."""
+    from p2pkoikoi.session.mental.deck import DeckSecrets
+    from p2pkoikoi.session.mental.play import deal_secrets
+
+    calls = [0]
+
+    def source(round_no: int, attempt: int) -> DeckSecrets:
+        calls[0] += 1
+        base = deal_secrets(seat, seed(f"crafted{seat}"), round_no, attempt)
+        if calls[0] > 1:
+            return base
+        perm = tuple(deck) if seat == 0 else tuple(range(48))
+        return DeckSecrets(seat, base.scalar, perm, base.keys)
+
+    return source
+
+
+def both_teshi_deck(dealer: int) -> list[int]:
+    """Non-dealer: all of January plus four singles; dealer: all of February plus four."""
+    from p2pkoikoi.engine.cards import CARDS
+
+    nd = [0, 1, 2, 3, 8, 12, 16, 20]  # 1b 1r 1c1 1c2 3b 4a 5a 6a
+    dl = [4, 5, 6, 7, 24, 28, 32, 36]  # 2a 2r 2c1 2c2 7a 8b 9a 10a
+    field = [9, 13, 17, 21, 25, 29, 33, 37]  # one of each of eight months
+    rest = [c for c in range(48) if c not in nd + dl + field]
+    deck: list[int] = []
+    for r in range(4):
+        deck += nd[2 * r : 2 * r + 2] + field[2 * r : 2 * r + 2] + dl[2 * r : 2 * r + 2]
+    assert len({CARDS[c].month for c in field}) == 8
+    return deck + rest
+
+
+@pytest.mark.parametrize("mode", ["dealer_first", "both_score", "draw", "redeal"])
+def test_both_players_dealt_a_hand_yaku_declare_and_the_rules_decide(mode: str) -> None:
+    from p2pkoikoi.engine.deal import coin
+
+    rules = hidden("online", rounds=1).with_settings(both_hand_yaku=mode, first_dealer="coin")
+    match_seed = seed("both-teshi")
+    dealer = coin(match_seed, 0)
+    deck = both_teshi_deck(dealer)
+    sides = (
+        HiddenMatch(rules, match_seed, 0, crafted(0, deck)),
+        HiddenMatch(rules, match_seed, 1, crafted(1, deck)),
+    )
+    rng = random.Random(1)
+    while not (sides[0].is_over and sides[1].is_over):
+        for me in sides:
+            while me.outbox:
+                sides[1 - me.seat].receive(me.outbox.pop(0)[0])
+        for me in sides:
+            if me.my_turn():
+                me.act(rng.choice(me.legal_actions()))
+    first = sides[0].state.results[0]
+    if mode == "dealer_first":
+        assert first.reason == "hand_yaku" and first.winner == dealer
+    elif mode in ("both_score", "draw"):
+        assert first.reason == "both_hand_yaku"
+    else:  # a redeal: the round was dealt again and played out
+        assert sides[0].audits >= 2 and first.reason != "hand_yaku"
+    assert sides[0].state.scores == sides[1].state.scores
+
+
+@pytest.mark.parametrize("decision", ["swap", "keep"])
+def test_the_hand_swap_is_decided_before_looking_and_the_swapped_hand_declares(
+    decision: str,
+) -> None:
+    from p2pkoikoi.engine import Action
+    from p2pkoikoi.engine.deal import coin
+
+    rules = hidden("online", rounds=1).with_settings(hand_swap=True, first_dealer="coin")
+    match_seed = seed("swap-teshi")
+    dealer = coin(match_seed, 0)
+    deck = both_teshi_deck(dealer)
+    # only the non-dealer's hand holds a hand yaku: February goes to four singles
+    singles = [c for c in deck[24:] if c % 4 == 3][:4]
+    for i, c in enumerate([4, 5, 6, 7]):
+        a, b = deck.index(c), deck.index(singles[i])
+        deck[a], deck[b] = deck[b], deck[a]
+    sides = (
+        HiddenMatch(rules, match_seed, 0, crafted(0, deck)),
+        HiddenMatch(rules, match_seed, 1, crafted(1, deck)),
+    )
+    while not (sides[0].is_over and sides[1].is_over):
+        for me in sides:
+            while me.outbox:
+                sides[1 - me.seat].receive(me.outbox.pop(0)[0])
+        for me in sides:
+            if me.my_turn():
+                legal = me.legal_actions()
+                want = Action.parse(decision)
+                me.act(want if want in legal else legal[0])
+    first = sides[0].state.results[0]
+    holder = dealer if decision == "swap" else 1 - dealer
+    assert first.reason == "hand_yaku" and first.winner == holder, first
