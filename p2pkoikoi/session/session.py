@@ -40,6 +40,13 @@ peer's missing signed actions (and its final signature), emitted on the other
 side as ordinary :class:`ActionReceived` events after :class:`Resumed`.  The
 transcript is untouched, so the record verifies as if nothing happened.
 
+With the rule ``deal = hidden`` play goes through a mental-poker deal
+(``protocol/hidden-deal.md``): every move of it is a signed ``card`` message
+(:mod:`p2pkoikoi.session.hidden_session`), the table is a
+:class:`~p2pkoikoi.session.mental.play.HiddenMatch`, and ``session.match`` is
+its engine state (the cards this side has not seen are stand-ins there; a
+view shows none of them).
+
 Everything a user could observe (errors, events) is checked before it is
 emitted.  A remote fault raises :class:`RemoteProtocolError` (or a subclass)
 and leaves the session in ``ERROR`` for good: each later ``next_event`` raises
@@ -68,7 +75,7 @@ from p2pkoikoi.engine import (
 )
 from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.engine.rules import DealMode
-from p2pkoikoi.session import crypto, wire
+from p2pkoikoi.session import crypto, hidden_session, wire
 from p2pkoikoi.session.errors import (
     CheatingError,
     LocalProtocolError,
@@ -88,7 +95,6 @@ from p2pkoikoi.session.events import (
     Event,
     Goodbye,
     HandshakeComplete,
-    HiddenProgress,
     MatchOver,
     MatchStarted,
     NeedData,
@@ -102,8 +108,7 @@ from p2pkoikoi.session.events import (
     SendChat,
     SendEvent,
 )
-from p2pkoikoi.session.mental.errors import HiddenDealError
-from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
+from p2pkoikoi.session.mental.play import HiddenMatch
 from p2pkoikoi.session.record import (
     ActionRecord,
     Evidence,
@@ -618,48 +623,7 @@ class Session:
             m = new
 
     def _resume_hidden(self, r: Record) -> None:
-        """Rebuild the hidden table from the record and this side's secret: our own moves
-        are made again (they must come out identical), the peer's are received again."""
-        assert r.rules is not None and r.match_seed is not None
-        h = HiddenMatch(r.rules, r.match_seed, self.our_seat, self.hidden_secret)
-        self._hidden = h
-        self._match = h.state
-        self._tx_at, self._hash_at = [self._transcript], [h.initial_hash]
-        for a in r.actions:
-            if a.kind == "":  # a resignation
-                h.resign(a.seat)
-                t = crypto.absorb(self._transcript, "resign", a.seq, a.seat, a.state_hash)
-                self._commit_step(h.state, t, a)
-                continue
-            move = CardMove(
-                a.kind, a.seat, a.action, -1 if a.pos is None else a.pos, a.deck, a.keys
-            )
-            try:
-                if a.seat == self.our_seat:
-                    if a.kind == "act":
-                        h.act(Action.parse(a.action))
-                    if not h.outbox or h.outbox[0][0] != move:
-                        raise LocalProtocolError(
-                            f"card move {a.seq} in the record is not what this side's deal"
-                            " secret gives: a .resume file of another match?"
-                        )
-                    h.outbox.pop(0)
-                else:
-                    h.receive(move)
-            except (ProtocolError, InputError) as exc:
-                raise LocalProtocolError(f"the record cannot be replayed: {exc}") from None
-            fields = crypto.card_entry_fields(
-                a.seq,
-                a.seat,
-                a.kind,
-                a.action or None,
-                a.pos,
-                a.deck or None,
-                a.keys or None,
-                a.state_hash,
-            )
-            self._commit_card(crypto.absorb(self._transcript, "card", *fields), a)
-        self._hidden_seen = (len(h.events), h.applied)
+        hidden_session.rebuild(self, r)
 
     def _send_resume(self, h_resume: bytes) -> None:
         assert self.session_id is not None
@@ -909,127 +873,17 @@ class Session:
             self._finish()
 
     # ------------------------------------------------------------------ the hidden deal
+    # (its moves, signed card messages, live in p2pkoikoi/session/hidden_session.py)
     def _pump_hidden(self) -> None:
-        """Sign and queue the hidden deal's outgoing moves; report what the table did."""
-        h = self._hidden
-        assert h is not None
-        while h.outbox:
-            move, before = h.outbox.pop(0)
-            seq = self._seq + 1
-            fields = crypto.card_entry_fields(
-                seq,
-                self.our_seat,
-                move.kind,
-                move.action or None,
-                move.pos if move.pos >= 0 else None,
-                move.deck or None,
-                move.keys or None,
-                before,
-            )
-            t = crypto.absorb(self._transcript, "card", *fields)
-            sig = crypto.sign(self._key, crypto.sig_message(t))
-            self._queue(
-                wire.CardMsg(
-                    seq=seq,
-                    kind=move.kind,
-                    hash=before,
-                    sig=sig,
-                    action=move.action or None,
-                    pos=move.pos if move.pos >= 0 else None,
-                    deck=move.deck or None,
-                    keys=move.keys or None,
-                )
-            )
-            self._commit_card(
-                t,
-                ActionRecord(
-                    seq,
-                    self.our_seat,
-                    move.action,
-                    before,
-                    sig,
-                    move.kind,
-                    move.pos if move.pos >= 0 else None,
-                    move.deck,
-                    move.keys,
-                ),
-            )
-        self._report_hidden()
+        hidden_session.pump(self)
 
     def _commit_card(self, t: bytes, rec: ActionRecord) -> None:
-        h = self._hidden
-        assert h is not None
-        self._commit_step(h.state, t, rec)
-
-    def _report_hidden(self) -> None:
-        """Events for what the hidden table did since the last report; the end of the match."""
-        h = self._hidden
-        assert h is not None
-        self._match = h.state
-        seen_events, seen_applied = self._hidden_seen
-        new = tuple(h.events[seen_events:])
-        self._hidden_seen = (len(h.events), h.applied)
-        if new or h.applied != seen_applied:
-            last = h.last_applied
-            if h.applied == seen_applied + 1 and last is not None and last[0] != self.our_seat:
-                self._events.append(ActionReceived(self._seq, last[1], new))
-            else:
-                actor = last[0] if last is not None and h.applied != seen_applied else None
-                self.last_local_events = new if actor == self.our_seat else ()
-                self._events.append(HiddenProgress(self._seq, actor, new))
-        if h.is_over and self._result is None:
-            self._finish()
+        hidden = self._hidden
+        assert hidden is not None
+        self._commit_step(hidden.state, t, rec)
 
     def _on_card(self, msg: wire.CardMsg) -> None:
-        if self._state is not State.PLAY or self._hidden is None:
-            raise self._unexpected("card")
-        h = self._hidden
-        if msg.seq != self._seq + 1:
-            raise RemoteProtocolError(
-                f"wrong sequence number on card move: expected {self._seq + 1}, got {msg.seq}"
-            )
-        seat = self.role.other.seat
-        if msg.hash != h.state_hash():
-            raise RemoteProtocolError(
-                f"state hash mismatch before card move {msg.seq} ({msg.kind}): the two "
-                "programs disagree about the game (different versions, or tampering)"
-            )
-        fields = crypto.card_entry_fields(
-            msg.seq, seat, msg.kind, msg.action, msg.pos, msg.deck, msg.keys, msg.hash
-        )
-        t = crypto.absorb(self._transcript, "card", *fields)
-        assert self.peer_key is not None
-        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.sig_message(t)):
-            raise CheatingError(f"the signature on card move {msg.seq} is invalid (forged)")
-        rec = ActionRecord(
-            msg.seq,
-            seat,
-            msg.action or "",
-            msg.hash,
-            msg.sig,
-            msg.kind,
-            msg.pos,
-            msg.deck or b"",
-            msg.keys or b"",
-        )
-        # recorded before it is checked: a move that proves a cheat stays in the record
-        self._commit_card(t, rec)
-        move = CardMove(
-            msg.kind,
-            seat,
-            msg.action or "",
-            -1 if msg.pos is None else msg.pos,
-            msg.deck or b"",
-            msg.keys or b"",
-        )
-        try:
-            h.receive(move)
-        except HiddenDealError:
-            table = h.table
-            st = h.state
-            self._evidence = Evidence(self.our_seat, st.round, st.attempt, table.secrets.encode())
-            raise
-        self._pump_hidden()
+        hidden_session.on_card(self, msg)
 
     # ------------------------------------------------------------------ play
     def _check_peer_turn(self, seq: int, what: str) -> MatchState:
