@@ -153,3 +153,18 @@ def test_a_cheat_is_caught_and_verify_names_the_cheater(
     report = verify_record(rec)
     bad = report.first_failure
     assert bad is not None and f"seat {cheater} cheated" in bad.detail, report.to_dict()
+
+
+def test_a_broken_host_audit_at_the_end_of_a_round_is_pinned_on_the_host() -> None:
+    """The joiner catches it; the evidence is labelled with the audited deal, not the next."""
+    host, joiner = make_pair(RULES, label="host-audit")
+    run_pair(host, joiner, None)
+    modify(host, broken_audit)
+    with pytest.raises(BrokenAuditError) as exc:
+        run_pair(host, joiner, random_chooser(5))
+    assert exc.value.seat == 0
+    rec = decode_record(encode_record(joiner.record()))
+    assert rec.evidence is not None and rec.evidence.seat == 1
+    assert (rec.evidence.round, rec.evidence.attempt) == (1, 0)
+    bad = verify_record(rec).first_failure
+    assert bad is not None and "seat 0 cheated" in bad.detail, bad

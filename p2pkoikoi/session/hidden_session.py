@@ -146,9 +146,8 @@ def on_card(s: Session, msg: wire.CardMsg) -> None:
     try:
         h.receive(move)
     except HiddenDealError:
-        table = h.table
-        st = h.state
-        s._evidence = Evidence(s.our_seat, st.round, st.attempt, table.secrets.encode())
+        round_no, attempt = h.deal_id  # the deal the table is in (the engine may be past it)
+        s._evidence = Evidence(s.our_seat, round_no, attempt, h.table.secrets.encode())
         raise
     pump(s)
 

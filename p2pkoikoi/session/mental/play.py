@@ -144,6 +144,11 @@ class HiddenMatch:
         """Whether the local player must choose an action now (call :meth:`act`)."""
         return self.expecting == ("act", self.seat)
 
+    @property
+    def deal_id(self) -> tuple[int, int]:
+        """(round, attempt) of the deal on the table; at its audit the engine is past it."""
+        return self._pre_deal.round, self._pre_deal.attempt
+
     def state_hash(self) -> bytes:
         """The hidden state hash now: the public state and the masked decks of this deal."""
         return hidden_state_hash(self.state, self._decks)
