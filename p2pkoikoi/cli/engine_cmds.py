@@ -1,23 +1,20 @@
 """Engine commands: ``score``, ``deal``, ``rules`` and ``bench``.
 
 They need only the engine; each prints text for people or, with ``--json``,
-one JSON document for scripts.
+one JSON document for scripts.  Each ``run_*`` imports the part of the engine it
+uses, so that ``--help``, ``score``, ``deal`` and ``rules`` start at once (the
+parser is built from this module, ``net_cmds`` and the others for every
+command; tests/test_startup.py checks what they import).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
-import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from p2pkoikoi.engine import RuleSet, evaluate, parse_cards, score
-from p2pkoikoi.engine.cards import CardSet
-from p2pkoikoi.engine.deal import deal
 from p2pkoikoi.engine.errors import InputError
-from p2pkoikoi.engine.match import new_match
 from p2pkoikoi.engine.presets import (
     DEFAULT_PRESET,
     PRESET_SOURCES,
@@ -25,7 +22,9 @@ from p2pkoikoi.engine.presets import (
     describe_setting,
     get_preset,
 )
-from p2pkoikoi.engine.yaku import YAKU_INFO
+
+if TYPE_CHECKING:
+    from p2pkoikoi.engine.rules import RuleSet
 
 
 def add_rules_options(parser: argparse.ArgumentParser, *, rounds: bool = True) -> None:
@@ -75,6 +74,9 @@ def _print_json(obj: Any) -> None:
 
 # ---------------------------------------------------------------------- score
 def run_score(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.cards import CardSet, parse_cards
+    from p2pkoikoi.engine.yaku import YAKU_INFO, evaluate, score
+
     rules = rules_from_args(args)
     if args.calls_self < 0 or args.calls_opponent < 0:
         raise InputError("koi-koi calls cannot be negative")
@@ -109,6 +111,8 @@ def run_score(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- deal
 def run_deal(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.deal import deal
+
     seed = parse_seed_hex(args.match_seed)
     if not 1 <= args.round <= 0xFFFF:
         raise InputError("--round must be between 1 and 65535")
@@ -178,6 +182,11 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
     slice is reported (as ``timeit`` reports the minimum): other load on the machine
     only ever slows a slice down.  ``*_median`` keys give the median slice too.
     """
+    import random
+    import time
+
+    from p2pkoikoi.engine.match import new_match
+
     rules = get_preset(DEFAULT_PRESET)
     long_rules = rules.with_settings(rounds=12, scoring="sum")  # no knockouts: full rounds
     rng = random.Random(seed)

@@ -13,10 +13,11 @@ import sys
 import time
 from typing import Any
 
-from p2pkoikoi.bots import SPEC_HELP, make_bot
-from p2pkoikoi.bots.tournament import format_summary, run_games, summarize
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
-from p2pkoikoi.engine import InputError
+from p2pkoikoi.engine.errors import InputError
+
+#: the bot specs, for --help without importing the bots (p2pkoikoi.bots.SPEC_HELP)
+SPEC_HELP = "random, easy, medium, hard, hard:BUDGET_MS, hard:playouts=N or cmd:COMMAND"
 
 
 def register(subparsers: Any) -> None:
@@ -48,6 +49,8 @@ def parse_bots(text: str) -> tuple[str, str]:
     parts = text.split(",", 1)
     if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
         raise InputError(f"--bots needs two bots separated by a comma, not {text!r}")
+    from p2pkoikoi.bots import make_bot
+
     a, b = parts[0].strip(), parts[1].strip()
     for spec in (a, b):
         if not spec.lower().startswith("cmd:"):
@@ -56,6 +59,8 @@ def parse_bots(text: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from p2pkoikoi.bots.tournament import format_summary, run_games, summarize
+
     spec_a, spec_b = parse_bots(args.bots)
     if args.games < 1:
         raise InputError("--games must be at least 1")

@@ -11,10 +11,7 @@ import json
 import sys
 from typing import Any
 
-from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
-from p2pkoikoi.session.record import MAX_RECORD_BYTES, decode_record
-from p2pkoikoi.session.verify import verify_record
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -37,6 +34,8 @@ def read_record_bytes(path: str) -> bytes:
     """A record file's bytes, read no further than a record can be long (so
     ``/dev/zero`` or a huge file is refused by :func:`decode_record`, not read
     until memory runs out); :class:`RecordError` if it cannot be read."""
+    from p2pkoikoi.session.record import MAX_RECORD_BYTES
+
     try:
         with open(path, "rb") as f:
             return f.read(MAX_RECORD_BYTES + 1)
@@ -45,6 +44,10 @@ def read_record_bytes(path: str) -> bytes:
 
 
 def run(args: argparse.Namespace) -> int:
+    from p2pkoikoi.session.crypto import fingerprint
+    from p2pkoikoi.session.record import decode_record
+    from p2pkoikoi.session.verify import verify_record
+
     path: str = args.record
     record = decode_record(read_record_bytes(path))
     report = verify_record(record)
