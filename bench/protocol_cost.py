@@ -138,7 +138,11 @@ def main() -> int:
     for r in results:
         print(f"records in {r['directory']} ({r['runs']} runs, {r['actions_12_rounds']:.0f} actions,"
               f" {r['seconds_12_rounds']:.2f} s per 12-round match):")  # fmt: skip
-        for key, label in (("wall", "wall"), ("host_cpu", "host CPU"), ("joiner_cpu", "joiner CPU")):
+        for key, label in (
+            ("wall", "wall"),
+            ("host_cpu", "host CPU"),
+            ("joiner_cpu", "joiner CPU"),
+        ):
             print(f"  {label:11} {r[f'{key}_ms_per_action']:8.3f} ms/action"
                   f"   marginal {r[f'{key}_ms_per_action_marginal']:8.3f} ms/action")  # fmt: skip
     return 0

@@ -567,7 +567,7 @@ class NetworkLink:
                 self._after_step()
             elif isinstance(ev, ActionReceived | PeerResigned):
                 self._save_record()
-                self._push_state(ev.events, 1 - self.seat)
+                self._push_state(ev.events, ev.seat)
                 self._after_step()
             elif isinstance(ev, ChatReceived):
                 peer = self.names[1 - self.seat]
