@@ -16,17 +16,33 @@ from typing import Any
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
 from p2pkoikoi.engine.errors import InputError
 
-#: the bot specs, for --help without importing the bots (p2pkoikoi.bots.SPEC_HELP)
-SPEC_HELP = "random, easy, medium, hard, hard:BUDGET_MS, hard:playouts=N or cmd:COMMAND"
+DESCRIPTION = (
+    "Bot-vs-bot matches with seats alternated. Reports wins, draws and losses"
+    " for the first bot, a 95% Wilson interval on its win rate (draws count half)"
+    " and the Elo difference. Bots: {specs}."
+)
+
+
+class _HelpWithBots(argparse.Action):
+    """``selfplay --help``: names the bots, importing them only then (not for every command)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from p2pkoikoi.bots import SPEC_HELP
+
+        parser.description = DESCRIPTION.format(specs=SPEC_HELP)
+        parser.print_help()
+        parser.exit()
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "selfplay",
         help="play bots against each other and report their strength",
-        description="Bot-vs-bot matches with seats alternated. Reports wins, draws and losses"
-        " for the first bot, a 95%% Wilson interval on its win rate (draws count half)"
-        " and the Elo difference. Bots: " + SPEC_HELP + ".",
+        description=DESCRIPTION.format(specs="see --help"),
+        add_help=False,
+    )
+    p.add_argument(
+        "-h", "--help", action=_HelpWithBots, nargs=0, help="show this help message and exit"
     )
     p.add_argument("--bots", required=True, metavar="A,B", help="the two bots, comma-separated")
     p.add_argument("--games", type=int, default=100, metavar="N", help="matches (default 100)")

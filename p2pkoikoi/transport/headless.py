@@ -78,6 +78,8 @@ async def play_headless(
             live = link.session.match  # a queued update may be stale (e.g. we resigned since)
             if live is None or live.is_over or live.to_act != link.seat:
                 continue
+            if link.session.catching_up:  # our own lost actions are coming back first
+                continue
             view = live.view(link.seat)  # the live state (after a resume, updates repeat)
             if view.to_act == link.seat and view.legal_actions:
                 try:

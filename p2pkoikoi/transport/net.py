@@ -101,7 +101,6 @@ from p2pkoikoi.session import (
     WaitingFor,
     decode_invite,
     encode_invite,
-    encode_record,
     fingerprint,
     wire,
 )
@@ -117,7 +116,8 @@ from p2pkoikoi.transport.errors import (
     RevealTimeoutError,
     TransportError,
 )
-from p2pkoikoi.transport.identity import KnownPeers, atomic_write, default_record_path
+from p2pkoikoi.transport.identity import KnownPeers, atomic_write
+from p2pkoikoi.transport.journal_file import RecordJournal
 from p2pkoikoi.transport.link import Update
 
 #: the port a host listens on unless told otherwise (unassigned by IANA)
@@ -280,7 +280,7 @@ class NetworkLink:
         self._last_tx = trio.current_time()
         self._chatter_tokens = float(CHATTER_BURST)
         self._chatter_at = trio.current_time()
-        self._last_record = b""
+        self._journal = RecordJournal(record_path)
         self._resign_pending: str | None = None
         self._ping_no = 0
         self._nursery: trio.Nursery | None = None
@@ -402,21 +402,21 @@ class NetworkLink:
             self._push(Update("status", self.view, text=text))
 
     def _save_record(self) -> None:
-        """Rewrite the record if it changed (atomic: temp, fsync, rename)."""
-        s = self._session
-        if s.session_id is None:
-            return
-        data = encode_record(s.record())
-        if data == self._last_record:
-            return
-        if self.record_path is None:
-            self.record_path = default_record_path(s.peer_name)
+        """Bring the record file up to the session (a journal during play; see
+        :class:`~p2pkoikoi.transport.journal_file.RecordJournal`)."""
         try:
-            atomic_write(self.record_path, data)
+            self._journal.save(self._session)
         except OSError as exc:
-            self._fail(TransportError(f"cannot write the record {self.record_path}: {exc}"))
-            return
-        self._last_record = data
+            self._fail(TransportError(f"cannot write the record {self._journal.path}: {exc}"))
+        self.record_path = self._journal.path
+
+    def _close_record(self) -> None:
+        """The link stops: an unfinished match's journal becomes its compact record."""
+        try:
+            self._journal.close(self._session)
+        except OSError as exc:
+            if self.error is None:
+                self.error = TransportError(f"cannot write the record {self._journal.path}: {exc}")
 
     def _wake(self) -> None:
         self._progress.set()
@@ -1002,6 +1002,7 @@ async def open_link(
             raise TransportError("the connection to the other player broke") from None
     finally:
         link._save_record()
+        link._close_record()
         with trio.move_on_after(1) as cs:
             cs.shield = True
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
