@@ -42,7 +42,8 @@ from p2pkoikoi.cli import main as cli_main
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, get_preset
 from p2pkoikoi.session import NEED_DATA, Role, SendAction, Session, State, crypto, wire
 from p2pkoikoi.transport.errors import PeerSilentError
-from p2pkoikoi.transport.net import Timeouts, open_link
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.match_link import open_link
 
 MEMORY_MB = 200.0  # peak RSS bound for an honest process under attack
 QUICK = 10.0  # seconds from an attack to the honest process's exit (detection is immediate)

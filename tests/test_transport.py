@@ -37,7 +37,9 @@ from p2pkoikoi.transport.identity import (
     default_record_path,
     load_or_create_identity,
 )
-from p2pkoikoi.transport.net import NetworkLink, Note, Timeouts, open_link
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.match_link import NetworkLink, open_link
+from p2pkoikoi.transport.notes import Note
 
 RULES = get_preset("online").with_settings(rounds=2)
 T = Timeouts(handshake=10, reveal=10, ping_interval=5, silence_warn=15, silence_fail=60)
