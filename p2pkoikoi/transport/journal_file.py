@@ -144,9 +144,10 @@ class RecordJournal:
     """Keeps one match's record file up to date: a journal during play, compact after.
 
     :meth:`save` is called after every step of the session (often with nothing
-    new: it then costs two comparisons).  Before the match starts the record is
-    rewritten whole (a few times per match); from the start on, new entries
-    are appended; a finished match is compacted at once, an unfinished one by
+    new: it then costs two comparisons).  Before the match starts nothing is
+    written (nothing could be resumed); at the start the journal is written
+    with everything so far, then new entries are appended; a finished match is
+    compacted at once, an unfinished one (or one that never started) by
     :meth:`close`.  ``path`` is None until the first write when the caller
     named no file (the default place needs the peer's name).
     """
@@ -157,6 +158,7 @@ class RecordJournal:
         self._file: JournalFile | None = None
         self._last_full = b""
         self._mark: tuple[int, State] | None = None
+        self._pending = False  # a record before the match started, not written yet
         self._rounds = 0
 
     def _default_path(self, session: Session) -> Path:
@@ -173,8 +175,13 @@ class RecordJournal:
             return  # during play nothing recorded changes without a new seq or state
         self._mark = mark
         record = session.record()
+        if record.match_seed is None:
+            # before the match starts nothing can be resumed: the record is written
+            # when the match starts, or by close() if it never does
+            self._pending = True
+            return
         path = self._default_path(session)
-        if record.match_seed is None or record.is_complete:
+        if record.is_complete:
             self._compact(path, record)
             return
         if self._file is None:
@@ -195,11 +202,13 @@ class RecordJournal:
             self._writer = JournalWriter()
         elif data == self._last_full:
             return
-        # before the match starts there is nothing to resume: no flush to the disk
+        # a match that never started has nothing to resume: no flush to the disk
         atomic_write(path, data, durable=record.match_seed is not None)
         self._last_full = data
 
     def close(self, session: Session) -> None:
-        """The link stops: an unfinished match's journal becomes its compact record."""
-        if self._file is not None and self.path is not None:
-            self._compact(self.path, session.record())
+        """The link stops: an unfinished match's journal becomes its compact record
+        (and a match that never started leaves the record of its handshake)."""
+        if self._file is not None or (self._pending and session.session_id is not None):
+            self._pending = False
+            self._compact(self._default_path(session), session.record())
