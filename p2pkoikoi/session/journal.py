@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import zlib
+from collections.abc import Sequence
 from typing import Any, Final
 
 from p2pkoikoi.session.errors import RecordError
@@ -40,6 +41,7 @@ from p2pkoikoi.session.record import (
     MAX_RECORD_BYTES,
     ActionRecord,
     Record,
+    ResultRecord,
     decode_record,
     record_from_dict,
     record_to_dict,
@@ -117,27 +119,39 @@ class JournalWriter:
         return self.actions >= 0
 
     def feed(self, record: Record) -> bytes:
-        out = []
+        head = b""
         if self.actions < 0:
-            out.append(encode_head(record))
+            head = encode_head(record)
             self.actions = 0
-        n = len(record.actions)
+        return head + self.extend(record.actions, record.result, record.final_sigs)
+
+    def extend(
+        self,
+        actions: Sequence[ActionRecord],
+        result: ResultRecord | None,
+        final_sigs: tuple[bytes | None, bytes | None],
+    ) -> bytes:
+        """:meth:`feed` after the first call, from a record's parts (a session's,
+        without building a :class:`Record`: this runs after every step)."""
+        if self.actions < 0:
+            raise ValueError("a journal starts with feed(record): the head")
+        out = []
+        n = len(actions)
         if n < self.actions:
             raise ValueError("the record lost actions since the last journal entry")
-        for a in record.actions[self.actions :]:
-            out.append(encode_entry({"action": _action(a)}))
+        for i in range(self.actions, n):
+            out.append(encode_entry({"action": _action(actions[i])}))
         self.actions = n
-        r = record.result
-        if r is not None and not self.result:
+        if result is not None and not self.result:
             entry = {
-                "scores": list(r.scores),
-                "winner": r.winner,
-                "final_state_hash": r.final_state_hash.hex(),
-                "transcript_hash": r.transcript_hash.hex(),
+                "scores": list(result.scores),
+                "winner": result.winner,
+                "final_state_hash": result.final_state_hash.hex(),
+                "transcript_hash": result.transcript_hash.hex(),
             }
             out.append(encode_entry({"result": entry}))
             self.result = True
-        for seat, sig in enumerate(record.final_sigs):
+        for seat, sig in enumerate(final_sigs):
             if sig is not None and not self.final_sigs[seat]:
                 out.append(encode_entry({"final_sig": {"role": _ROLES[seat], "sig": sig.hex()}}))
                 self.final_sigs[seat] = True

@@ -54,7 +54,7 @@ from __future__ import annotations
 import enum
 import unicodedata
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -1031,6 +1031,21 @@ class Session:
         self._queue(wire.ChatMsg(text=clean))
 
     # ------------------------------------------------------------------ record
+    @property
+    def recorded_actions(self) -> Sequence[ActionRecord]:
+        """The actions so far, as in :meth:`record` but without copying (read only):
+        a journal appends the new ones after every step."""
+        return self._actions
+
+    @property
+    def result_record(self) -> ResultRecord | None:
+        return self._result
+
+    @property
+    def final_signatures(self) -> tuple[bytes | None, bytes | None]:
+        """(host's, joiner's) signature over the final transcript, as known so far."""
+        return (self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER))
+
     def record(self) -> Record:
         """The verifiable record so far (finished or not)."""
         players: list[PlayerRecord | None] = [None, None]

@@ -174,6 +174,15 @@ class RecordJournal:
         if self._file is not None and mark == self._mark:
             return  # during play nothing recorded changes without a new seq or state
         self._mark = mark
+        if self._file is not None and session.state is not State.DONE:
+            # the hot path: only what is new, without building the whole record
+            self._file.append(
+                self._writer.extend(
+                    session.recorded_actions, session.result_record, session.final_signatures
+                )
+            )
+            self._sync_at_round_end(session)
+            return
         record = session.record()
         if record.match_seed is None:
             # before the match starts nothing can be resumed: the record is written
@@ -189,8 +198,11 @@ class RecordJournal:
             self._file.start(self._writer.feed(record))
         else:
             self._file.append(self._writer.feed(record))
+        self._sync_at_round_end(session)
+
+    def _sync_at_round_end(self, session: Session) -> None:
         m = session.match
-        if m is not None and len(m.results) != self._rounds:
+        if self._file is not None and m is not None and len(m.results) != self._rounds:
             self._rounds = len(m.results)
             self._file.sync_soon()  # a round ended: onto the disk, off the hot path
 
