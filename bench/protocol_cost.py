@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,16 +50,19 @@ def _env(base: Path, who: str) -> dict[str, str]:
     return env
 
 
-def _wait(proc: subprocess.Popen[str]) -> tuple[float, str]:
-    """CPU seconds (user + system) of a finished child, and its stdout."""
-    assert proc.stdout is not None
-    out = proc.stdout.read()
+def _wait(proc: subprocess.Popen[str], drained: threading.Thread | None = None) -> float:
+    """CPU seconds (user + system) of a finished child (its stdout read to the end)."""
+    if drained is None:
+        assert proc.stdout is not None
+        proc.stdout.read()
+    else:
+        drained.join()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         assert proc.stderr is not None
         raise SystemExit(f"a player failed ({proc.returncode}): {proc.stderr.read()}")
-    return usage.ru_utime + usage.ru_stime, out
+    return usage.ru_utime + usage.ru_stime
 
 
 def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
@@ -80,6 +84,12 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
         host.kill()
         raise SystemExit("the host printed no first line")
     invite = json.loads(host.stdout.readline())["invite"]
+    # drain the host's output as it comes (a full pipe would stall the host)
+    host_out: list[str] = []
+    drain = threading.Thread(
+        target=lambda: host_out.append(host.stdout.read() if host.stdout else "")
+    )
+    drain.start()
     start = time.perf_counter()
     joiner = subprocess.Popen(
         _cli(
@@ -89,9 +99,9 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
         text=True, env=_env(base, "joiner"),
     )  # fmt: skip
-    jcpu, _ = _wait(joiner)
+    jcpu = _wait(joiner)
     wall = time.perf_counter() - start
-    hcpu, _ = _wait(host)
+    hcpu = _wait(host, drain)
     from p2pkoikoi.session.record import decode_record
 
     actions = len(decode_record(hrec.read_bytes()).actions)

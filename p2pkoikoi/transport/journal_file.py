@@ -91,7 +91,10 @@ class JournalFile:
             view = view[os.write(fd, view) :]
 
     def append(self, data: bytes) -> None:
-        """Append ``data`` (the caller's thread; no flush to the disk)."""
+        """Append ``data`` (the caller's thread; no flush to the disk).  A failed
+        background flush is raised here, at the next append."""
+        if self.error is not None:
+            raise self.error
         if data:
             self._write_all(self._fd, data)
 
