@@ -50,7 +50,17 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="deadline for each handshake step and the reveal (default 30)",
     )
     _reconnect_option(p)
+    _accept_new_key_option(p)
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+
+
+def _accept_new_key_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--accept-new-key",
+        action="store_true",
+        help="play even if a known name arrives with another identity key (a new computer; "
+        "otherwise the match does not start, as ssh refuses a changed host key)",
+    )
 
 
 def _reconnect_option(p: argparse.ArgumentParser) -> None:
@@ -137,6 +147,7 @@ def register(sub: Any) -> None:
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="handshake step deadline"
     )
     _reconnect_option(r)
+    _accept_new_key_option(r)
     r.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
     r.set_defaults(func=run_resume)
 

@@ -28,9 +28,11 @@ from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
 from p2pkoikoi.transport.identity import (
     KnownPeers,
+    PeerStatus,
     check_record_path,
     config_dir,
     load_or_create_identity,
+    own_fingerprint,
 )
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.match_link import NetworkLink
@@ -112,6 +114,10 @@ def _expected(args: argparse.Namespace) -> RuleSet | None:
     return rules
 
 
+def _own_fingerprint(args: argparse.Namespace) -> str:
+    return own_fingerprint(load_or_create_identity(config_dir(args.config_dir or None)))
+
+
 class _Player(NamedTuple):
     """The headless player: its bot's ``choose``, how to release it, and whether it
     runs in a worker thread (all but the instant bots: see ``RandomBot.instant``)."""
@@ -163,7 +169,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     """Everything but the notify callback: the same for headless and table."""
     directory = config_dir(args.config_dir or None)
     identity = load_or_create_identity(directory)
-    known = KnownPeers.load(directory)
+    known = KnownPeers.load(directory, accept_new_key=args.accept_new_key)
     name = _name(args)
     timeouts = _timeouts(args)
     record = _record(args)
@@ -202,12 +208,12 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             ask = ask_rules
 
             async def decide(proposal: RulesProposed) -> bool:
-                before = known.peers.get(proposal.peer_name)
-                seen = before == proposal.peer_fingerprint if before is not None else False
-                warning = ""
-                if before is not None and not seen:
-                    warning = known.check(proposal.peer_name, proposal.peer_fingerprint) or ""
-                return await ask(proposal, warning, seen)
+                check = known.check(proposal.peer_name, proposal.peer_fingerprint)
+                seen = check.status is PeerStatus.KNOWN
+                ok = await ask(proposal, check.warning, seen)
+                if ok and check.warning:  # the person saw the changed key and accepted it
+                    known.remember(proposal.peer_name, proposal.peer_fingerprint)
+                return ok
 
         return open_join(
             invite,
@@ -237,7 +243,7 @@ async def _headless(opener: Opener, player: _Player) -> int:
 def run_match(args: argparse.Namespace, host: bool) -> int:
     opener = _opener(args, host)
     if not args.headless:
-        return run_network_table(opener, ascii=args.ascii)
+        return run_network_table(opener, ascii=args.ascii, me=_own_fingerprint(args))
     player = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, opener, player)
@@ -259,7 +265,7 @@ def run_resume(args: argparse.Namespace) -> int:
         raise InputError(f"the match in {path} is over (both signed the result): nothing to resume")
     directory = config_dir(args.config_dir or None)
     identity = load_or_create_identity(directory)
-    known = KnownPeers.load(directory)
+    known = KnownPeers.load(directory, accept_new_key=args.accept_new_key)
     timeouts = _timeouts(args)
 
     def open_(
@@ -270,7 +276,7 @@ def run_resume(args: argparse.Namespace) -> int:
         )
 
     if not args.headless:
-        return run_network_table(open_, ascii=args.ascii)
+        return run_network_table(open_, ascii=args.ascii, me=own_fingerprint(identity))
     player = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, open_, player)
@@ -279,11 +285,12 @@ def run_resume(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- table
-def run_network_table(opener: Opener, *, ascii: bool = False) -> int:
-    """Open the terminal table on a network match (the UI's ``run_table`` entry point)."""
+def run_network_table(opener: Opener, *, ascii: bool = False, me: str = "") -> int:
+    """Open the terminal table on a network match (the UI's ``run_table`` entry point);
+    ``me`` is the player's own fingerprint, shown beside the peer's."""
     from p2pkoikoi.ui.app import run_table
 
-    return run_table(network_table_factory(opener), ascii=ascii)
+    return run_table(network_table_factory(opener, me), ascii=ascii)
 
 
 def invite_lines(invite: str, port: int) -> tuple[str, ...]:
@@ -304,7 +311,7 @@ def invite_lines(invite: str, port: int) -> tuple[str, ...]:
     )
 
 
-def network_table_factory(opener: Opener) -> LinkFactory:
+def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
     """The table's link factory for a network match.
 
     The link lives in a task of the table's nursery that holds the
@@ -318,6 +325,8 @@ def network_table_factory(opener: Opener) -> LinkFactory:
     from p2pkoikoi.transport.link import GameLink
     from p2pkoikoi.ui.app import TableContext
 
+    mine = ("", f"Your identity: {me} (p2pkoikoi id shows it)") if me else ()
+
     async def factory(ctx: TableContext) -> GameLink:
         def notify(note: Note) -> None:
             kind = note.get("event")
@@ -325,9 +334,10 @@ def network_table_factory(opener: Opener) -> LinkFactory:
                 ctx.waiting(
                     "Waiting for the other player",
                     *invite_lines(str(note["invite"]), int(note["port"])),
+                    *mine,
                 )
             elif kind == "connecting":
-                ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}")
+                ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}", *mine)
             elif kind == "connected":
                 ctx.waiting(
                     "Someone connected",
@@ -346,6 +356,7 @@ def network_table_factory(opener: Opener) -> LinkFactory:
                 proposal.rules,
                 warning=warning,
                 seen_before=seen,
+                own_fingerprint=me,
             )
 
         async def hold(

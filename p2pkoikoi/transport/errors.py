@@ -39,6 +39,10 @@ class ListenAddressError(ConnectError):
     exit_code = 2
 
 
+class IdentityChangedError(TransportError):
+    """A known name arrived with another key, and the user did not accept it."""
+
+
 class ConfigError(TransportError):
     """The identity or known-peers file cannot be read or written."""
 

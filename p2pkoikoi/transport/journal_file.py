@@ -65,7 +65,7 @@ class JournalFile:
     def is_open(self) -> bool:
         return self._fd >= 0
 
-    def start(self, data: bytes, mode: int = 0o644) -> None:
+    def start(self, data: bytes, mode: int = 0o600) -> None:
         """A new journal holding ``data`` replaces ``path`` (atomically, on the disk)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(
@@ -97,6 +97,9 @@ class JournalFile:
             raise self.error
         if data:
             self._write_all(self._fd, data)
+
+    def chmod(self, mode: int) -> None:
+        os.fchmod(self._fd, mode)
 
     def sync_soon(self) -> None:
         """Ask the background thread to flush what was appended so far."""
@@ -143,6 +146,13 @@ class JournalFile:
                 self._fd = -1
 
 
+def _mode(result: bool) -> int:
+    """Private (0600) while the match runs: the record holds the match seed, so
+    any local user who could read it would see both hands; shareable (0644)
+    once the result is in."""
+    return 0o644 if result else 0o600
+
+
 class RecordJournal:
     """Keeps one match's record file up to date: a journal during play, compact after.
 
@@ -179,11 +189,14 @@ class RecordJournal:
         self._mark = mark
         if self._file is not None and session.state is not State.DONE:
             # the hot path: only what is new, without building the whole record
+            had_result = self._writer.result
             self._file.append(
                 self._writer.extend(
                     session.recorded_actions, session.result_record, session.final_signatures
                 )
             )
+            if self._writer.result and not had_result:
+                self._file.chmod(_mode(True))  # the result is in: shareable
             self._sync_at_round_end(session)
             return
         record = session.record()
@@ -198,7 +211,7 @@ class RecordJournal:
             return
         if self._file is None:
             self._file = JournalFile(path)
-            self._file.start(self._writer.feed(record))
+            self._file.start(self._writer.feed(record), _mode(record.result is not None))
         else:
             self._file.append(self._writer.feed(record))
         self._sync_at_round_end(session)
@@ -218,7 +231,9 @@ class RecordJournal:
         elif data == self._last_full:
             return
         # a match that never started has nothing to resume: no flush to the disk
-        atomic_write(path, data, durable=record.match_seed is not None)
+        atomic_write(
+            path, data, mode=_mode(record.result is not None), durable=record.match_seed is not None
+        )
         self._last_full = data
 
     def close(self, session: Session) -> None:

@@ -19,6 +19,10 @@ RECEIVE_SIZE: Final = 65536
 #: honest peer pings every few seconds and people chat far slower
 CHATTER_BURST: Final = 64
 CHATTER_RATE: Final = 16.0
+#: the most bytes waiting for the writer: a peer that stops reading while we
+#: still have things to say (our moves, chat) is cut off here instead of growing
+#: our memory without bound; a whole match is far smaller
+OUTGOING_LIMIT: Final = 256 * 1024
 
 
 @dataclass(frozen=True)

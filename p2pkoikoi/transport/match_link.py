@@ -87,6 +87,8 @@ from p2pkoikoi.session import (
     fingerprint,
 )
 from p2pkoikoi.transport.errors import (
+    ConfigError,
+    IdentityChangedError,
     PeerFloodError,
     PeerSilentError,
     PeerTimeoutError,
@@ -97,6 +99,7 @@ from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import (
     CHATTER_BURST,
     CHATTER_RATE,
+    OUTGOING_LIMIT,
     RECEIVE_SIZE,
     ChatterBudget,
     Timeouts,
@@ -154,6 +157,7 @@ class NetworkLink:
         self.result: MatchOver | None = None
         self.forfeit_reason = ""
         self._out_tx, self._out_rx = trio.open_memory_channel[bytes](math.inf)
+        self._pending = 0  # bytes in that channel: bounded by OUTGOING_LIMIT in _write
         self._up_tx, self.updates = trio.open_memory_channel[Update](math.inf)
         self._started = trio.Event()
         self._stopped = trio.Event()
@@ -266,14 +270,37 @@ class NetworkLink:
         self._after_step()
 
     def _write(self, data: bytes) -> None:
-        """Hand bytes to the writer task: the only path to the stream."""
+        """Hand bytes to the writer task: the only path to the stream.
+
+        What waits for the writer is counted: past :data:`OUTGOING_LIMIT` the
+        peer is not reading, and the connection is dropped rather than our
+        memory growing (a reconnect starts over with an empty queue).
+        """
         if not data:
+            return
+        if self._pending + len(data) > OUTGOING_LIMIT:
+            self._drop(
+                PeerFloodError(
+                    f"the other player stopped reading: {self._pending // 1024} KiB wait to "
+                    "be sent; connection closed"
+                )
+            )
             return
         try:
             self._out_tx.send_nowait(data)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             return
+        self._pending += len(data)
         self._last_tx = trio.current_time()
+
+    @property
+    def _writer_blocked(self) -> bool:
+        """Something waits for the writer: the peer reads slowly or not at all.
+
+        Pings are not answered then, and not sent: a reply that cannot leave
+        proves nothing and only fills the queue.
+        """
+        return self._pending > 0
 
     def _flush(self) -> None:
         self._write(self._session.data_to_send())
@@ -356,6 +383,11 @@ class NetworkLink:
         self.error = exc
         self._flush()  # the session's abort, if it queued one
         self._save_record()
+        if self._session.state not in (State.PLAY, State.FINISH):
+            # a final end (a protocol error, a cheat, refused rules or identity): the
+            # match can never resume, so the invite secret in the resume file goes;
+            # a lost connection keeps it for ``p2pkoikoi resume``
+            self._records.drop_sidecar()
         if self._session.match is not None:
             self._push(Update("over", self.view, text=str(exc), record=str(self.record_path or "")))
         self._stop()
@@ -389,6 +421,7 @@ class NetworkLink:
                 try:
                     assert self._stream is not None
                     await self._stream.send_all(data)
+                    self._pending -= len(data)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     if not self._stopped.is_set():
                         self._drop(TransportError("the connection to the other player broke"))
@@ -430,7 +463,8 @@ class NetworkLink:
             if isinstance(ev, Ping | Pong | ChatReceived) and not self._count_chatter():
                 return
             if isinstance(ev, Ping):
-                self._write(s.send(Pong(ev.nonce)))
+                if not self._writer_blocked:
+                    self._write(s.send(Pong(ev.nonce)))
             elif isinstance(ev, Pong):
                 pass
             elif isinstance(ev, RulesProposed):
@@ -504,9 +538,18 @@ class NetworkLink:
             }
         )
         if self._known is not None:
-            warning = self._known.check(ev.peer_name, ev.peer_fingerprint)
-            if warning:
-                self._notify({"event": "warning", "text": warning})
+            try:
+                check = self._known.admit(ev.peer_name, ev.peer_fingerprint)
+            except IdentityChangedError as exc:  # before the deal: nobody has seen a card
+                with suppress(ProtocolError):
+                    self._write(s.send(Goodbye()))
+                self._fail(exc)
+                return
+            except ConfigError as exc:  # known_peers cannot be written: play on, say so
+                self._notify({"event": "warning", "text": str(exc)})
+            else:
+                if check.warning:
+                    self._notify({"event": "warning", "text": check.warning})
         self._save_record()
 
     def _on_over(self, ev: MatchOver) -> None:
@@ -570,7 +613,11 @@ class NetworkLink:
             now = trio.current_time()
             if s.state in (State.DONE, State.CLOSED, State.ERROR):
                 return
-            if s.state is not State.HELLO and now - self._last_tx >= t.ping_interval:
+            if (
+                s.state is not State.HELLO
+                and now - self._last_tx >= t.ping_interval
+                and not self._writer_blocked
+            ):
                 self._ping_no += 1
                 self._write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
             silent = now - self._last_rx
@@ -614,6 +661,7 @@ class NetworkLink:
         """Reader, writer and heartbeat of one connection; returns when it is lost."""
         self._stream = stream
         self._out_tx, self._out_rx = trio.open_memory_channel[bytes](math.inf)
+        self._pending = 0  # bytes in that channel: bounded by OUTGOING_LIMIT in _write
         self._writer_done = trio.Event()
         self._lost = trio.Event()
         self._last_rx = self._last_tx = trio.current_time()
