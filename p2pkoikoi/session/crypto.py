@@ -15,7 +15,7 @@ import struct
 from typing import Final
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
@@ -82,9 +82,7 @@ def x25519_private(seed: bytes) -> X25519PrivateKey:
 
 
 def x25519_public(private: X25519PrivateKey) -> bytes:
-    return private.public_key().public_bytes(
-        serialization.Encoding.Raw, serialization.PublicFormat.Raw
-    )
+    return private.public_key().public_bytes_raw()
 
 
 def shared_secret(private: X25519PrivateKey, peer_public: bytes) -> bytes:
@@ -192,7 +190,9 @@ def derive_seed(host_value: bytes, joiner_value: bytes, transcript: bytes) -> by
 # --------------------------------------------------------------------------- identities
 def public_bytes(key: Ed25519PrivateKey | Ed25519PublicKey) -> bytes:
     pub = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
-    return pub.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    # public_bytes_raw, not public_bytes(Encoding.Raw, ...): the serialization module
+    # imports the SSH and cipher code, a third of verify's import time
+    return pub.public_bytes_raw()
 
 
 def sign(key: Ed25519PrivateKey, message: bytes) -> bytes:
