@@ -252,14 +252,11 @@ def run_match(args: argparse.Namespace, host: bool) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from p2pkoikoi.session import decode_record
     from p2pkoikoi.transport.openers import open_resume
-    from p2pkoikoi.transport.record_files import sidecar_path
-
-    from .verify_cmd import read_record_bytes
+    from p2pkoikoi.transport.record_files import read_record, sidecar_path
 
     path = Path(args.record).expanduser()
-    record = decode_record(read_record_bytes(str(path)))
+    record = read_record(path)  # the compact record, or a crashed match's journal
     if record.is_complete:
         sidecar_path(path).unlink(missing_ok=True)
         raise InputError(f"the match in {path} is over (both signed the result): nothing to resume")

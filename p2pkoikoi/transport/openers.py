@@ -205,6 +205,10 @@ async def open_resume(
 ) -> AsyncIterator[NetworkLink]:
     """Continue the match of ``record`` after a crash (``p2pkoikoi resume``).
 
+    ``record`` is :func:`~p2pkoikoi.transport.record_files.read_record` of
+    ``record_path``: after a crash usually a journal, maybe cut short; the link
+    starts a fresh journal there with everything ``record`` holds.
+
     The resume file beside the record says who we were: a host listens on the
     same port again, a joiner dials the host; the opponent (in its own
     reconnect loop) must come back within ``timeouts.reconnect_window``.

@@ -15,7 +15,9 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, Final
 
-from p2pkoikoi.session import Session
+from p2pkoikoi.session import RecordError, Session
+from p2pkoikoi.session.journal import decode_record_file
+from p2pkoikoi.session.record import MAX_RECORD_BYTES, Record
 from p2pkoikoi.transport.errors import ConfigError, TransportError
 from p2pkoikoi.transport.identity import atomic_write
 from p2pkoikoi.transport.journal_file import RecordJournal
@@ -72,6 +74,20 @@ class RecordKeeper:
         if self.path is not None:
             with suppress(OSError):
                 sidecar_path(self.path).unlink()
+
+
+def read_record(path: Path) -> Record:
+    """The record a resume continues from: the file's compact record or, after a
+    crash, its journal's complete entries (a crash can cut a journal anywhere;
+    what the cut took the other player re-sends on resume).  :class:`RecordError`
+    if the file cannot be read or is not a record."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_RECORD_BYTES + 1)  # a huge file is refused, not read whole
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    record, _ = decode_record_file(data)
+    return record
 
 
 def read_sidecar(record_path: Path) -> dict[str, Any]:
