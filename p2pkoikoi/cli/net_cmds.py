@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from p2pkoikoi import doc_url
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
 from p2pkoikoi.transport.addresses import DEFAULT_PORT
 
@@ -78,7 +79,8 @@ def register(sub: Any) -> None:
         "host",
         help="host a network match and print an invite for your friend",
         description="Listen for one player, print an invite to pass on, play the match. "
-        f"The default port is {DEFAULT_PORT}; see docs/network.md.",
+        f"The default port is {DEFAULT_PORT}; firewalls, port forwarding and the rest:"
+        f" {doc_url('docs/network.md')}",
     )
     h.add_argument(
         "--port",
@@ -133,8 +135,8 @@ def register(sub: Any) -> None:
         help="continue a network match after a crash, from its record",
         description="Continue the unfinished match of RECORD: a host listens on the same port "
         "again, a joiner reconnects to the host (the secrets come from RECORD.resume, written "
-        "beside the record).  The other player's program must still be waiting (see "
-        "docs/network.md, 'When the connection drops').",
+        "beside the record).  The other player's program must still be waiting."
+        f" More: {doc_url('docs/network.md#when-the-connection-drops')}",
     )
     r.add_argument("record", help="the match record (a .koikoi file)")
     r.add_argument(

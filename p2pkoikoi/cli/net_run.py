@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import trio
 
+from p2pkoikoi import doc_url
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, get_preset
 from p2pkoikoi.session import RulesProposed
@@ -303,7 +304,8 @@ def invite_lines(invite: str, port: int) -> tuple[str, ...]:
         "",
         f"  {spaced_invite(invite)}",
         "",
-        f"TCP port {port}; see docs/network.md for firewalls and port forwarding.",
+        f"TCP port {port}; for firewalls and port forwarding see 'Across the internet' in",
+        f"  {doc_url('docs/network.md')}",
         "(To copy with the mouse, hold Shift while selecting.)",
     )
 
