@@ -172,6 +172,7 @@ class RecordJournal:
         self._last_full = b""
         self._mark: tuple[int, State] | None = None
         self._pending = False  # a record before the match started, not written yet
+        self._complete = False  # compacted with both final signatures: done
         self._rounds = 0
 
     def _default_path(self, session: Session) -> Path:
@@ -181,8 +182,8 @@ class RecordJournal:
 
     def save(self, session: Session) -> None:
         """Bring the file up to ``session``; :class:`OSError` if it cannot be written."""
-        if session.session_id is None:
-            return
+        if session.session_id is None or self._complete:
+            return  # a finished match's record never changes again
         mark = (session.seq, session.state)
         if self._file is not None and mark == self._mark:
             return  # during play nothing recorded changes without a new seq or state
@@ -208,6 +209,7 @@ class RecordJournal:
         path = self._default_path(session)
         if record.is_complete:
             self._compact(path, record)
+            self._complete = True
             return
         if self._file is None:
             self._file = JournalFile(path)
