@@ -34,6 +34,10 @@ from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.identity import atomic_write, default_record_path
 
 
+#: fdatasync where there is one (Linux): the data, not the times; macOS has only fsync
+_datasync = getattr(os, "fdatasync", os.fsync)
+
+
 def _fsync_directory(directory: Path) -> None:
     try:
         dfd = os.open(directory, os.O_RDONLY)
@@ -125,7 +129,7 @@ class JournalFile:
                 fd = self._fd
                 self._lock.release()  # appends go on meanwhile (they take no lock)
                 try:
-                    os.fdatasync(fd)
+                    _datasync(fd)
                     self.syncs += 1
                 except OSError as exc:
                     self.error = exc
