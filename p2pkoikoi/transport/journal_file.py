@@ -33,7 +33,6 @@ from p2pkoikoi.session.journal import JournalWriter
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.identity import atomic_write, default_record_path
 
-
 #: fdatasync where there is one (Linux): the data, not the times; macOS has only fsync
 _datasync = getattr(os, "fdatasync", os.fsync)
 
