@@ -55,9 +55,13 @@ JOURNAL_PREFIX: Final = b'{"format":"p2pkoikoi-journal"'
 _ROLES: Final = ("host", "joiner")
 
 
+#: one encoder for every entry (json.dumps with options builds a new one each call)
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def encode_entry(obj: dict[str, Any]) -> bytes:
     """One journal line: CRC-32 of the compact JSON, a space, the JSON, a newline."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text = _ENCODER.encode(obj).encode("utf-8")
     return b"%08x %s\n" % (zlib.crc32(text), text)
 
 

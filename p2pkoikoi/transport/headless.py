@@ -31,9 +31,11 @@ ROLES = ("host", "joiner")
 def json_emitter(out: IO[str] | None = None) -> Emit:
     """One JSON object per line, flushed at once (a script waits on each line)."""
 
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+
     def emit(obj: dict[str, Any]) -> None:
         stream = out if out is not None else sys.stdout
-        stream.write(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n")
+        stream.write(encoder.encode(obj) + "\n")
         stream.flush()
 
     return emit
