@@ -110,3 +110,36 @@ def test_resuming_a_hidden_match_needs_the_deal_secret() -> None:
         )
     with pytest.raises(LocalProtocolError, match="secret gives"):
         resumed(h, "x", secret=bytes(32))
+
+
+@pytest.mark.parametrize(
+    ("who", "lost"),
+    [("host", 1), ("host", 2), ("host", 5), ("joiner", 1), ("joiner", 3), ("joiner", 8)],
+)
+def test_a_side_that_lost_its_last_moves_takes_them_back_from_the_peer(who: str, lost: int) -> None:
+    """Our record lost its last moves (a crash before the disk had them): the peer,
+    ahead, re-sends them; our table makes exactly those moves again and play goes on."""
+    import dataclasses
+
+    h, j = make_pair(RULES)
+    play_until_cut(h, j, random_chooser(3), 9000 + 700 * lost)
+    assert h.match is not None and j.match is not None
+    victim, other = (h, j) if who == "host" else (j, h)
+    rec = victim.record()
+    short = dataclasses.replace(
+        rec, actions=rec.actions[:-lost], result=None, final_sigs=(None, None)
+    )
+    nv = Session.resume(
+        short,
+        victim.role,
+        identity_key=det_key(victim.role.value),
+        invite_secret=SECRET,
+        entropy=det_bytes(f"entropy/resume/lost{who}{lost}"),
+        hidden_secret=victim.hidden_secret,
+    )
+    no = resumed(other, f"lost-other{who}{lost}")
+    nh, nj = (nv, no) if who == "host" else (no, nv)
+    run_pair(nh, nj, random_chooser(4))
+    assert nh.state is State.DONE and nj.state is State.DONE
+    assert nh.record().actions == nj.record().actions
+    assert verify_record(nh.record()).ok and verify_record(nj.record()).ok

@@ -18,6 +18,8 @@ from typing import IO, Any
 
 import pytest
 
+from p2pkoikoi.session.journal import decode_journal, is_journal
+
 LIMIT = 120
 
 
@@ -75,10 +77,22 @@ class Lines:
 
 
 @pytest.mark.parametrize(
-    ("who", "deal"),
-    [("joiner", "open"), ("host", "open"), ("joiner", "hidden"), ("host", "hidden")],
+    ("who", "cut", "deal"),
+    [
+        ("joiner", False, "open"),
+        ("host", False, "open"),
+        ("joiner", True, "open"),
+        ("host", True, "open"),
+        ("joiner", False, "hidden"),
+        ("host", True, "hidden"),
+    ],
 )
-def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str, deal: str) -> None:
+def test_killed_mid_match_resumes_from_its_record(
+    tmp_path: Path, who: str, cut: bool, deal: str
+) -> None:
+    """``cut``: the victim's journal also loses the middle of its second-last entry
+    onwards (a power failure before the disk had it): the survivor re-sends it.
+    ``deal``: with the hidden deal the victim also needs its deal secret (.resume file)."""
     hrec, jrec = tmp_path / "host.koikoi", tmp_path / "joiner.koikoi"
     common = ("--headless", "--bot", "random", "--reconnect-window", "60")
     host = spawn(
@@ -111,6 +125,14 @@ def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str, deal
         vrec, vlines, slines = (jrec, jl, hl) if who == "joiner" else (hrec, hl, jl)
         victim.kill()
         victim.wait(LIMIT)
+        data = vrec.read_bytes()
+        assert is_journal(data)  # mid-match the record is a journal
+        read = decode_journal(data)
+        assert read.discarded == 0 and read.record.actions
+        if cut:
+            ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+            vrec.write_bytes(data[: (ends[-3] + ends[-2]) // 2])
+            assert len(decode_journal(vrec.read_bytes()).record.actions) < len(read.record.actions)
         side = vrec.with_name(vrec.name + ".resume")
         assert side.exists() and (side.stat().st_mode & 0o777) == 0o600
         assert "secret" not in vrec.read_text() and first["invite"] not in vrec.read_text()
@@ -145,6 +167,7 @@ def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str, deal
             )  # fmt: skip
             assert check.returncode == 0, check.stdout
             assert not path.with_name(path.name + ".resume").exists()
+        # the match is over: each journal was compacted into the record
         hr, jr = json.loads(hrec.read_text()), json.loads(jrec.read_text())
         assert hr["actions"] == jr["actions"]
         assert [a["seq"] for a in hr["actions"]] == list(range(1, len(hr["actions"]) + 1))

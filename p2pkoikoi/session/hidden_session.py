@@ -21,6 +21,7 @@ from p2pkoikoi.session.errors import (
     LocalProtocolError,
     ProtocolError,
     RemoteProtocolError,
+    ResumeError,
 )
 from p2pkoikoi.session.events import ActionReceived, HiddenProgress
 from p2pkoikoi.session.mental.errors import HiddenDealError
@@ -90,7 +91,7 @@ def report(s: Session) -> None:
     if new or h.applied != seen_applied:
         last = h.last_applied
         if h.applied == seen_applied + 1 and last is not None and last[0] != s.our_seat:
-            s._events.append(ActionReceived(s._seq, last[1], new))
+            s._events.append(ActionReceived(s._seq, last[1], new, last[0]))
         else:
             actor = last[0] if last is not None and h.applied != seen_applied else None
             s.last_local_events = new if actor == s.our_seat else ()
@@ -100,6 +101,8 @@ def report(s: Session) -> None:
 
 
 def on_card(s: Session, msg: wire.CardMsg) -> None:
+    """A ``card`` message: the peer's move, or (catching up after a resume) one of ours
+    that our record lost and the peer re-sends (protocol/README.md section 12)."""
     from p2pkoikoi.session.session import State  # (session.py imports this module)
 
     if s._state is not State.PLAY or s._hidden is None:
@@ -109,8 +112,14 @@ def on_card(s: Session, msg: wire.CardMsg) -> None:
         raise RemoteProtocolError(
             f"wrong sequence number on card move: expected {s._seq + 1}, got {msg.seq}"
         )
-    seat = s.role.other.seat
-    if msg.hash != h.state_hash():
+    catching = s._catchup is not None and msg.seq <= s._catchup[0]
+    if catching and h.outbox:  # our table made this move again; the peer has it signed
+        seat, before = s.our_seat, h.outbox[0][1]
+    elif catching and h.expecting == ("act", s.our_seat):  # a decision of ours, lost
+        seat, before = s.our_seat, h.state_hash()
+    else:
+        seat, before = s.role.other.seat, h.state_hash()
+    if msg.hash != before:
         raise RemoteProtocolError(
             f"state hash mismatch before card move {msg.seq} ({msg.kind}): the two "
             "programs disagree about the game (different versions, or tampering)"
@@ -119,8 +128,9 @@ def on_card(s: Session, msg: wire.CardMsg) -> None:
         msg.seq, seat, msg.kind, msg.action, msg.pos, msg.deck, msg.keys, msg.hash
     )
     t = crypto.absorb(s._transcript, "card", *fields)
-    assert s.peer_key is not None
-    if not crypto.verify_sig(s.peer_key, msg.sig, crypto.sig_message(t)):
+    key = s._pub if seat == s.our_seat else s.peer_key
+    assert key is not None
+    if not crypto.verify_sig(key, msg.sig, crypto.sig_message(t)):
         raise CheatingError(f"the signature on card move {msg.seq} is invalid (forged)")
     rec = ActionRecord(
         msg.seq,
@@ -133,8 +143,6 @@ def on_card(s: Session, msg: wire.CardMsg) -> None:
         msg.deck or b"",
         msg.keys or b"",
     )
-    # recorded before it is checked: a move that proves a cheat stays in the record
-    s._commit_card(t, rec)
     move = CardMove(
         msg.kind,
         seat,
@@ -143,13 +151,44 @@ def on_card(s: Session, msg: wire.CardMsg) -> None:
         msg.deck or b"",
         msg.keys or b"",
     )
+    if seat == s.our_seat:
+        _take_back(s, h, move, t, rec)
+        return
+    # recorded before it is checked: a move that proves a cheat stays in the record
+    s._commit_card(t, rec)
     try:
         h.receive(move)
     except HiddenDealError:
         round_no, attempt = h.deal_id  # the deal the table is in (the engine may be past it)
         s._evidence = Evidence(s.our_seat, round_no, attempt, h.table.secrets.encode())
         raise
-    pump(s)
+    if s._catchup is None:
+        pump(s)
+    else:  # still catching up: the moves our table makes now, the peer re-sends to us
+        report(s)
+
+
+def _take_back(s: Session, h: HiddenMatch, move: CardMove, t: bytes, rec: ActionRecord) -> None:
+    """One of our own moves, lost from our record, re-sent by the peer: our table must
+    make exactly that move (signed by us, so it is ours)."""
+    if move.kind == "act" and not h.outbox:
+        try:
+            h.act(Action.parse(move.action))
+        except (ProtocolError, InputError) as exc:
+            raise ResumeError(
+                f"the other player re-sent a move of ours we cannot make: {exc}"
+            ) from None
+    if not h.outbox or h.outbox[0][0] != move:
+        raise ResumeError(
+            f"the other player re-sent card move {rec.seq} of ours, which our table does"
+            " not make: the match cannot resume"
+        )
+    h.outbox.pop(0)
+    s._commit_card(t, rec)
+    if s._catchup is None:  # caught up: what our table made after it goes out now
+        pump(s)
+    else:
+        report(s)
 
 
 def rebuild(s: Session, r: Record) -> None:

@@ -1,8 +1,9 @@
 """Match records: everything needed to verify a match afterwards, in one JSON file.
 
-A record is UTF-8 JSON (``encode_record``), small enough that the transport
-rewrites the whole file atomically after every action (write a temporary file,
-then rename).  Byte strings are lowercase hex.  ``decode_record`` validates
+A record is UTF-8 JSON (``encode_record``).  While a match is played its file
+is a journal that grows by appending (:mod:`p2pkoikoi.session.journal`); the
+transport writes the compact record (atomically: a temporary file, then a
+rename) when the match ends.  Byte strings are lowercase hex.  ``decode_record`` validates
 every field and raises :class:`RecordError` with a one-line reason.  What the
 signatures cover is defined in ``protocol/README.md`` ("Transcript");
 :func:`p2pkoikoi.session.verify.verify_record` checks all of it.
@@ -119,7 +120,7 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         "joiner_value": _hex(record.joiner_value),
         "host_value": _hex(record.host_value),
         "match_seed": _hex(record.match_seed),
-        "actions": [_action(a) for a in record.actions],
+        "actions": [action_to_dict(a) for a in record.actions],
         "result": None
         if r is None
         else {
@@ -143,7 +144,8 @@ def record_to_dict(record: Record) -> dict[str, Any]:
     )
 
 
-def _action(a: ActionRecord) -> dict[str, Any]:
+def action_to_dict(a: ActionRecord) -> dict[str, Any]:
+    """One action as JSON values (hex bytes), the same in a record and a journal."""
     out: dict[str, Any] = {
         "seq": a.seq,
         "seat": a.seat,
@@ -166,7 +168,7 @@ def _action(a: ActionRecord) -> dict[str, Any]:
 def _action_line(a: ActionRecord) -> str:
     """One action's JSON line; cached, since the record is rewritten after every move and
     a hidden deal's moves carry whole decks (the file then grows to hundreds of kB)."""
-    return json.dumps(_action(a), separators=(", ", ": "))
+    return json.dumps(action_to_dict(a), separators=(", ", ": "))
 
 
 def encode_record(record: Record) -> bytes:
@@ -369,7 +371,16 @@ def record_from_dict(obj: Any) -> Record:
 
 
 def decode_record(data: bytes) -> Record:
-    """Parse and validate a record file's bytes."""
+    """Parse and validate a record file's bytes.
+
+    A journal (the file of a match still being played, or of one whose
+    program crashed; :mod:`p2pkoikoi.session.journal`) decodes to the record
+    of its complete entries.
+    """
+    from p2pkoikoi.session.journal import decode_journal, is_journal  # it imports this module
+
+    if is_journal(data):
+        return decode_journal(data).record
     if len(data) > MAX_RECORD_BYTES:
         raise _fail(f"larger than {MAX_RECORD_BYTES} bytes")
     try:

@@ -106,10 +106,13 @@ def run_pair(
             events[s].extend(drain(sess))
             pending[s] += sess.data_to_send()
             m = sess.match
-            local = (
-                sess.waiting_for is WaitingFor.LOCAL_ACTION
-            )  # to_act == s, or the hidden deal's turn
-            if choose and sess.state is State.PLAY and m is not None and local:
+            if (
+                choose
+                and sess.state is State.PLAY
+                and m is not None
+                and sess.waiting_for is WaitingFor.LOCAL_ACTION  # to_act == s, or the hidden turn
+                and not sess.catching_up  # our lost actions are on their way back
+            ):
                 pending[s] += sess.send(SendAction(choose(m)))
                 moved = True
         if not moved:
