@@ -72,3 +72,60 @@ async def test_a_withheld_draw_key_forfeits_after_the_deadline(
     assert isinstance(h.error, PeerTimeoutError), h.error
     assert "withheld" in str(h.error) and "forfeits" in str(h.error)
     assert trio.current_time() >= T.handshake
+
+
+async def test_a_cheat_caught_over_the_link_leaves_a_record_that_names_the_cheater(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    from p2pkoikoi.session.mental import NotACardError
+    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.transport.record_files import read_record
+
+    net = Net()
+    host = Session(
+        "host",
+        identity_key=det_key("host"),
+        invite_secret=SECRET,
+        name="Alice",
+        entropy=det_bytes("entropy/host"),
+        rules=RULES,
+    )
+    joiner = Session(
+        "joiner",
+        identity_key=det_key("joiner"),
+        invite_secret=SECRET,
+        name="Bob",
+        entropy=det_bytes("entropy/joiner"),
+        expected_rules=RULES,
+    )
+    start = joiner._start_match
+
+    def start_match() -> None:
+        start()
+        h = joiner._hidden
+        assert h is not None
+        send = h._send
+
+        def send_garbage(move: CardMove) -> None:
+            if move.kind == "draw":
+                import dataclasses
+
+                move = dataclasses.replace(move, keys=bytes([1]) + bytes(31))
+            send(move)
+
+        h._send = send_garbage  # type: ignore[method-assign]
+
+    joiner._start_match = start_match  # type: ignore[method-assign]
+    rc_h = Reconnect(identity=det_key("host"), secret=SECRET, incoming=net.incoming)
+    rc_j = Reconnect(identity=det_key("joiner"), secret=SECRET, dial=net.dial)
+    a, b = net.pair()
+    h, j = Side(), Side()
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, h, a, host, rc_h, tmp_path / "h.koikoi", 1)
+            nursery.start_soon(play, j, b, joiner, rc_j, tmp_path / "j.koikoi", 2)
+    assert isinstance(h.error, NotACardError), h.error
+    record = read_record(tmp_path / "h.koikoi")
+    assert record.evidence is not None and record.evidence.seat == 0
+    bad = verify_record(record).first_failure
+    assert bad is not None and "seat 1 cheated" in bad.detail, bad
