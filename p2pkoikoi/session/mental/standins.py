@@ -64,20 +64,24 @@ def fact_free_fill(pool: list[int], count: int, avoid_months: int = 0) -> list[i
     the months in the ``avoid_months`` bit set if that can be helped: a stand-in hand
     that declares nothing and, where asked, captures nothing."""
     chosen: list[int] = []
-    held: dict[int, int] = {}
+    held = [0] * 13  # cards of each month (1..12) chosen so far
+    left = [0] * 13  # cards of each month still in the pool
+    for c in pool:
+        left[MONTH_OF[c]] += 1
     for _ in range(count):
         best = min(
             pool,
             key=lambda c: (
                 (avoid_months >> MONTH_OF[c]) & 1,
-                held.get(MONTH_OF[c], 0),
-                -sum(1 for o in pool if MONTH_OF[o] == MONTH_OF[c]),
+                held[MONTH_OF[c]],
+                -left[MONTH_OF[c]],
                 c,
             ),
         )
         pool.remove(best)
         chosen.append(best)
-        held[MONTH_OF[best]] = held.get(MONTH_OF[best], 0) + 1
+        held[MONTH_OF[best]] += 1
+        left[MONTH_OF[best]] -= 1
     return chosen
 
 
