@@ -109,3 +109,17 @@ def test_verify_names_the_cheater_from_the_honest_sides_record() -> None:
     report = verify_record(host.record())
     bad = report.first_failure
     assert bad is not None and "seat 1 cheated" in bad.detail, report.to_dict()
+
+
+def test_an_open_action_message_in_a_hidden_match_is_refused() -> None:
+    from p2pkoikoi.session import RemoteProtocolError, wire
+    from p2pkoikoi.session.testing import drain
+
+    host, joiner = make_pair(hidden("online"), label="mixed")
+    run_pair(host, joiner, None)  # the handshake, the seed and the first deal's masking
+    assert host._hidden is not None and host._send is not None
+    msg = wire.ActionMsg(seq=host.seq + 1, action="play 1b", hash=bytes(32), sig=bytes(64))
+    frame = wire.encode_frame(joiner._send.seal(wire.encode_message(msg)))  # type: ignore[union-attr]
+    host.receive_data(frame)
+    with pytest.raises(RemoteProtocolError, match="action message in a hidden-deal match"):
+        drain(host)

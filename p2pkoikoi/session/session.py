@@ -923,6 +923,10 @@ class Session:
         return m, seat, key
 
     def _on_action(self, msg: wire.ActionMsg) -> None:
+        if self._hidden is not None:  # with the hidden deal, decisions are card moves
+            raise RemoteProtocolError(
+                "bad message from peer: an action message in a hidden-deal match"
+            )
         m, seat, key = self._check_turn(msg.seq, "action")
         try:
             action = Action.parse(msg.action)
