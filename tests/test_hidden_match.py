@@ -65,16 +65,32 @@ def test_rules_that_read_hidden_hands_forced_capture_swap_and_hand_yaku() -> Non
 
 
 def test_neither_side_ever_holds_the_others_key_for_a_card_hidden_from_it() -> None:
-    """The modified client at match level: everything each side received, at every step."""
+    """The modified client at match level: each side keeps everything it holds (its own
+    deal secrets, every deck and key it received this deal) and, at every step, looks for
+    the other's key to a position still hidden from it; at every fifth step it also tries
+    to open three such positions with every 32-byte piece it holds."""
+    from p2pkoikoi.session.mental.deck import encode_deck
+    from tests.hidden_helpers import Snoop
+
     received: list[list[bytes]] = [[], []]
+    steps = [0]
+    tries = [0]
 
     def watch(sides: tuple[HiddenMatch, HiddenMatch]) -> None:
+        steps[0] += 1
         for me in sides:
             peer = sides[1 - me.seat]
-            if me.table.dealt and peer.table.secrets is not me.table.secrets:
-                got = b"".join(received[me.seat])
-                for pos in me.table.hidden_from_me():
-                    assert peer.table.secrets.keys[pos] not in got
+            if not me.table.dealt or me.table.audited is not None:
+                continue
+            got = b"".join(received[me.seat])
+            for pos in me.table.hidden_from_me():
+                assert peer.table.secrets.keys[pos] not in got
+            if steps[0] % 5 == 0:
+                spy = Snoop(me.table)
+                spy.held.extend(received[me.seat])
+                spy.held.extend(encode_deck(d) for d in me.table.decks)
+                spy.try_to_read(peer.table.secrets)
+                tries[0] += spy.attempts
 
     rules = hidden("online", rounds=2)
     sides = (
@@ -87,16 +103,19 @@ def test_neither_side_ever_holds_the_others_key_for_a_card_hidden_from_it() -> N
             other = sides[1 - me.seat]
             while me.outbox:
                 mv = me.outbox.pop(0)[0]
-                if mv.kind != "audit":
-                    received[other.seat].append(mv.keys + mv.deck)
+                if mv.kind == "audit":
+                    received[other.seat].clear()  # the deal is over: its keys are public
+                elif mv.kind == "deck1":
+                    received[other.seat].clear()
+                    received[other.seat].append(mv.deck)
                 else:
-                    received[other.seat].clear()  # a new deal: new keys
+                    received[other.seat].append(mv.keys + mv.deck)
                 other.receive(mv)
-                if other.table.dealt and mv.kind != "audit":
-                    watch(sides)
+                watch(sides)
         for me in sides:
             if me.my_turn():
                 me.act(rng.choice(me.legal_actions()))
+    assert tries[0] > 1000
 
 
 def test_the_open_engine_is_unchanged_by_the_hidden_setting_default() -> None:
