@@ -160,7 +160,7 @@ def test_garbage_instead_of_auth(host: Any) -> None:
     assert peer.sock.recv(65536)  # the host's hello (maybe its auth): read, never answered
     at = time.monotonic()
     peer.send_raw(wire.encode_frame(os.urandom(150)))
-    check_dropped(proc, at, "frame failed authentication")
+    check_dropped(proc, at, "does not hold this invite's secret")
     if record.exists():
         report = verify_json(record)
         assert report["exit_code"] == 0 and report["ok"] and not report["complete"], report
@@ -452,7 +452,7 @@ def test_resume_by_a_different_identity_is_refused(host: Any) -> None:
     assert peer.identity is not None
     peer.close()  # between frames: a lost connection
     proc.wait_event("reconnecting", QUICK)
-    imposter = HostilePeer.resume_join(invite, ours, peer.identity)
+    imposter = HostilePeer.resume_join(invite, ours, peer.identity, peer.session.resume_secret)
     imposter.session._key = Ed25519PrivateKey.generate()  # signs its resume with another key
     at = time.monotonic()
     with contextlib.suppress(KoiKoiError, OSError):
@@ -466,7 +466,7 @@ def test_resume_by_a_different_identity_is_refused(host: Any) -> None:
     assert imposter.session.state is not State.PLAY
     imposter.close()
     check_record(record, peer.session.seq)
-    genuine = HostilePeer.resume_join(invite, ours, peer.identity)
+    genuine = HostilePeer.resume_join(invite, ours, peer.identity, peer.session.resume_secret)
     genuine.play_to_end()
     h = proc.wait_exit()
     assert h.code == 0, h.stderr

@@ -107,6 +107,7 @@ from p2pkoikoi.session import (
 )
 from p2pkoikoi.session.invite import SECRET_BYTES
 from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.resume import ResumePoint
 from p2pkoikoi.transport.errors import (
     ConfigError,
     ConnectError,
@@ -171,15 +172,26 @@ class Reconnect:
     """
 
     identity: Ed25519PrivateKey
-    secret: bytes
+    secret: bytes | None = None  #: the match's resume secret, known once the handshake is done
     dial: Callable[[], Awaitable[trio.abc.Stream]] | None = None
     incoming: trio.MemoryReceiveChannel[trio.abc.Stream] | None = None
     sidecar: dict[str, Any] | None = None
     wanted: bool = False
+    _point: ResumePoint | None = None
 
     def session(self, record: Record, role: Role) -> Session:
+        """A session for one reconnection attempt.  The record is verified and
+        replayed once per break (not once per connection: strangers knocking
+        during the reconnect window cost a copy, not a replay)."""
+        if self._point is None or self._point.record is not record:
+            self._point = ResumePoint.from_record(record)
+        assert self.secret is not None
         return Session.resume(
-            record, role, identity_key=self.identity, invite_secret=self.secret, entropy=_entropy()
+            self._point,
+            role,
+            identity_key=self.identity,
+            resume_secret=self.secret,
+            entropy=_entropy(),
         )
 
 
@@ -465,6 +477,7 @@ class NetworkLink:
         if self.error is not None or self._stopped.is_set():
             return
         self.error = exc
+        self._session.peer_gone()  # between the joiner's value and the reveal: host forfeits
         self._flush()  # the session's abort, if it queued one
         self._save_record()
         if self._session.match is not None:
@@ -561,6 +574,10 @@ class NetworkLink:
                 self._on_handshake(ev)
             elif isinstance(ev, MatchStarted):
                 self._save_record()
+                if self._reconnect is not None and self._session.resume_secret is not None:
+                    self._reconnect.secret = self._session.resume_secret
+                    if self._reconnect.sidecar is not None:
+                        self._reconnect.sidecar["resume_secret"] = self._reconnect.secret.hex()
                 self._write_sidecar()
                 self._started.set()
                 self._push_state(ev.events, None)
@@ -1197,7 +1214,7 @@ async def open_host(
         raise
     notify({"event": "listening", "invite": invite, "port": actual})
     sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
-    rc = Reconnect(identity=identity, secret=secret, sidecar=sidecar, wanted=True)
+    rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)
     limit = math.inf if accept_timeout is None else accept_timeout
     async with _hosting(listeners, rc) as incoming, contextlib.AsyncExitStack() as stack:
         link: NetworkLink | None = None
@@ -1295,7 +1312,7 @@ async def open_join(
         return await trio.open_tcp_stream(first.host, first.port)
 
     sidecar = {"role": "joiner", "invite": str(inv)}
-    rc = Reconnect(identity=identity, secret=inv.secret, dial=dial, sidecar=sidecar)
+    rc = Reconnect(identity=identity, dial=dial, sidecar=sidecar)
     try:
         with trio.fail_after(t.connect):
             stream = await dial()
@@ -1344,6 +1361,8 @@ def read_sidecar(record_path: Path) -> dict[str, Any]:
         or obj.get("format") != SIDECAR_FORMAT
         or obj.get("role") not in ("host", "joiner")
         or not isinstance(obj.get("invite"), str)
+        or not isinstance(obj.get("resume_secret"), str)
+        or len(obj["resume_secret"]) != 64
     ):
         raise ConfigError(f"{path} is not a p2pkoikoi resume file")
     port = obj.get("port", 0)
@@ -1374,10 +1393,14 @@ async def open_resume(
     side = read_sidecar(record_path)
     inv = decode_invite(str(side["invite"]))
     role = Role(str(side["role"]))
+    try:
+        resume_secret = bytes.fromhex(str(side["resume_secret"]))
+    except ValueError:
+        raise ConfigError(f"{sidecar_path(record_path)}: resume_secret is not hex") from None
     session = Session.resume(
-        record, role, identity_key=identity, invite_secret=inv.secret, entropy=_entropy()
+        record, role, identity_key=identity, resume_secret=resume_secret, entropy=_entropy()
     )
-    rc = Reconnect(identity=identity, secret=inv.secret, sidecar=dict(side))
+    rc = Reconnect(identity=identity, secret=resume_secret, sidecar=dict(side))
     rc.sidecar = {k: v for k, v in side.items() if k not in ("format", "version")}
     kw: dict[str, Any] = {
         "timeouts": timeouts,
