@@ -370,8 +370,19 @@ class NetworkLink:
         """Stop for good: keep the error, tell the table, let the writer send the abort."""
         if self.error is not None or self._stopped.is_set():
             return
-        self.error = exc
         self._session.peer_gone()  # between the joiner's value and the reveal: host forfeits
+        forfeit = self._session.forfeit
+        if forfeit is not None and forfeit.seat != self.seat and "forfeits" not in str(exc):
+            exc = TransportError(f"{forfeit.reason} ({exc}): the host forfeits the match")
+        s = self._session
+        if self.seat == 0 and s.match is not None and not s.joiner_started:
+            # we revealed, but the joiner never confirmed it: if the reveal was lost on
+            # the way, the joiner's program counts the end as our forfeit (protocol 8)
+            exc = TransportError(
+                f"{exc} (before the joiner confirmed your reveal: if it never arrived, "
+                "the joiner's record counts this as your forfeit)"
+            )
+        self.error = exc
         self._flush()  # the session's abort, if it queued one
         self._save_record()
         if self._session.state not in (State.PLAY, State.FINISH):
