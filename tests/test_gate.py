@@ -238,3 +238,65 @@ async def test_parallel_guesses_never_exceed_the_limit(
     assert sum("no longer accepted" in t for t in texts) == 2, texts
     assert [n["failed"] for n in notes if n["event"] == "code_expired"] == [3]
     assert gate.guard.failed == 3 and gate.guard.in_flight == 0 and not gate.guard.active
+
+
+# ---------------------------------------------------------------------- finding 5
+def test_reconnect_window_verifies_once_and_limits_each_source(tmp_path: Path) -> None:
+    """While the host waits for its joiner to come back, strangers knocking from one
+    address get their handshakes, then (after 10 failures) a refusal without any;
+    the real joiner resumes and the match finishes."""
+    host, listening = host_process(tmp_path, timeout=5)
+    invite = str(listening["invite"])
+    peer = HostilePeer.join(invite)
+    peer.play_honestly_until(lambda p: p.session.seq >= 3)
+    ours, identity, secret = peer.session.record(), peer.identity, peer.session.resume_secret
+    peer.close()
+    host.wait_event("reconnecting")
+    port = int(listening["port"])
+    answers = [frames(stranger(port, b"\x00\x00\x00\x05junk!", "127.0.0.2")) for _ in range(12)]
+    refused = [a for a in answers if a and isinstance(a[0], wire.RefuseMsg)]
+    assert len(refused) == 2, answers  # the 11th and the 12th
+    assert all("too many failed reconnection attempts" in a[0].reason for a in refused)
+    assert identity is not None
+    genuine = HostilePeer.resume_join(invite, ours, identity, secret)
+    genuine.play_to_end()
+    h = host.wait_exit()
+    assert h.code == 0, h.stderr
+    texts = [e["text"] for e in h.events if e.get("event") == "warning"]
+    assert sum("refused a reconnection from 127.0.0.2: too many failed" in t for t in texts) == 2
+
+
+def test_one_record_check_per_break(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each reconnection attempt starts from the record verified once (not 40 ms each)."""
+    from p2pkoikoi.session import resume as resume_module
+    from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
+    from p2pkoikoi.transport.reconnect import Reconnect
+
+    host, joiner = make_pair(RULES, label="once")
+    run_pair(host, joiner)
+    choose = random_chooser(1)
+    for _ in range(6):
+        m = host.match
+        assert m is not None and m.to_act is not None
+        sender, other = (host, joiner) if m.to_act == 0 else (joiner, host)
+        other.receive_data(sender.send(choose_action(choose, m)))
+        drain(other)
+    calls: list[int] = []
+    real = resume_module.verify_record
+
+    def counting(record: Any) -> Any:
+        calls.append(1)
+        return real(record)
+
+    monkeypatch.setattr(resume_module, "verify_record", counting)
+    rc = Reconnect(identity=det_key("hostonce"), secret=host.resume_secret)
+    record = host.record()
+    sessions = [rc.session(record, Role.HOST) for _ in range(5)]
+    assert len(calls) == 1
+    assert all(s.seq == host.seq for s in sessions)
+
+
+def choose_action(choose: Any, m: Any) -> Any:
+    from p2pkoikoi.session import SendAction
+
+    return SendAction(choose(m))

@@ -43,8 +43,8 @@ from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS
 from p2pkoikoi.session.errors import RemoteProtocolError, WrongSecretError
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.limits import RECEIVE_SIZE
-from p2pkoikoi.transport.listener import peer_address
 from p2pkoikoi.transport.notes import Notify
+from p2pkoikoi.transport.strangers import peer_address
 
 BUSY_REASON: Final = "the host is busy with other connections: try again in a moment"
 WON_REASON: Final = "the host is playing a match with someone else"
