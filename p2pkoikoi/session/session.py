@@ -459,6 +459,11 @@ class Session:
         self._in.clear()
 
     @property
+    def lacks_peer_final(self) -> bool:
+        """We signed the result; the peer's final signature has not arrived."""
+        return self._result is not None and self.role.other not in self._final_sigs
+
+    @property
     def joiner_started(self) -> bool:
         """The joiner's start signature has arrived (so it has the reveal)."""
         return Role.JOINER in self._start_sigs
