@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from p2pkoikoi.engine import KoiKoiError, RuleSet
 from p2pkoikoi.session import (
     Invite,
+    LocalProtocolError,
     Role,
     Session,
     decode_invite,
@@ -37,7 +38,7 @@ from p2pkoikoi.session.code import (
     decode_code,
     encode_code,
 )
-from p2pkoikoi.session.invite import SECRET_BYTES
+from p2pkoikoi.session.invite import SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.addresses import invite_address
 from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError, os_reason
@@ -146,8 +147,9 @@ async def open_host(
 
 @asynccontextmanager
 async def open_join(
-    invite: str | Invite,
+    invite: str | Invite | ShortCode,
     *,
+    address: Address | None = None,
     identity: Ed25519PrivateKey,
     name: str,
     expected_rules: RuleSet | None = None,
@@ -159,21 +161,30 @@ async def open_join(
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
 
+    ``invite`` may be a short code (:class:`ShortCode`, the SPAKE2 password)
+    with the host's ``address`` (found by LAN discovery: it is not in the code).
     With ``expected_rules`` the session accepts exactly those rules (or fails
     naming the differences); without, ``decide_rules`` is asked (default:
     accept, after a ``rules_proposed`` note).
     """
-    inv = decode_invite(invite) if isinstance(invite, str) else invite
+    code = invite if isinstance(invite, ShortCode) else None
+    inv = None if code is not None else decode_invite(invite) if isinstance(invite, str) else invite
+    assert inv is None or isinstance(inv, Invite)
+    if inv is not None:
+        first = address or inv.addresses[0]  # dialing every address at once: branch net9
+    elif address is not None:
+        first = address
+    else:
+        raise LocalProtocolError("joining with a code needs the host's address")
     notify = notify or nop
     t = timeouts or Timeouts()
-    first = inv.addresses[0]  # dialing every address at once: branch net9
     where = first.display
     notify({"event": "connecting", "host": first.host, "port": first.port})
 
     async def dial() -> trio.abc.Stream:
         return await trio.open_tcp_stream(first.host, first.port)
 
-    sidecar = {"role": "joiner", "invite": str(inv)}
+    sidecar = {"role": "joiner", "address": str(first)}
     rc = Reconnect(identity=identity, dial=dial, sidecar=sidecar)
     try:
         with trio.fail_after(t.connect):
@@ -188,7 +199,8 @@ async def open_join(
     session = Session(
         Role.JOINER,
         identity_key=identity,
-        invite_secret=inv.secret,
+        invite_secret=inv.secret if inv is not None else None,
+        code=code,
         name=name,
         entropy=session_entropy(),
         expected_rules=expected_rules,
@@ -224,8 +236,11 @@ async def open_resume(
     """
     notify = notify or nop
     side = read_sidecar(record_path)
-    inv = decode_invite(str(side["invite"]))
     role = Role(str(side["role"]))
+    if isinstance(side.get("address"), str):
+        first = decode_address(str(side["address"]))
+    else:
+        first = decode_invite(str(side["invite"])).addresses[0]
     try:
         resume_secret = bytes.fromhex(str(side["resume_secret"]))
     except ValueError:
@@ -242,7 +257,6 @@ async def open_resume(
         "known_peers": known_peers,
         "reconnect": rc,
     }
-    first = inv.addresses[0]
     if role is Role.JOINER:
 
         async def dial() -> trio.abc.Stream:
