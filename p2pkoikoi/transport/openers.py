@@ -17,7 +17,7 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -40,7 +40,7 @@ from p2pkoikoi.session.code import (
 )
 from p2pkoikoi.session.invite import SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
-from p2pkoikoi.transport.addresses import invite_address
+from p2pkoikoi.transport.addresses import DEFAULT_PORT, invite_address
 from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError, os_reason
 from p2pkoikoi.transport.gate import Admitted, CodeGuard, Gate, GateLimits
 from p2pkoikoi.transport.identity import KnownPeers
@@ -50,9 +50,6 @@ from p2pkoikoi.transport.match_link import DecideRules, NetworkLink, open_link
 from p2pkoikoi.transport.notes import Notify, nop
 from p2pkoikoi.transport.reconnect import Reconnect, close_queued, session_entropy
 from p2pkoikoi.transport.record_files import read_sidecar, sidecar_path
-
-#: the port a host listens on unless told otherwise (unassigned by IANA)
-DEFAULT_PORT: Final = 47474
 
 
 def new_code(number: int | None = None) -> ShortCode:
@@ -229,6 +226,10 @@ async def open_resume(
     known_peers: KnownPeers | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Continue the match of ``record`` after a crash (``p2pkoikoi resume``).
+
+    ``record`` is :func:`~p2pkoikoi.transport.record_files.read_record` of
+    ``record_path``: after a crash usually a journal, maybe cut short; the link
+    starts a fresh journal there with everything ``record`` holds.
 
     The resume file beside the record says who we were: a host listens on the
     same port again, a joiner dials the host; the opponent (in its own
