@@ -344,3 +344,29 @@ def test_the_hidden_vectors_check_independently() -> None:
         )
     kinds = [m["kind"] for m in v["first_deal"]["moves"]]
     assert kinds[:4] == ["deck1", "deck2", "deck3", "keys"] and kinds[-2:] == ["audit", "audit"]
+    # a card move's transcript entry, and what its v2 signature covers
+    ce = v["card_entry"]
+
+    def lp(b: bytes) -> bytes:
+        return len(b).to_bytes(4, "big") + b
+
+    def u64(n: int) -> bytes:
+        return n.to_bytes(8, "big")
+
+    entry = b"".join(
+        lp(f)
+        for f in (
+            b"card",
+            u64(ce["seq"]),
+            u64(ce["seat"]),
+            ce["kind"].encode(),
+            ce["action"].encode(),
+            u64(ce["pos"]),
+            b"",  # no deck
+            bytes.fromhex(ce["keys"]),
+            bytes.fromhex(ce["state_hash_before"]),
+        )
+    )
+    t = hashlib.sha256(bytes(32) + entry).digest()
+    assert t.hex() == ce["transcript_after"]
+    assert ce["signed"] == (b"p2pkoikoi/v2/sig\x00" + t).hex()

@@ -72,6 +72,16 @@ async def test_a_withheld_draw_key_forfeits_after_the_deadline(
     assert isinstance(h.error, PeerTimeoutError), h.error
     assert "withheld" in str(h.error) and "forfeits" in str(h.error)
     assert trio.current_time() >= T.handshake
+    # main's forfeit machinery: the host's record says the joiner forfeited, and verify
+    # reports it as valid but incomplete (one player's account)
+    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.transport.record_files import read_record
+
+    rec = read_record(tmp_path / "h.koikoi")
+    assert rec.forfeit is not None and rec.forfeit.seat == 1 and "withheld" in rec.forfeit.reason
+    report = verify_record(rec)
+    assert report.ok and not report.complete
+    assert any("joiner forfeited" in lack for lack in report.lacks)
 
 
 async def test_a_cheat_caught_over_the_link_leaves_a_record_that_names_the_cheater(

@@ -10,7 +10,6 @@ from p2pkoikoi.session import LocalProtocolError, Resumed, Session, State
 from p2pkoikoi.session.events import SendAction
 from p2pkoikoi.session.session import WaitingFor
 from p2pkoikoi.session.testing import (
-    SECRET,
     Chooser,
     det_bytes,
     det_key,
@@ -59,7 +58,7 @@ def resumed(old: Session, label: str, secret: bytes | None = None) -> Session:
         old.record(),
         old.role,
         identity_key=det_key(old.role.value),
-        invite_secret=SECRET,
+        resume_secret=old.resume_secret,
         entropy=det_bytes("entropy/resume/" + label),
         hidden_secret=old.hidden_secret if secret is None else secret,
     )
@@ -105,7 +104,7 @@ def test_resuming_a_hidden_match_needs_the_deal_secret() -> None:
             h.record(),
             h.role,
             identity_key=det_key("host"),
-            invite_secret=SECRET,
+            resume_secret=h.resume_secret,
             entropy=det_bytes("e"),
         )
     with pytest.raises(LocalProtocolError, match="secret gives"):
@@ -133,7 +132,7 @@ def test_a_side_that_lost_its_last_moves_takes_them_back_from_the_peer(who: str,
         short,
         victim.role,
         identity_key=det_key(victim.role.value),
-        invite_secret=SECRET,
+        resume_secret=victim.resume_secret,
         entropy=det_bytes(f"entropy/resume/lost{who}{lost}"),
         hidden_secret=victim.hidden_secret,
     )

@@ -110,7 +110,10 @@ def broken_audit(h: HiddenMatch, m: CardMove) -> CardMove:
     if m.kind != "audit":
         return m
     d = bytearray(m.deck)
-    d[48 + FIELD_POSITIONS[0] * 32] ^= 1  # its key for a field card, sent during the round
+    # its key for a field card, sent during the round (hidden-deal.md section 5: the
+    # host's audit is scalar || perm || keys, the joiner's perm || keys)
+    keys_at = 32 + 48 if m.seat == 0 else 48
+    d[keys_at + FIELD_POSITIONS[0] * 32] ^= 1
     return dataclasses.replace(m, deck=bytes(d))
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import RecordError, decode_record, encode_record
-from p2pkoikoi.session.record import record_to_dict
+from p2pkoikoi.session.record import Evidence, record_to_dict
 from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
 
 
@@ -51,7 +53,8 @@ def _mutate(record_bytes: bytes, path: list[str | int], value: object) -> bytes:
     ("path", "value", "message"),
     [
         (["format"], "other", "'format' must be"),
-        (["version"], 2, "unsupported record version 2"),
+        (["version"], 3, "unsupported record version 3"),
+        (["version"], 1, "this record is from protocol version 1"),
         (["session_id"], "zz", "session_id must be 64 hex digits"),
         (["host", "identity_key"], "00", "host.identity_key must be 64 hex digits"),
         (["host", "fingerprint"], "aaaa-bbbb-cccc-dddd", "host.fingerprint does not match"),
@@ -62,6 +65,8 @@ def _mutate(record_bytes: bytes, path: list[str | int], value: object) -> bytes:
         (["actions", 0, "extra"], 1, r"actions\[0\] has an unknown field 'extra'"),
         (["actions", 0, "action"], KeyError, r"actions\[0\] lacks 'action'"),
         (["actions"], {}, "'actions' must be a list"),
+        (["actions", 0, "deck"], "00", r"actions\[0\] has card move data .* but no kind"),
+        (["actions", 0, "kind"], "peek", r"actions\[0\].kind must be one of deck1"),
         (["rules", "rounds"], "many", "rules: setting rounds"),
         (["result", "scores"], [1], "result.scores must be a list of two"),
         (["result", "winner"], 3, "result.winner must be"),
@@ -92,3 +97,37 @@ def test_not_a_record(data: bytes, message: str) -> None:
 def test_dict_form_is_json(record_bytes: bytes) -> None:
     rec = decode_record(record_bytes)
     assert json.loads(json.dumps(record_to_dict(rec))) == json.loads(record_bytes)
+
+
+# ------------------------------------------------------------ the published schema
+def test_records_match_the_published_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
+    root = Path(__file__).resolve().parent.parent / "protocol"
+    schema = json.loads((root / "record.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    host, joiner = make_pair(get_preset("online").with_settings(rounds=1))
+    early = record_to_dict(host.record())  # before any byte moved
+    run_pair(host, joiner, random_chooser(4))
+    samples = [early, record_to_dict(host.record()), record_to_dict(joiner.record())]
+    for name in ("transcript", "resume"):
+        vec = json.loads((root / "vectors" / f"{name}.json").read_text(encoding="utf-8"))
+        samples += [vec["record"]] if "record" in vec else list(vec["inputs"].values())[:2]
+    # the hidden deal: card moves (kind, pos, deck, keys), and a cheat's evidence
+    hidden = get_preset("online").with_settings(deal="hidden", rounds=1)
+    h_host, h_joiner = make_pair(hidden, label="schema-hidden")
+    run_pair(h_host, h_joiner, random_chooser(3))
+    h_rec = h_host.record()
+    assert {a.kind for a in h_rec.actions} >= {"deck1", "deck3", "act", "draw", "audit"}
+    audit = next(a for a in h_rec.actions if a.kind == "audit")
+    caught = dataclasses.replace(h_rec, evidence=Evidence(0, 1, 0, audit.deck))
+    hidden_samples = [record_to_dict(h_rec), record_to_dict(caught)]
+    for sample in samples + hidden_samples:
+        validator.validate(sample)
+    bad = dict(samples[1], surprise=1)
+    assert not validator.is_valid(bad)
+    card = hidden_samples[0]["actions"][0]
+    assert not validator.is_valid(dict(hidden_samples[0], actions=[dict(card, kind="peek")]))
+    assert not validator.is_valid(dict(samples[1], actions=[dict(card, kind=None)]))
+    opened = {k: v for k, v in card.items() if k != "kind"}
+    assert not validator.is_valid(dict(samples[1], actions=[opened]))  # deck without kind
+    assert not validator.is_valid(dict(hidden_samples[1], evidence={"seat": 0}))

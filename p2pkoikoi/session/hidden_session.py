@@ -103,11 +103,15 @@ def report(s: Session) -> None:
 def on_card(s: Session, msg: wire.CardMsg) -> None:
     """A ``card`` message: the peer's move, or (catching up after a resume) one of ours
     that our record lost and the peer re-sends (protocol/README.md section 12)."""
-    from p2pkoikoi.session.session import State  # (session.py imports this module)
+    from p2pkoikoi.session.session import Role, State  # (session.py imports this module)
 
     if s._state is not State.PLAY or s._hidden is None:
         raise s._unexpected("card")
     h = s._hidden
+    if s.role is Role.HOST and Role.JOINER not in s._start_sigs:
+        # as for actions (protocol/README.md section 8): the joiner's start signature
+        # binds it to the match before any move of its own counts
+        raise RemoteProtocolError(f"the joiner sent card move {msg.seq} before its start signature")
     if msg.seq != s._seq + 1:
         raise RemoteProtocolError(
             f"wrong sequence number on card move: expected {s._seq + 1}, got {msg.seq}"

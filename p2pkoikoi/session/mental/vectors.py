@@ -137,6 +137,9 @@ def hidden_vectors() -> dict[str, Any]:
             "keys": bytes(64).hex(),
             "state_hash_before": bytes(32).hex(),
             "transcript_after": t.hex(),
+            "signed": crypto.sig_message(t).hex(),
+            "signed_description": "what the mover signs (protocol version 2, as for an action):"
+            " 'p2pkoikoi/v2/sig' || 0x00 || transcript_after",
         },
         "first_deal": {
             "description": "every move of the first deal between two reference sides with"
