@@ -49,10 +49,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--headless", action="store_true", help="no table: a bot plays, JSON lines on stdout"
     )
     p.add_argument(
+        "--my-bot",
         "--bot",
+        dest="bot",
         default="random",
         metavar="SPEC",
-        help="headless player: random, easy, medium, hard, cmd:COMMAND (default random)",
+        help="with --headless, the bot that plays for YOU: random, easy, medium, hard, "
+        "cmd:COMMAND (default random)",
     )
     p.add_argument(
         "--bot-seed", type=int, metavar="N", help="seed the headless bot (default: random)"
@@ -181,7 +184,14 @@ def register(sub: Any) -> None:
     r.add_argument(
         "--headless", action="store_true", help="no table: a bot plays, JSON lines on stdout"
     )
-    r.add_argument("--bot", default="random", metavar="SPEC", help="headless player")
+    r.add_argument(
+        "--my-bot",
+        "--bot",
+        dest="bot",
+        default="random",
+        metavar="SPEC",
+        help="with --headless, the bot that plays for YOU (default random)",
+    )
     r.add_argument("--bot-seed", type=int, metavar="N", help="seed the headless bot")
     r.add_argument("--config-dir", metavar="DIR", help="where your identity is")
     r.add_argument(

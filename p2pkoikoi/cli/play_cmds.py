@@ -6,7 +6,7 @@ import argparse
 import os
 from collections.abc import Callable
 
-from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
+from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
 from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet
 
 
@@ -17,11 +17,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Play a local match against a built-in bot in the terminal table.",
     )
     p.add_argument(
+        "--opponent",
         "--ai",
-        "--bot",
+        dest="ai",
         default="medium",
         metavar="LEVEL",
-        help="the computer player: random, easy, medium, hard, or cmd:COMMAND for an"
+        help="your opponent, the computer player: random, easy, medium, hard, or cmd:COMMAND for an"
         " engine of your own (docs/engine-protocol.md); default medium",
     )
     add_rules_options(p)
@@ -33,13 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def parse_seed(text: str | None) -> bytes:
     if text is None:
         return os.urandom(32)
-    try:
-        seed = bytes.fromhex(text.strip())
-    except ValueError:
-        raise InputError("--seed must be 64 hex digits") from None
-    if len(seed) != 32:
-        raise InputError(f"--seed must be 64 hex digits (32 bytes), not {len(seed)} bytes")
-    return seed
+    return parse_seed_hex(text, "--seed")
 
 
 def make_opponent(level: str, seed: int) -> tuple[Callable[[PlayerView], Action], str]:

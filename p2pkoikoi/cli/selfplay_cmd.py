@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         "selfplay",
         help="play bots against each other and report their strength",
         description="Bot-vs-bot matches with seats alternated. Reports wins, draws and losses"
-        " for the first bot, a 95%% Wilson interval on its win rate (draws count half)"
+        " for the first bot, a 95% Wilson interval on its win rate (draws count half)"
         " and the Elo difference. Bots: " + SPEC_HELP + ".",
     )
     p.add_argument("--bots", required=True, metavar="A,B", help="the two bots, comma-separated")
