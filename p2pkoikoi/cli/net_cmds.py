@@ -83,6 +83,15 @@ def _common(p: argparse.ArgumentParser) -> None:
     _reconnect_option(p)
     _accept_new_key_option(p)
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+    _quiet_option(p)
+
+
+def _quiet_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="table: no terminal bell when it becomes your turn (it rings by default)",
+    )
 
 
 def _accept_new_key_option(p: argparse.ArgumentParser) -> None:
@@ -200,6 +209,7 @@ def register(sub: Any) -> None:
     _reconnect_option(r)
     _accept_new_key_option(r)
     r.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+    _quiet_option(r)
     r.set_defaults(func=run_resume)
 
 
@@ -381,7 +391,9 @@ async def _headless(opener: Opener, choose: Callable[[PlayerView], Action]) -> i
 def _run(args: argparse.Namespace, host: bool) -> int:
     opener = _opener(args, host)
     if not args.headless:
-        return run_network_table(opener, ascii=args.ascii, me=_own_fingerprint(args))
+        return run_network_table(
+            opener, ascii=args.ascii, me=_own_fingerprint(args), bell=not args.quiet
+        )
     choose, close = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, opener, choose)
@@ -422,7 +434,9 @@ def run_resume(args: argparse.Namespace) -> int:
         )
 
     if not args.headless:
-        return run_network_table(open_, ascii=args.ascii, me=own_fingerprint(identity))
+        return run_network_table(
+            open_, ascii=args.ascii, me=own_fingerprint(identity), bell=not args.quiet
+        )
     choose, close = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, open_, choose)
@@ -431,12 +445,15 @@ def run_resume(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- table
-def run_network_table(opener: Opener, *, ascii: bool = False, me: str = "") -> int:
+def run_network_table(
+    opener: Opener, *, ascii: bool = False, me: str = "", bell: bool = True
+) -> int:
     """Open the terminal table on a network match (the UI's ``run_table`` entry point);
-    ``me`` is the player's own fingerprint, shown beside the peer's."""
+    ``me`` is the player's own fingerprint, shown beside the peer's; ``bell`` rings
+    the terminal's bell when it becomes your turn."""
     from p2pkoikoi.ui.app import run_table
 
-    return run_table(network_table_factory(opener, me), ascii=ascii)
+    return run_table(network_table_factory(opener, me), ascii=ascii, bell=bell)
 
 
 def invite_lines(invite: str, port: int) -> tuple[str, ...]:
