@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 
 from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
-from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet
+from p2pkoikoi.engine import Action, PlayerView, RuleSet
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

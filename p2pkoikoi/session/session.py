@@ -674,7 +674,9 @@ class Session:
             else:
                 diff = self._expected.diff(self.rules)
                 if diff:
-                    text = describe_diff(self._expected, self.rules, "you expect", "the host proposes")
+                    text = describe_diff(
+                        self._expected, self.rules, "you expect", "the host proposes"
+                    )
                     self._queue(
                         wire.DeclineMsg(
                             reason=f"rules differ: {text}"[: wire.MAX_REASON],
