@@ -217,6 +217,16 @@ def register(sub: Any) -> None:
 _NAME_BAD = re.compile(r"[^\w .-]+")
 
 
+def login_name() -> str:
+    """The login name made safe for the protocol's name field ("player" if none)."""
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):
+        login = ""
+    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
+    return clean or "player"
+
+
 def _name(args: argparse.Namespace) -> str:
     if args.name is not None:
         name = str(args.name)
@@ -230,12 +240,7 @@ def _name(args: argparse.Namespace) -> str:
                 f"--name must be 1..{MAX_NAME} printable characters without surrounding spaces"
             )
         return name
-    try:
-        login = getpass.getuser()
-    except (KeyError, OSError):
-        login = ""
-    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
-    return clean or "player"
+    return login_name()
 
 
 def _timeouts(args: argparse.Namespace) -> Timeouts:

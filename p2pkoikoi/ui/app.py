@@ -59,6 +59,7 @@ from p2pkoikoi.engine import Action, KoiKoiError, RuleSet
 from p2pkoikoi.transport.link import GameLink
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer
+from p2pkoikoi.ui.tutorial import tutorial_tip
 
 #: the smallest terminal the table is laid out for (pages fold to any width)
 MIN_COLUMNS, MIN_ROWS = 80, 24
@@ -103,6 +104,7 @@ STYLE = Style.from_dict(
         "note": "#9e9e9e",
         "frame.border": "#9e9e9e",
         "offer.diff": "bold #ffd54f",
+        "guide": "#a5d6a7",
     }
 )
 
@@ -377,11 +379,33 @@ class TableApp:
                     Window(self._ft(lambda: R.status_fragments(st)), height=1),
                     filter=Condition(lambda: bool(st.status)),
                 ),
+                ConditionalContainer(
+                    Window(
+                        self._ft(self._guide_text),
+                        height=lambda: Dimension.exact(len(self._guide_lines()) or 1),
+                        wrap_lines=False,
+                    ),
+                    filter=Condition(lambda: bool(tutorial_tip(st))),
+                ),
                 chat_line,
                 Window(self._ft(lambda: R.footer_fragments(st)), height=1, style="class:footer"),
             ]
         )
         return Layout(root)
+
+    def _guide_lines(self) -> list[StyleAndTextTuples]:
+        tip = tutorial_tip(self.state)
+        if not tip:
+            return []
+        return R.wrap_line([("class:guide", " " + self.state.p(tip))], self._size()[0] - 1)
+
+    def _guide_text(self) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = []
+        for i, line in enumerate(self._guide_lines()):
+            if i:
+                out.append(("", "\n"))
+            out.extend(line)
+        return out
 
     def _page_text(self) -> StyleAndTextTuples:
         columns, rows = self._size()
@@ -461,6 +485,10 @@ class TableApp:
             if want in opts and st.page is None and st.dialog is None:
                 st.dialog_cursor = opts.index(want)
                 self._after_input(st.enter())
+
+        @kb.add("g", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            st.toggle_tutorial()
 
         @kb.add("u", filter=not_chatting)
         def _(event: KeyPressEvent) -> None:

@@ -187,6 +187,7 @@ class TableState:
     #: when no koi-koi call was possible, e.g. on the last turn) becomes "no_call"
     round_reasons: dict[int, str] = field(default_factory=dict)
     bell: bool = False  # ring the terminal bell when it becomes your turn
+    tutorial: bool = False  # the guided first round (ui/tutorial.py) is on
 
     # ------------------------------------------------------------------ names
     @property
@@ -648,6 +649,15 @@ class TableState:
             self.choosing = None
         elif self.decision is Decision.TAKE:
             self.message = "The drawn card must take one of the two field cards."
+        self.changed()
+
+    def start_tutorial(self) -> None:
+        self.tutorial = True
+        self.changed()
+
+    def toggle_tutorial(self) -> None:
+        """``g``: the guide off (or back on, while the first round lasts)."""
+        self.tutorial = not self.tutorial
         self.changed()
 
     def toggle_unseen(self) -> None:
