@@ -36,8 +36,28 @@ def test_practice_to_the_end_of_a_round(tmp_path: Path, terms) -> None:
     t.send(ENTER)
     screen = t.wait_for("The match is over")
     assert "how it ended" in screen
+    assert "No record" in screen  # a chosen --seed proves nothing: no record
     t.send("q")
     assert t.finish() == 0
+
+
+def test_practice_leaves_a_record_that_verifies(tmp_path: Path, terms) -> None:
+    t = spawn(terms, tmp_path, "practice", "--rounds", "1", "--opponent", "random")
+    play_until(t, lambda s: "Round 1 of 1:" in s)
+    t.send(ENTER)
+    t.wait_for("p2pkoikoi verify ")
+    t.send("q")
+    assert t.finish() == 0
+    out = t.raw.decode("utf-8", "replace")
+    path = out.split("Verify it with: p2pkoikoi verify ")[1].split()[0]
+    assert "/p2pkoikoi/records/" in path and path.endswith("-practice-random.koikoi")
+    ok = subprocess.run(
+        [sys.executable, "-m", "p2pkoikoi", "verify", path],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0 and "verified: the shuffle was fair" in ok.stdout, ok.stdout
 
 
 def test_the_prompt_counts_the_cards_in_hand(tmp_path: Path, terms) -> None:
