@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pty_terminal import ENTER, ESC, PGDN, Terminal, command_from_screen, play_until
+from pty_terminal import CTRL_C, ENTER, ESC, PGDN, Terminal, command_from_screen, play_until
 
 SEED = "ab" * 32
 
@@ -125,7 +125,7 @@ def test_host_and_join_a_one_round_match(tmp_path: Path, terms) -> None:
     invite = _host_invite(host)
     join = spawn(
         terms, tmp_path / "b", "join", *invite.split(), "--name", "Bob",
-        "--record", str(tmp_path / "bob.koikoi"),
+        "--record", str(tmp_path / "bob.koikoi"), "--quiet",
     )  # fmt: skip
     join.wait_for("Play by these rules?")
     join.send("a")
@@ -150,6 +150,8 @@ def test_host_and_join_a_one_round_match(tmp_path: Path, terms) -> None:
             ):
                 t.send(ENTER)
                 t.wait_for(lambda s, b=screen: s != b)
+    assert b"\x07" in host.raw  # the bell: your turn, noticed
+    assert b"\x07" not in join.raw  # --quiet
     for t, path in ((host, "alice.koikoi"), (join, "bob.koikoi")):
         screen = t.wait_for("p2pkoikoi verify")
         assert command_from_screen(screen, "p2pkoikoi verify ").endswith(path)
@@ -198,3 +200,12 @@ def test_an_ipv6_invite_is_wrapped_never_cut(tmp_path: Path, terms, columns: int
     assert decode_invite(spoken) == decode_invite(invite)
     host.send("q")
     host.finish()
+
+
+def test_a_second_ctrl_c_leaves(tmp_path: Path, terms) -> None:
+    t = spawn(terms, tmp_path, "practice", "--seed", SEED)
+    t.wait_for("Your hand")
+    t.send(CTRL_C)
+    t.wait_for("Leave now? That resigns the match.")
+    t.send(CTRL_C)
+    assert t.finish() == 0
