@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
+from p2pkoikoi import doc_url
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS, get_preset
 from p2pkoikoi.session import RulesProposed
@@ -131,7 +132,8 @@ def register(sub: Any) -> None:
         "host",
         help="host a network match and print an invite for your friend",
         description="Listen for one player, print an invite to pass on, play the match. "
-        f"The default port is {DEFAULT_PORT}; see docs/network.md.",
+        f"The default port is {DEFAULT_PORT}; firewalls, port forwarding and the rest:"
+        f" {doc_url('docs/network.md')}",
     )
     h.add_argument(
         "--port",
@@ -186,8 +188,8 @@ def register(sub: Any) -> None:
         help="continue a network match after a crash, from its record",
         description="Continue the unfinished match of RECORD: a host listens on the same port "
         "again, a joiner reconnects to the host (the secrets come from RECORD.resume, written "
-        "beside the record).  The other player's program must still be waiting (see "
-        "docs/network.md, 'When the connection drops').",
+        "beside the record).  The other player's program must still be waiting."
+        f" More: {doc_url('docs/network.md#when-the-connection-drops')}",
     )
     r.add_argument("record", help="the match record (a .koikoi file)")
     r.add_argument(
@@ -474,7 +476,8 @@ def invite_lines(invite: str, port: int) -> tuple[str, ...]:
         "",
         f"  {spaced_invite(invite)}",
         "",
-        f"TCP port {port}; see docs/network.md for firewalls and port forwarding.",
+        f"TCP port {port}; for firewalls and port forwarding see 'Across the internet' in",
+        f"  {doc_url('docs/network.md')}",
         "(To copy with the mouse, hold Shift while selecting.)",
     )
 

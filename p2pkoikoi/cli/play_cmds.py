@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
 from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet
 
@@ -28,8 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="ai",
         default="medium",
         metavar="LEVEL",
-        help="your opponent, the computer player: random, easy, medium, hard, or cmd:COMMAND for an"
-        " engine of your own (docs/engine-protocol.md); default medium",
+        help="your opponent, the computer player (default medium): random, easy, medium, hard, or"
+        f" cmd:COMMAND for an engine of your own, specified in {doc_url('docs/engine-protocol.md')}",
     )
     add_rules_options(p)
     p.add_argument("--seed", metavar="HEX", help="the match seed, 64 hex digits (default: random)")
