@@ -130,19 +130,32 @@ DECIDING = (
 )
 
 
+def decision_line(screen: str) -> str | None:
+    """The line asking this player to decide, if the screen shows one."""
+    return next((line for line in screen.splitlines() if any(d in line for d in DECIDING)), None)
+
+
+def answer(term: Terminal, screen: str, deadline: float = DEADLINE) -> None:
+    """Press Enter for the decision (or page) on ``screen``, then wait until that line
+    has been redrawn: a screen read mid-frame may still show an old prompt, and a
+    second Enter would land on the next page."""
+    line = decision_line(screen) or next(
+        line for line in screen.splitlines() if "Press Enter" in line
+    )
+    term.send(ENTER)
+    term.wait_for(lambda s: line not in s.splitlines(), deadline)
+
+
 def play_until(term: Terminal, done: Callable[[str], bool], deadline: float = DEADLINE) -> str:
     """Press Enter at every decision (first card, first target, Stop) until ``done``."""
     end = time.monotonic() + deadline
     while True:
         screen = term.wait_for(
-            lambda s: done(s) or any(d in s for d in DECIDING), end - time.monotonic()
+            lambda s: done(s) or decision_line(s) is not None, end - time.monotonic()
         )
         if done(screen):
             return screen
-        before = screen
-        term.send(ENTER)
-        # wait for the screen to react before looking again
-        term.wait_for(lambda s, b=before: s != b, max(1.0, end - time.monotonic()))
+        answer(term, screen, max(1.0, end - time.monotonic()))
 
 
 def command_from_screen(screen: str, start: str) -> str:

@@ -164,7 +164,7 @@ def test_rules_mismatch_fails_on_both_sides(tmp_path: Path) -> None:
         assert "Traceback" not in text and "'" not in "".join(msg[1:]), text  # no reprs
         assert "rules" in msg[0], msg
         assert msg[1].strip() == head, msg  # the presets first...
-        assert "  koikoi multiplier: " in text and "  scoring: " in text, msg  # ...one per line
+        assert "  koikoi_multiplier: " in text and "  scoring: " in text, msg  # ...one per line
         assert "all calls plus one" in text, msg
 
 

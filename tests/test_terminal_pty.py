@@ -8,7 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from pty_terminal import CTRL_C, ENTER, ESC, PGDN, Terminal, command_from_screen, play_until
+from pty_terminal import (
+    CTRL_C,
+    ENTER,
+    ESC,
+    PGDN,
+    Terminal,
+    answer,
+    command_from_screen,
+    decision_line,
+    play_until,
+)
 
 SEED = "ab" * 32
 
@@ -141,15 +151,8 @@ def test_host_and_join_a_one_round_match(tmp_path: Path, terms) -> None:
             screen = t.text()
             if "The match is over" in screen and "how it ended" in screen:
                 over[id(t)] = True
-            elif (
-                "Round 1 of 1:" in screen
-                and "Press Enter" in screen
-                or any(
-                    d in screen for d in ("Your turn", "Two cards", "it takes", "or stop?", "swap")
-                )
-            ):
-                t.send(ENTER)
-                t.wait_for(lambda s, b=screen: s != b)
+            elif ("Round 1 of 1:" in screen and "Press Enter" in screen) or decision_line(screen):
+                answer(t, screen)
     assert b"\x07" in host.raw  # the bell: your turn, noticed
     assert b"\x07" not in join.raw  # --quiet
     for t, path in ((host, "alice.koikoi"), (join, "bob.koikoi")):

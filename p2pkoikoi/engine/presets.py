@@ -202,13 +202,14 @@ def describe_mismatch(mine: RuleSet, theirs: RuleSet, me: str, them: str) -> str
     ``them="the host proposes"``::
 
         the host plays nintendo, you expect online
-          sake cup: you expect animal, the host proposes animal or chaff
+          sake_cup: you expect animal, the host proposes both
     """
     me_who, me_verb = me.rsplit(" ", 1)
     them_who, _ = them.rsplit(" ", 1)
     lines = [f"{them_who} plays {rules_label(theirs)}, {me_who} {me_verb} {rules_label(mine)}"]
     for key, a, b in mine.diff(theirs):
-        lines.append(f"  {key.replace('_', ' ')}: {me} {_readable(a)}, {them} {_readable(b)}")
+        # the setting as --set names it, so the fix can be typed
+        lines.append(f"  {key}: {me} {_readable(a)}, {them} {_readable(b)}")
     return "\n".join(lines)
 
 
