@@ -11,7 +11,7 @@ from pathlib import Path
 import trio
 
 from p2pkoikoi.bots import make_bot
-from p2pkoikoi.engine import get_preset
+from p2pkoikoi.engine import MatchState, get_preset
 from p2pkoikoi.session import decode_record
 from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.identity import load_or_create_identity
@@ -143,3 +143,27 @@ def test_replay_and_history_through_a_terminal(tmp_path: Path) -> None:
         assert t.finish() == 0
     finally:
         t.close()
+
+
+def test_a_match_decided_by_the_deal_still_ends_and_records(tmp_path: Path) -> None:
+    """A dealt hand yaku in a one-round match ends it before any move."""
+    rules = get_preset("online").with_settings(rounds=1)
+    seed = (7).to_bytes(32, "big")  # round 1 is decided by a dealt hand yaku
+    assert MatchState.start(rules, seed)[0].is_over
+    link = LocalLink(rules, seed, make_bot("random", 1).choose)
+
+    async def main() -> list[str]:
+        kinds = []
+        with trio.fail_after(30):  # without the "over" update the table would wait forever
+            await _collect(kinds)
+        return kinds
+
+    async def _collect(kinds: list[str]) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(link.run)
+            async for upd in link.updates:
+                kinds.append(upd.kind)
+                if upd.kind == "over":
+                    break
+
+    assert trio.run(main) == ["state", "over"]

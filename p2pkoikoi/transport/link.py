@@ -107,6 +107,16 @@ class LocalLink:
         self._send, self.updates = trio.open_memory_channel[Update](1000)
         self._actions, self._action_rx = trio.open_memory_channel[Action | None](1)
         self._send.send_nowait(Update("state", self.state.view(self.seat), events))
+        if self.state.is_over:  # the deal decided it (a hand yaku in a one-round match)
+            self._send.send_nowait(
+                Update(
+                    "over",
+                    self.state.view(self.seat),
+                    text=self.state.end_reason or "",
+                    final_hash=self.state.state_hash().hex(),
+                    record=self._record_path(),
+                )
+            )
 
     async def act(self, action: Action) -> None:
         """Submit the table's action; an illegal one raises :class:`IllegalActionError`."""

@@ -60,8 +60,8 @@ class PracticeRecorder:
         self.keeper = RecordKeeper(path)
         self.failed = ""  # why recording stopped (a full disk): the match goes on
         self._shuttle()
-        match = self.sessions[0].match
-        if match is None or self.sessions[0].state is not State.PLAY:
+        match = self.sessions[0].match  # may be over already: a dealt hand yaku, 1 round
+        if match is None:
             raise RuntimeError("the in-memory handshake did not start the match")
         self.match_seed: bytes = match.match_seed
 
