@@ -409,7 +409,8 @@ class TableApp:
 
     def _page_text(self) -> StyleAndTextTuples:
         columns, rows = self._size()
-        height = max(1, rows - 2 - (1 if self.state.status else 0))
+        guide = len(self._guide_lines())  # the guided round's tip sits under the page too
+        height = max(1, rows - 2 - (1 if self.state.status else 0) - guide)
         now = time.monotonic()
         # keep the scroll where the last line is still in view, so Up works at once
         lines = R.wrapped_page_lines(self.state, now, columns)
