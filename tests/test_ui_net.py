@@ -28,7 +28,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from p2pkoikoi.cli import build_parser
-from p2pkoikoi.cli.net_cmds import _opener, network_table_factory
+from p2pkoikoi.cli.net_run import _opener, network_table_factory
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.ui.app import TableApp
@@ -155,9 +155,9 @@ async def key(table: TableApp, inp: PipeInput, keys: str) -> None:
 
 async def host_invite(table: TableApp, invites: queue.Queue[str]) -> None:
     """Read the invite off the host's waiting screen, as a person would."""
-    await on_screen(table, "p2pkoikoi join koi1-")
+    await on_screen(table, "p2pkoikoi join koi2-")
     screen = table.screen_text()
-    match = re.search(r"p2pkoikoi join (koi1-\S+)", screen)
+    match = re.search(r"p2pkoikoi join (koi2-\S+)", screen)
     assert match is not None, screen
     assert "To read it aloud" in screen
     invites.put(match.group(1))

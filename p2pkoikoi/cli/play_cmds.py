@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING
 
 from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
-from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet
+from p2pkoikoi.engine.errors import InputError
+
+if TYPE_CHECKING:
+    from p2pkoikoi.engine import Action, PlayerView, RuleSet
 
 if TYPE_CHECKING:
     from p2pkoikoi.transport.practice_record import PracticeRecorder
@@ -86,7 +89,7 @@ def make_opponent(level: str, seed: int) -> tuple[Callable[[PlayerView], Action]
 
 def _recorder(rules: RuleSet, level: str, path: Path | None) -> PracticeRecorder:
     """The in-memory protocol that records this practice match (its seed comes from it)."""
-    from p2pkoikoi.cli.net_cmds import login_name
+    from p2pkoikoi.cli.net_run import login_name
     from p2pkoikoi.transport.identity import (
         check_record_path,
         config_dir,

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from typing import Final
+
+#: the port a host listens on unless told otherwise (unassigned by IANA)
+DEFAULT_PORT: Final = 47474
 
 
 def guess_address() -> str:

@@ -47,6 +47,7 @@ class PracticeRecorder:
                 name=names[0],
                 entropy=os.urandom(64),
                 rules=rules,
+                turn_limit=0,  # no clock against the computer
             ),
             Session(
                 "joiner",
