@@ -199,7 +199,8 @@ def test_an_ipv6_invite_is_wrapped_never_cut(tmp_path: Path, terms, columns: int
     assert "\\" in screen  # it did need folding
     lines = screen.splitlines()
     start = next(i for i, line in enumerate(lines) if "read it aloud" in line)
-    spoken = " ".join(line.strip() for line in lines[start + 2 :] if line.strip()).split(" TCP")[0]
+    end = next(i for i in range(start + 2, len(lines)) if not lines[i].strip())
+    spoken = " ".join(line.strip() for line in lines[start + 2 : end])  # up to a blank line
     assert decode_invite(spoken) == decode_invite(invite)
     host.send("q")
     host.finish()
