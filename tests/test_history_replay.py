@@ -22,9 +22,11 @@ from p2pkoikoi.ui.replay import Replay, positions, turn_ends
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def play_practice(path: Path, config: Path, seed: int, rounds: int = 1) -> str | None:
+def play_practice(
+    path: Path, config: Path, seed: int, rounds: int = 1, deal: str = "open"
+) -> str | None:
     """A practice match played by a random "person", recorded at ``path``."""
-    rules = get_preset("online").with_settings(rounds=rounds)
+    rules = get_preset("online").with_settings(rounds=rounds, deal=deal)
     rec = PracticeRecorder(
         rules, load_or_create_identity(config), ("me", "Computer (random)"), path
     )
@@ -63,6 +65,29 @@ def test_a_practice_record_verifies(tmp_path: Path) -> None:
     assert play_practice(path, tmp_path / "cfg", 1, rounds=2) == str(path)
     report = verify_record(decode_record(path.read_bytes()))
     assert report.ok and report.complete, report.to_dict()
+
+
+def test_practice_with_the_hidden_deal_records_the_open_deal_it_plays(tmp_path: Path) -> None:
+    """One program deals both hands in practice, so the table plays the open deal
+    (RuleSet.with_open_deal) and its record must say so, and verify."""
+    path = tmp_path / "p.koikoi"
+    assert play_practice(path, tmp_path / "cfg", 2, deal="hidden") == str(path)
+    rec = decode_record(path.read_bytes())
+    assert rec.rules is not None and rec.rules.deal.value == "open"
+    report = verify_record(rec)
+    assert report.ok and report.complete, report.to_dict()
+
+
+def test_replay_refuses_a_hidden_deal_record_with_a_reason() -> None:
+    import pytest
+
+    from p2pkoikoi.session import RecordError
+    from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
+
+    h, j = make_pair(get_preset("online").with_settings(deal="hidden", rounds=1))
+    run_pair(h, j, random_chooser(2))
+    with pytest.raises(RecordError, match="hidden-deal record"):
+        positions(h.record())
 
 
 def test_history_lists_results_verification_and_totals(tmp_path: Path) -> None:

@@ -38,6 +38,9 @@ class PracticeRecorder:
         names: tuple[str, str],
         path: Path | None = None,
     ) -> None:
+        # one program deals both hands: the hidden deal gains nothing here, and the
+        # table (LocalLink) plays the open deal, so the record must too
+        rules = rules.with_open_deal()
         secret = os.urandom(16)
         self.sessions = (
             Session(

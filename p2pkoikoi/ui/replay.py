@@ -50,6 +50,11 @@ def positions(record: Record) -> list[Position]:
     if record.rules is None or record.match_seed is None:
         raise RecordError("the record stops before the match began: nothing to replay")
     rules: RuleSet = record.rules
+    if any(a.kind for a in record.actions):
+        raise RecordError(
+            "this is a hidden-deal record: its cards open only with the deals' audits,"
+            " which replay does not read yet (p2pkoikoi verify checks it)"
+        )
     try:
         m, events = MatchState.start(rules, record.match_seed)
         out = [Position(0, m, events, None, "")]
