@@ -25,15 +25,15 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 
 from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
-from p2pkoikoi.engine import Action, MatchState, Phase, PlayerView, determinize
+from p2pkoikoi.engine import Action, Phase, PlayerView
 from p2pkoikoi.engine import actions as A
-from p2pkoikoi.engine.actions import ActionKind
 from p2pkoikoi.engine.cards import SAME_MONTH, iter_mask
+from p2pkoikoi.engine.playout import DRAW_CHOICE, KOIKOI, PLAY, Playout, move_of
 from p2pkoikoi.engine.rules import RuleSet, Scoring
-from p2pkoikoi.engine.yaku import total
 
 #: default playouts per decision for a bare ``hard`` (well under a second here)
 DEFAULT_PLAYOUTS = 600
@@ -83,7 +83,7 @@ def match_utility(
 
 
 class HardBot:
-    """Determinized Monte Carlo over the engine; see the module docstring."""
+    """Determinized Monte Carlo over the playout core; see the module docstring."""
 
     def __init__(
         self, seed: int, playouts: int | None = DEFAULT_PLAYOUTS, budget_ms: float | None = None
@@ -104,63 +104,57 @@ class HardBot:
         self._medium = MediumBot(seed)
 
     # ------------------------------------------------------------------ policy
-    def _rollout_action(self, tab: Tables, s: MatchState, rng: random.Random) -> Action:
-        acts = s.legal_actions()
-        if len(acts) == 1:
-            return acts[0]
-        kind = acts[0].kind
-        if kind is ActionKind.KOIKOI:
-            return A.STOP
-        if kind is ActionKind.SWAP:
-            return A.KEEP
-        static = tab.static
-        if kind is ActionKind.TAKE:
-            return max(acts, key=lambda a: static[a.card.id] if a.card else 0.0)
-        field = s.field.mask
-        p = s.to_act
-        assert p is not None
-        pile = s.pile(p).mask
-        rules = s.rules
-        before = total(pile, rules, field)
-        best = acts[0]
-        best_v = -1e9
-        for a in acts:
-            card = a.card
-            assert card is not None
-            c = card.id
-            if a.target is not None:
-                taken = a.target.bit
-                v = static[c] + static[a.target.id]
+    @staticmethod
+    def _rollout(
+        static: tuple[float, ...] | list[float], q: Playout, rnd: Callable[[], float]
+    ) -> None:
+        """Play ``q``'s round out with the greedy policy: capture the most valuable
+        cards (a capture that raises the yaku total first), discard the cheapest,
+        take the best card on a draw choice, stop at the first yaku."""
+        tally = q.tally
+        while True:
+            ph = q.phase
+            if ph == PLAY:
+                moves = q.plays()
+                if len(moves) == 1:
+                    m = moves[0]
+                    q.play(m & 63, (m >> 6) - 1)
+                    continue
+                p = q.to_act
+                field = q.field
+                pile = q.piles[p]
+                before = tally(pile, field)
+                best = moves[0]
+                best_v = -1e9
+                for m in moves:
+                    c = m & 63
+                    t = (m >> 6) - 1
+                    if t >= 0:
+                        taken = 1 << t
+                        v = static[c] + static[t]
+                    else:
+                        taken = field & SAME_MONTH[c]
+                        if taken:
+                            v = static[c]
+                            while taken:
+                                b = taken & -taken
+                                v += static[b.bit_length() - 1]
+                                taken ^= b
+                            taken = field & SAME_MONTH[c]
+                        else:
+                            v = -0.5 * static[c]
+                    if taken and tally(pile | taken | 1 << c, field) > before:
+                        v += ROLLOUT_YAKU_BONUS  # a capture that scores ends the round our way
+                    v += rnd() * 0.3
+                    if v > best_v:
+                        best_v, best = v, m
+                q.play(best & 63, (best >> 6) - 1)
+            elif ph == DRAW_CHOICE:
+                q.take(max(q.moves(), key=static.__getitem__))
+            elif ph == KOIKOI:
+                q.decide(False)
             else:
-                taken = field & SAME_MONTH[c]
-                if taken:
-                    v = static[c]
-                    for i in iter_mask(taken):
-                        v += static[i]
-                else:
-                    v = -0.5 * static[c]
-            if taken and total(pile | taken | 1 << c, rules, field) > before:
-                v += ROLLOUT_YAKU_BONUS  # a capture that scores ends the round our way
-            v += rng.random() * 0.3
-            if v > best_v:
-                best_v, best = v, a
-        return best
-
-    def _playout(
-        self,
-        tab: Tables,
-        s: MatchState,
-        seat: int,
-        round_no: int,
-        n_results: int,
-        scores: tuple[int, int],
-        rng: random.Random,
-    ) -> float:
-        rules = s.rules
-        while not s.is_over and s.round == round_no and len(s.results) == n_results:
-            s = s.after(self._rollout_action(tab, s, rng))
-        res = s.results[n_results]
-        return match_utility(rules, seat, round_no, scores, res.gained)
+                return
 
     # ------------------------------------------------------------------ search
     def choose(self, view: PlayerView) -> Action:
@@ -174,36 +168,43 @@ class HardBot:
             # Nothing is known before looking: both hands are equally likely good.
             return A.KEEP
         tab = tables_for(view.rules)
+        static = tab.static
         rng = self.rng
         seat = view.seat
+        opp = 1 - seat
         unseen = list(iter_mask(view.unseen.mask))
         n_opp = view.opponent_hand_size
-        n_results = len(view.results)
+        rules = view.rules
+        round_no = view.round
+        scores = view.scores
+        template = Playout.from_view(view)
+        moves = [move_of(a) for a in acts]
         sums = [0.0] * len(acts)
         deadline = None
         if self.budget_ms is not None:
             deadline = time.perf_counter() + self.budget_ms / 1000.0
         samples = max(2, self.playouts // len(acts)) if self.playouts is not None else 1 << 30
+        utility: dict[tuple[int, int], float] = {}
         done = 0
         for _ in range(samples):
             rng.shuffle(unseen)
-            opp = 0
+            hand = 0
             for c in unseen[:n_opp]:
-                opp |= 1 << c
-            stock = tuple(unseen[n_opp:])
-            root = determinize(view, opp, stock)
+                hand |= 1 << c
+            root = template.copy()
+            root.hands[opp] = hand
+            root.stock = unseen[n_opp:]
             # The playout policy's coin flips are shared across actions too.
             flips = rng.getrandbits(64)
-            for i, a in enumerate(acts):
-                sums[i] += self._playout(
-                    tab,
-                    root.after(a),
-                    seat,
-                    view.round,
-                    n_results,
-                    view.scores,
-                    random.Random(flips),
-                )
+            for i, m in enumerate(moves):
+                q = root.copy()
+                q.do(m)
+                self._rollout(static, q, random.Random(flips).random)
+                g = q.gained
+                u = utility.get(g)
+                if u is None:
+                    u = utility[g] = match_utility(rules, seat, round_no, scores, g)
+                sums[i] += u
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break

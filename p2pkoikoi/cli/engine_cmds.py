@@ -7,6 +7,7 @@ one JSON document for scripts.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import time
@@ -18,6 +19,7 @@ from p2pkoikoi.engine.cards import CardSet
 from p2pkoikoi.engine.deal import deal
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.match import new_match
+from p2pkoikoi.engine.playout import DONE, Playout, quick_deck
 from p2pkoikoi.engine.presets import (
     DEFAULT_PRESET,
     PRESET_SOURCES,
@@ -172,7 +174,8 @@ def _show(value: Any) -> str:
 
 # ---------------------------------------------------------------------- bench
 def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, float]:
-    """Random-playout speed on this core: rounds/s with and without events, matches/s.
+    """Random-playout speed on this core: rounds/s of the search core (``Playout``,
+    a cheap shuffle per deal), of the match engine with and without events, matches/s.
 
     Each figure is measured in ``slices`` equal slices of ``seconds`` and the best
     slice is reported (as ``timeit`` reports the minimum): other load on the machine
@@ -196,9 +199,25 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
             count += len(m.results) if per_round else 1
         return count / (time.perf_counter() - start)
 
+    def core_rate(span: float) -> float:
+        """Random rounds through the search core (deal to round end) for ``span`` seconds."""
+        count = 0
+        deck = functools.partial(quick_deck, rng)
+        start = time.perf_counter()
+        deadline = start + span
+        while time.perf_counter() < deadline:
+            for dealer in (0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1):
+                p = Playout.deal(long_rules, deck, dealer)
+                while p.phase != DONE:
+                    moves = p.moves()
+                    p.do(moves[rng.randrange(len(moves))])
+            count += 12
+        return count / (time.perf_counter() - start)
+
     span = seconds / slices
     figures: dict[str, float] = {}
     measures: tuple[tuple[str, Callable[[], float]], ...] = (
+        ("playout_rounds_per_second", lambda: core_rate(span)),
         ("rounds_per_second", lambda: rate(long_rules, False, True, span)),
         ("rounds_per_second_with_events", lambda: rate(long_rules, True, True, span)),
         ("matches_per_second", lambda: rate(rules, True, False, span)),
@@ -219,6 +238,7 @@ def run_bench(args: argparse.Namespace) -> int:
         return 0
     print("Best and median of five slices, on one core:")
     for key, label in (
+        ("playout_rounds_per_second", "random-playout rounds/s (search core)"),
         ("rounds_per_second", "random-playout rounds/s (after)"),
         ("rounds_per_second_with_events", "random-playout rounds/s (apply, events)"),
         ("matches_per_second", f"full {DEFAULT_PRESET} matches/s (apply)"),

@@ -431,8 +431,11 @@ class MatchState:
                 if matching:
                     hand = matching
             # Hand cards of a month with exactly two field cards need a choice of
-            # capture; every other card is one action, looked up by byte.
-            two = _two_card_months(field) & hand
+            # capture; every other card is one action, looked up by byte.  (The
+            # month counts of _two_card_months, inlined: this runs every decision.)
+            y = field - ((field >> 1) & 0x555555555555)
+            y = ((y & 0x333333333333) + ((y >> 2) & 0x333333333333)) ^ _COUNT_TWO
+            two = hand & ~(((y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW) * 0xF)
             single = hand & ~two
             t = _PLAYS_BY_BYTE
             out = (
@@ -477,11 +480,17 @@ class MatchState:
         rules do not allow it here; ``self`` is never changed.
         """
         ev: list[Event] = []
-        s = self._apply(action, ev)
+        if self._phase is Phase.PLAY and action.kind is ActionKind.PLAY:  # the common case
+            s = self._play(action, ev)
+        else:
+            s = self._apply(action, ev)
         return s, tuple(ev)
 
     def after(self, action: Action) -> MatchState:
-        """Like :meth:`apply` but without collecting events: the fast path for search."""
+        """Like :meth:`apply` but without collecting events (bots search with the
+        faster :class:`~p2pkoikoi.engine.playout.Playout`)."""
+        if self._phase is Phase.PLAY and action.kind is ActionKind.PLAY:
+            return self._play(action, None)
         return self._apply(action, None)
 
     def resign(self, seat: int) -> tuple[MatchState, tuple[Event, ...]]:
@@ -587,7 +596,13 @@ class MatchState:
         s._piles = (p0, p1)
         if ev is not None:
             ev.append(Drew(p, CARDS[d], cards_of(m)))
-        _end_turn(s, p, ev, bool(taken or m))
+        if taken or m or s._rules.rain_out is RainOut.FIELD:
+            _end_turn(s, p, ev)
+        elif s._hands[0] | s._hands[1]:
+            # Nothing captured: the total cannot rise (see _end_turn); the turn passes.
+            s._to_act = 1 - p
+        else:
+            _drawn_round(s, ev)
         return s
 
     def _take(self, action: Action, ev: list[Event] | None) -> MatchState:
@@ -858,15 +873,13 @@ def _may_call(s: MatchState, p: int) -> bool:
     return not (when is KoiKoiWhen.NOT_HAND_EMPTY and not s._hands[p])
 
 
-def _end_turn(s: MatchState, p: int, ev: list[Event] | None, captured: bool = True) -> None:
+def _end_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
     """After the play and the draw: a raised yaku total offers a choice or ends the round.
 
     A turn that captured nothing cannot raise the total (only the pile counts),
-    except where Willow and Paulownia cards on the field spoil viewing yaku.
+    except where Willow and Paulownia cards on the field spoil viewing yaku:
+    ``_play`` passes such turns on without calling this.
     """
-    if not captured and s._rules.rain_out is not RainOut.FIELD:
-        _pass_turn(s, p, ev)
-        return
     t = s._tally(s._piles[p], s._field)
     if t > s._last[p]:
         if (s._calls[0] or s._calls[1]) and s._rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS:
