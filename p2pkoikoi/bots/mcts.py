@@ -36,13 +36,15 @@ from p2pkoikoi.engine.playout import DRAW_CHOICE, KOIKOI, PLAY, Playout, move_of
 from p2pkoikoi.engine.rules import RuleSet, Scoring
 
 #: default playouts per decision for a bare ``hard`` (well under a second here)
-DEFAULT_PLAYOUTS = 600
+DEFAULT_PLAYOUTS = 1500
 #: spread of one round's point swing, for the match-win estimate
 ROUND_SIGMA = 6.0
 #: weight of raw points beside the match-win estimate
 POINT_WEIGHT = 0.01
 #: playout policy: bonus for a capture that completes or raises a yaku
 ROLLOUT_YAKU_BONUS = 3.0
+#: playout policy: share of a discarded card's value lost when the opponent can take it
+DISCARD_RISK = 1.0
 #: match-win utility per point of medium's heuristic play value
 PRIOR_WEIGHT = 0.06
 
@@ -101,17 +103,20 @@ class HardBot:
         self.last_playouts = 0
         #: utility per point of medium's heuristic value (see :meth:`choose`)
         self.prior_weight = PRIOR_WEIGHT
+        #: weight of a discard's risk: the card's value when the opponent (in the
+        #: playout's guessed deal) holds a card of its month and would take it
+        self.discard_risk = DISCARD_RISK
         self._medium = MediumBot(seed)
 
     # ------------------------------------------------------------------ policy
-    @staticmethod
     def _rollout(
-        static: tuple[float, ...] | list[float], q: Playout, rnd: Callable[[], float]
+        self, static: tuple[float, ...] | list[float], q: Playout, rnd: Callable[[], float]
     ) -> None:
         """Play ``q``'s round out with the greedy policy: capture the most valuable
         cards (a capture that raises the yaku total first), discard the cheapest,
         take the best card on a draw choice, stop at the first yaku."""
         tally = q.tally
+        risk = self.discard_risk
         while True:
             ph = q.phase
             if ph == PLAY:
@@ -143,6 +148,8 @@ class HardBot:
                             taken = field & SAME_MONTH[c]
                         else:
                             v = -0.5 * static[c]
+                            if q.hands[1 - p] & SAME_MONTH[c]:
+                                v -= risk * static[c]
                     if taken and tally(pile | taken | 1 << c, field) > before:
                         v += ROLLOUT_YAKU_BONUS  # a capture that scores ends the round our way
                     v += rnd() * 0.3
@@ -210,6 +217,7 @@ class HardBot:
                 break
         self.last_playouts = done * len(acts)
         means = [x / done for x in sums]
+        self.last_means = means  # the playouts' mean utility per action (for benchmarks)
         if view.phase is Phase.PLAY or view.phase is Phase.DRAW_CHOICE:
             # Playouts are noisy and their greedy players naive; medium's judgement
             # of the position, as a prior, steadies the choice between close actions.

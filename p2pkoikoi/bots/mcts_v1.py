@@ -177,6 +177,7 @@ class HardBotV1:
                 break
         self.last_playouts = done * len(acts)
         means = [x / done for x in sums]
+        self.last_means = means  # the playouts' mean utility per action (for benchmarks)
         if view.phase is Phase.PLAY or view.phase is Phase.DRAW_CHOICE:
             # Playouts are noisy and their greedy players naive; medium's judgement
             # of the position, as a prior, steadies the choice between close actions.
