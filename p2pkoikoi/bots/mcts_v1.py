@@ -34,12 +34,8 @@ import time
 
 from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
-from p2pkoikoi.bots.mcts import (
-    PRIOR_WEIGHT,
-    ROLLOUT_YAKU_BONUS,
-    match_utility,
-    medium_values,
-)
+from p2pkoikoi.bots.mcts import PRIOR_WEIGHT, medium_values
+from p2pkoikoi.bots.playouts import ROLLOUT_YAKU_BONUS, match_utility
 from p2pkoikoi.engine import Action, MatchState, Phase, PlayerView, determinize
 from p2pkoikoi.engine import actions as A
 from p2pkoikoi.engine.actions import ActionKind
