@@ -569,7 +569,7 @@ class MatchState:
             field |= bit
         s._hands = (hand ^ bit, hands[1]) if p == 0 else (hands[0], hand ^ bit)
         if ev is not None:
-            ev.append(Played(p, card, cards_of(taken)))
+            ev.append(_new_event(Played, (p, card, cards_of(taken))))
         # Draw from the stock.
         pos = s._pos
         d = s._stock[pos]
@@ -583,7 +583,7 @@ class MatchState:
             s._phase = Phase.DRAW_CHOICE
             s._pending = d
             if ev is not None:
-                ev.append(Drew(p, CARDS[d], (), True))
+                ev.append(_new_event(Drew, (p, CARDS[d], (), True)))
             return s
         if m:
             s._field = field & ~m
@@ -595,11 +595,15 @@ class MatchState:
             s._field = field | dbit
         s._piles = (p0, p1)
         if ev is not None:
-            ev.append(Drew(p, CARDS[d], cards_of(m)))
+            ev.append(_new_event(Drew, (p, CARDS[d], cards_of(m), False)))
+        # The end of the turn (_end_turn, inlined for the common turn that raises nothing).
+        # A turn that captured nothing cannot raise the total, except under rain-out.
         if taken or m or s._rules.rain_out is RainOut.FIELD:
-            _end_turn(s, p, ev)
-        elif s._hands[0] | s._hands[1]:
-            # Nothing captured: the total cannot rise (see _end_turn); the turn passes.
+            t = s._tally(p0 if p == 0 else p1, s._field)
+            if t > s._last[p]:
+                _raised(s, p, t, ev)
+                return s
+        if s._hands[0] | s._hands[1]:
             s._to_act = 1 - p
         else:
             _drawn_round(s, ev)
@@ -882,19 +886,24 @@ def _end_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
     """
     t = s._tally(s._piles[p], s._field)
     if t > s._last[p]:
-        if (s._calls[0] or s._calls[1]) and s._rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS:
-            _win_round(s, p, "next_yaku", ev)
-            return
-        may = _may_call(s, p)
-        if ev is not None:
-            ev.append(YakuMade(p, evaluate(s._piles[p], s._rules, s._field), t, may))
-        if may:
-            s._phase = Phase.KOIKOI
-            s._to_act = p
-            return
-        _win_round(s, p, "stop", ev)
+        _raised(s, p, t, ev)
         return
     _pass_turn(s, p, ev)
+
+
+def _raised(s: MatchState, p: int, t: int, ev: list[Event] | None) -> None:
+    """The turn raised ``p``'s yaku total to ``t``: offer koi-koi or end the round."""
+    if (s._calls[0] or s._calls[1]) and s._rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS:
+        _win_round(s, p, "next_yaku", ev)
+        return
+    may = _may_call(s, p)
+    if ev is not None:
+        ev.append(YakuMade(p, _evaluate(s._rules, s._piles[p], s._field), t, may))
+    if may:
+        s._phase = Phase.KOIKOI
+        s._to_act = p
+        return
+    _win_round(s, p, "stop", ev)
 
 
 def _pass_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
@@ -905,8 +914,29 @@ def _pass_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
     s._to_act = 1 - p
 
 
+#: the last yaku evaluated, as (rules, pile, field, yaku): a turn that makes a yaku
+#: evaluates it for its event and again when the round is won (one reference, so
+#: threads see an old entry or a new one, never half of each)
+_LAST_EVALUATED: tuple[RuleSet | None, int, int, tuple[YakuScore, ...]] = (None, 0, 0, ())
+
+#: build an event tuple without its class's Python-level ``__new__`` (hot path only;
+#: every field must be given)
+_new_event = tuple.__new__
+
+
+def _evaluate(rules: RuleSet, pile: int, field: int) -> tuple[YakuScore, ...]:
+    """:func:`evaluate`, remembering the last answer (see ``_LAST_EVALUATED``)."""
+    global _LAST_EVALUATED
+    last = _LAST_EVALUATED
+    if last[0] is rules and last[1] == pile and last[2] == field:
+        return last[3]
+    yaku = evaluate(pile, rules, field)
+    _LAST_EVALUATED = (rules, pile, field, yaku)
+    return yaku
+
+
 def _win_round(s: MatchState, p: int, reason: str, ev: list[Event] | None) -> None:
-    _round_won(s, p, evaluate(s._piles[p], s._rules, s._field), reason, ev)
+    _round_won(s, p, _evaluate(s._rules, s._piles[p], s._field), reason, ev)
 
 
 def _round_won(
