@@ -35,8 +35,8 @@ deals stay the verifiable ones of ``protocol/deal.md``.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
+from typing import Protocol
 
 from p2pkoikoi.engine import actions as A
 from p2pkoikoi.engine.actions import Action, ActionKind
@@ -53,7 +53,7 @@ from p2pkoikoi.engine.rules import (
     RuleSet,
     Scoring,
 )
-from p2pkoikoi.engine.yaku import YakuScore, hand_yaku, score, total_function
+from p2pkoikoi.engine.yaku import YakuScore, four_pairs, hand_yaku, score, total_function
 
 PLAY = 0
 DRAW_CHOICE = 1
@@ -92,7 +92,14 @@ def _ids(mask: int) -> tuple[int, ...]:
     )
 
 
-def quick_deck(rng: random.Random) -> list[int]:
+class RandomSource(Protocol):
+    """What :func:`quick_deck` needs of a random source (``random.Random`` has it): the
+    engine takes randomness as a parameter and never imports a global one."""
+
+    def randrange(self, stop: int, /) -> int: ...
+
+
+def quick_deck(rng: RandomSource) -> list[int]:
     """A uniformly random deck from ``rng``, cheaply: one big random number read as
     the 47 Fisher-Yates choices (mixed radix).  Not verifiable; for search only."""
     x = rng.randrange(_FACT48)
@@ -109,6 +116,7 @@ class _Plan:
     __slots__ = (
         "rules",
         "tally",
+        "tally_called",
         "forced",
         "rain_field",
         "next_yaku_ends",
@@ -120,12 +128,15 @@ class _Plan:
         "dealer_passes",
         "winner_deals",
         "pool",
+        "pay_cap",
         "points",
     )
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
         self.tally = total_function(rules)
+        #: the total of a pile whose owner has called koi-koi (``viewing_after_koikoi``)
+        self.tally_called = total_function(rules, called=True)
         self.forced = rules.forced_capture
         self.rain_field = rules.rain_out is RainOut.FIELD
         self.next_yaku_ends = rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS
@@ -137,6 +148,7 @@ class _Plan:
         self.dealer_passes = rules.drawn_round is DrawnRound.DEALER_PASSES
         self.winner_deals = rules.next_dealer is NextDealer.WINNER
         self.pool = rules.scoring is Scoring.POOL
+        self.pay_cap = rules.pool_payment_cap
         #: (yaku total, winner's calls, loser's calls) -> the round's points
         self.points: dict[tuple[int, int, int], int] = {}
 
@@ -320,7 +332,7 @@ class Playout:
         dealer = self.dealer
         for h in hands:
             if (r.redeal_hand_four_of_month and month_counts(h) & _COUNT_FOUR) or (
-                r.redeal_hand_four_pairs and _two_card_months(h).bit_count() == 16
+                r.redeal_hand_four_pairs and four_pairs(h)
             ):
                 return True
         hy = (hand_yaku(hands[0], r), hand_yaku(hands[1], r))
@@ -491,7 +503,7 @@ class Playout:
             self._win(p, "stop")
             return
         self.calls[p] += 1
-        self.last[p] = self.tally(self.piles[p], self.field)
+        self.last[p] = self.plan.tally_called(self.piles[p], self.field)
         self._pass(p)
 
     def swap(self, swap: bool) -> None:
@@ -505,7 +517,8 @@ class Playout:
     def _end_turn(self, p: int) -> None:
         """After a turn that captured (or under rain-out, any turn): a raised total
         offers a choice or ends the round; otherwise the turn passes."""
-        if self.tally(self.piles[p], self.field) > self.last[p]:
+        tally = self.plan.tally_called if self.calls[p] else self.tally
+        if tally(self.piles[p], self.field) > self.last[p]:
             calls = self.calls
             if self.plan.next_yaku_ends and (calls[0] or calls[1]):
                 self._win(p, "next_yaku")
@@ -542,9 +555,9 @@ class Playout:
         return not (plan.not_hand_empty and not self.hands[p])
 
     def _win(self, p: int, reason: str) -> None:
-        pts = self.plan.round_points(
-            self.tally(self.piles[p], self.field), self.calls[p], self.calls[1 - p]
-        )
+        plan = self.plan
+        tally = plan.tally_called if self.calls[p] else self.tally
+        pts = plan.round_points(tally(self.piles[p], self.field), self.calls[p], self.calls[1 - p])
         if p == 0:
             self._over(0, reason, pts, 0)
         else:
@@ -560,7 +573,7 @@ class Playout:
             self._over(None, "drawn", 0, 0)
 
     def _over(self, winner: int | None, reason: str, g0: int, g1: int) -> None:
-        if self.plan.pool:
+        if self.plan.pool and self.plan.pay_cap:
             s0, s1 = self.scores
             g0, g1 = min(g0, s1), min(g1, s0)
         self.gained = (g0, g1)
@@ -583,7 +596,7 @@ class Playout:
 def _field_redeal(r: RuleSet, field: int) -> bool:
     return bool(
         (r.redeal_field_four_of_month and month_counts(field) & _COUNT_FOUR)
-        or (r.redeal_field_four_pairs and _two_card_months(field).bit_count() == 16)
+        or (r.redeal_field_four_pairs and four_pairs(field))
     )
 
 
