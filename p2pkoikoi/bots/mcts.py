@@ -29,7 +29,7 @@ import time
 
 from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
-from p2pkoikoi.bots.playouts import DISCARD_RISK, playout_sums, rollout
+from p2pkoikoi.bots.playouts import DISCARD_RISK, playout_sums
 from p2pkoikoi.bots.playouts import match_utility as match_utility  # re-exported
 from p2pkoikoi.engine import Action, Phase, PlayerView
 from p2pkoikoi.engine import actions as A
@@ -71,8 +71,6 @@ class HardBot:
         #: weight of a discard's risk: the card's value when the opponent (in the
         #: playout's guessed deal) holds a card of its month and would take it
         self.discard_risk = DISCARD_RISK
-        #: the playout policy (see :mod:`p2pkoikoi.bots.playouts`)
-        self.policy = rollout
         self._medium = MediumBot(seed)
 
     # ------------------------------------------------------------------ search
@@ -92,7 +90,7 @@ class HardBot:
             deadline = time.perf_counter() + self.budget_ms / 1000.0
         samples = max(2, self.playouts // len(acts)) if self.playouts is not None else 1 << 30
         sums, done = playout_sums(
-            view, acts, tab.static, self.rng, samples, deadline, self.discard_risk, self.policy
+            view, acts, tab.static, self.rng, samples, deadline, self.discard_risk
         )
         self.last_playouts = done * len(acts)
         means = [x / done for x in sums]

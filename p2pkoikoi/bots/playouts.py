@@ -118,92 +118,6 @@ def rollout(
             return
 
 
-def rollout_turns(
-    static: tuple[float, ...] | list[float],
-    q: Playout,
-    rnd: Callable[[], float],
-    risk: float = DISCARD_RISK,
-) -> None:
-    """Like :func:`rollout`, but each play is valued with the draw that follows it
-    (in the guessed deal the next stock card is known): what the whole turn
-    captures, so a hand card is not spent on a field card the draw would take."""
-    tally = q.tally
-    while True:
-        ph = q.phase
-        if ph == PLAY:
-            moves = q.plays()
-            if len(moves) == 1:
-                m = moves[0]
-                q.play(m & 63, (m >> 6) - 1)
-                continue
-            p = q.to_act
-            field = q.field
-            pile = q.piles[p]
-            opp_hand = q.hands[1 - p]
-            d = q.stock[q.pos]
-            dbit = 1 << d
-            d_month = SAME_MONTH[d]
-            before = tally(pile, field)
-            best = moves[0]
-            best_v = -1e9
-            for m in moves:
-                c = m & 63
-                t = (m >> 6) - 1
-                bit = 1 << c
-                if t >= 0:
-                    taken = 1 << t
-                    v = static[c] + static[t]
-                else:
-                    taken = field & SAME_MONTH[c]
-                    if taken:
-                        v = static[c]
-                        rest = taken
-                        while rest:
-                            b = rest & -rest
-                            v += static[b.bit_length() - 1]
-                            rest ^= b
-                    else:
-                        v = -0.5 * static[c]
-                        if opp_hand & SAME_MONTH[c]:
-                            v -= risk * static[c]
-                if taken:
-                    f1 = field & ~taken
-                    gain = taken | bit
-                else:
-                    f1 = field | bit
-                    gain = 0
-                md = f1 & d_month
-                if md:
-                    rest = md & (md - 1)
-                    if rest and not rest & (rest - 1):  # two match the draw: the better
-                        a = md & -md
-                        md = (
-                            a
-                            if static[a.bit_length() - 1] >= static[rest.bit_length() - 1]
-                            else rest
-                        )
-                    v += static[d]
-                    rest = md
-                    while rest:
-                        b = rest & -rest
-                        v += static[b.bit_length() - 1]
-                        rest ^= b
-                    gain |= md | dbit
-                    f1 &= ~md
-                if gain and tally(pile | gain, f1) > before:
-                    v += ROLLOUT_YAKU_BONUS  # the turn scores: the round ends our way
-                v += rnd() * 0.3
-                if v > best_v:
-                    best_v, best = v, m
-            q.play(best & 63, (best >> 6) - 1)
-        elif ph == DRAW_CHOICE:
-            q.take(max(q.moves(), key=static.__getitem__))
-        elif ph == KOIKOI:
-            q.decide(False)
-        else:
-            return
-
-
 def playout_sums(
     view: PlayerView,
     acts: tuple[Action, ...],
@@ -212,7 +126,6 @@ def playout_sums(
     samples: int,
     deadline: float | None = None,
     risk: float = DISCARD_RISK,
-    policy: Callable[..., None] = rollout,
 ) -> tuple[list[float], int]:
     """Each action's summed utility over up to ``samples`` guesses (fewer if the
     ``time.perf_counter()`` deadline passes first), and the guesses made."""
@@ -241,7 +154,7 @@ def playout_sums(
         for i, m in enumerate(moves):
             q = root.copy()
             q.do(m)
-            policy(static, q, random.Random(flips).random, risk)
+            rollout(static, q, random.Random(flips).random, risk)
             g = q.gained
             u = utility.get(g)
             if u is None:
