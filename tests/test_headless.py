@@ -156,15 +156,20 @@ def test_rules_mismatch_fails_on_both_sides(tmp_path: Path) -> None:
     joined = run_join(tmp_path, first["invite"], "--expect-rules", "nintendo")
     code, _, err = finish(host)
     assert joined.returncode != 0 and code != 0
-    for text in (joined.stderr, err):
+    for text, head in (
+        (joined.stderr, "the host plays online, you expect nintendo"),
+        (err, "the joiner plays nintendo, you propose online"),
+    ):
         msg = text.strip().splitlines()
-        assert len(msg) == 1, text  # one line, no traceback
+        assert "Traceback" not in text and "'" not in "".join(msg[1:]), text  # no reprs
         assert "rules" in msg[0], msg
-        assert "koikoi_multiplier" in msg[0] and "scoring" in msg[0], msg
+        assert msg[1].strip() == head, msg  # the presets first...
+        assert "  koikoi_multiplier: " in text and "  scoring: " in text, msg  # ...one per line
+        assert "all calls plus one" in text, msg
 
 
 def test_bad_invite_and_refused_connection(tmp_path: Path) -> None:
-    bad = run_join(tmp_path, "koi1-127.0.0.1-1-aaaaaaaaaaaaaaaaaaaaaaaaaa-zzzz")
+    bad = run_join(tmp_path, "koi2-127.0.0.1_1-aaaaaaaaaaaaaaaaaaaaaaaaaa-zzzz")
     assert bad.returncode == 2 and "checksum" in bad.stderr
     # a port nobody listens on: bind one, learn its number, close it
     with socket.socket() as s:
@@ -172,7 +177,7 @@ def test_bad_invite_and_refused_connection(tmp_path: Path) -> None:
         port = s.getsockname()[1]
     from p2pkoikoi.session import encode_invite
 
-    invite = encode_invite("127.0.0.1", port, bytes(16))
+    invite = encode_invite([("127.0.0.1", port)], bytes(16))
     refused = run_join(tmp_path, invite)
     assert refused.returncode == 1
     assert "cannot connect" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

@@ -63,6 +63,16 @@ def _env_seconds(name: str, default: float) -> float:
 _NAME_BAD = re.compile(r"[^\w .-]+")
 
 
+def login_name() -> str:
+    """The login name made safe for the protocol's name field ("player" if none)."""
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):
+        login = ""
+    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
+    return clean or "player"
+
+
 def _name(args: argparse.Namespace) -> str:
     if args.name is not None:
         name = str(args.name)
@@ -76,12 +86,7 @@ def _name(args: argparse.Namespace) -> str:
                 f"--name must be 1..{MAX_NAME} printable characters without surrounding spaces"
             )
         return name
-    try:
-        login = getpass.getuser()
-    except (KeyError, OSError):
-        login = ""
-    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
-    return clean or "player"
+    return login_name()
 
 
 def _timeouts(args: argparse.Namespace) -> Timeouts:
@@ -197,9 +202,15 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
 
         return open_
     expected = _expected(args)
-    from p2pkoikoi.session import decode_invite
+    from p2pkoikoi.session import InviteError, ShortCode, parse_join_target
 
-    invite = decode_invite("".join(args.invite))  # a bad invite fails before any network use
+    # a bad invite or code fails before any network use
+    invite = parse_join_target(" ".join(args.invite))
+    if isinstance(invite, ShortCode):
+        raise InviteError(
+            f"joining with a code ({invite}) needs the host's match found on this "
+            "network, which this build cannot do yet: ask the host for the koi2- invite"
+        )
 
     def open_j(
         notify: Callable[[Note], None], ask_rules: AskRules | None = None
@@ -244,7 +255,9 @@ async def _headless(opener: Opener, player: _Player) -> int:
 def run_match(args: argparse.Namespace, host: bool) -> int:
     opener = _opener(args, host)
     if not args.headless:
-        return run_network_table(opener, ascii=args.ascii, me=_own_fingerprint(args))
+        return run_network_table(
+            opener, ascii=args.ascii, me=_own_fingerprint(args), bell=not args.quiet
+        )
     player = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, opener, player)
@@ -274,7 +287,9 @@ def run_resume(args: argparse.Namespace) -> int:
         )
 
     if not args.headless:
-        return run_network_table(open_, ascii=args.ascii, me=own_fingerprint(identity))
+        return run_network_table(
+            open_, ascii=args.ascii, me=own_fingerprint(identity), bell=not args.quiet
+        )
     player = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, open_, player)
@@ -283,18 +298,32 @@ def run_resume(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- table
-def run_network_table(opener: Opener, *, ascii: bool = False, me: str = "") -> int:
+def run_network_table(
+    opener: Opener, *, ascii: bool = False, me: str = "", bell: bool = True
+) -> int:
     """Open the terminal table on a network match (the UI's ``run_table`` entry point);
-    ``me`` is the player's own fingerprint, shown beside the peer's."""
+    ``me`` is the player's own fingerprint, shown beside the peer's; ``bell`` rings
+    the terminal's bell when it becomes your turn."""
     from p2pkoikoi.ui.app import run_table
 
-    return run_table(network_table_factory(opener, me), ascii=ascii)
+    return run_table(network_table_factory(opener, me), ascii=ascii, bell=bell)
 
 
-def invite_lines(invite: str, port: int) -> tuple[str, ...]:
-    """The host's waiting screen: the command to type, the invite spaced for reading aloud."""
+def invite_lines(invite: str, port: int, code: str | None = None) -> tuple[str, ...]:
+    """The host's waiting screen: the command to type, the invite spaced for reading
+    aloud, and the short code for a friend on the same network."""
     from p2pkoikoi.ui.render import spaced_invite
 
+    on_lan = (
+        (
+            "On the same network they can type the short code instead:",
+            "",
+            f"  p2pkoikoi join {code}",
+            "",
+        )
+        if code
+        else ()
+    )
     return (
         "Give your friend this invite. They type (or paste):",
         "",
@@ -304,6 +333,7 @@ def invite_lines(invite: str, port: int) -> tuple[str, ...]:
         "",
         f"  {spaced_invite(invite)}",
         "",
+        *on_lan,
         f"TCP port {port}; for firewalls and port forwarding see 'Across the internet' in",
         f"  {doc_url('docs/network.md')}",
         "(To copy with the mouse, hold Shift while selecting.)",
@@ -332,17 +362,18 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
             if kind == "listening":
                 ctx.waiting(
                     "Waiting for the other player",
-                    *invite_lines(str(note["invite"]), int(note["port"])),
+                    *invite_lines(
+                        str(note["invite"]),
+                        int(note["port"]),
+                        str(note["code"]) if note.get("code") else None,
+                    ),
                     *mine,
                 )
             elif kind == "connecting":
                 ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}", *mine)
             elif kind == "connected":
-                ctx.waiting(
-                    "Someone connected",
-                    f"from {note['address']}: checking the invite and identities;",
-                    "then they read your rules and accept or decline them.",
-                )
+                # strangers may knock too: keep the invite on screen, say it below
+                ctx.status(f"someone connected from {note['address']}: checking the invite")
             elif kind in ("rules_proposed", "chat"):
                 pass  # the rules screen (ask_rules) shows them; chat comes as an update
             else:
