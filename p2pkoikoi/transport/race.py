@@ -36,6 +36,16 @@ T = TypeVar("T")
 STAGGER: Final = 0.25
 
 
+class Decisive(Exception):
+    """Raised by an attempt that reached the right peer and failed for good (the
+    rules differ, the peer refused us after proving itself): the race stops and
+    ``error`` is raised as it is, instead of trying the other addresses."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class AllAttemptsFailed(ConnectError, Generic[C]):
     """No candidate worked; ``failures`` pairs each candidate with why."""
 
@@ -65,6 +75,7 @@ async def race(
     if not candidates:
         raise AllAttemptsFailed([], describe)
     failures: dict[int, str] = {}
+    decided: list[Exception] = []
     winner: list[tuple[C, T]] = []
     extra: list[T] = []
 
@@ -73,6 +84,10 @@ async def race(
         async def one(i: int, failed: trio.Event) -> None:
             try:
                 got = await attempt(candidates[i])
+            except Decisive as exc:
+                decided.append(exc.error)
+                nursery.cancel_scope.cancel()
+                return
             except Exception as exc:
                 failures[i] = reason(exc)
                 failed.set()
@@ -92,6 +107,11 @@ async def race(
     for got in extra:
         if discard is not None:
             await discard(got)
+    if decided:
+        for got in [w for _, w in winner]:
+            if discard is not None:
+                await discard(got)
+        raise decided[0]
     if winner:
         return winner[0]
     raise AllAttemptsFailed([(candidates[i], failures[i]) for i in sorted(failures)], describe)
