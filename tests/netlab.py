@@ -67,8 +67,8 @@ MINIUPNPD_CONF = """
 ext_ifname=wan0
 listening_ip=br0
 port=0
-enable_natpmp=yes
-enable_upnp=yes
+enable_natpmp={natpmp}
+enable_upnp={upnp}
 secure_mode=yes
 system_uptime=yes
 uuid=3e1a7f36-0d62-4c2f-9a53-5f7b1c0e9a11
@@ -152,11 +152,15 @@ class Lab:
         rules.write_text(NFT_RULES)
         self.run("router", "nft", "-f", str(rules))
 
-    def start_miniupnpd(self) -> None:
+    def start_miniupnpd(self, *, upnp: bool = True, natpmp: bool = True) -> None:
+        """Run miniupnpd on the router: UPnP IGD and/or NAT-PMP+PCP (one switch for both)."""
         conf = self.tmp / "miniupnpd.conf"
-        conf.write_text(MINIUPNPD_CONF)
+        yes = {True: "yes", False: "no"}
+        conf.write_text(MINIUPNPD_CONF.format(upnp=yes[upnp], natpmp=yes[natpmp]))
         self.upnpd = subprocess.Popen(
-            self.exec("router", MINIUPNPD, "-d", "-f", str(conf), "-P", str(self.tmp / "upnpd.pid")),
+            self.exec(
+                "router", MINIUPNPD, "-d", "-f", str(conf), "-P", str(self.tmp / "upnpd.pid")
+            ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
@@ -168,7 +172,9 @@ class Lab:
             assert self.upnpd is not None and self.upnpd.stderr is not None
             for line in self.upnpd.stderr:
                 self.upnpd_log.append(line.rstrip())
-                if "Listening for NAT-PMP/PCP traffic" in line:
+                if "Listening for NAT-PMP/PCP traffic" in line or (
+                    not natpmp and "HTTP listening on port" in line
+                ):
                     ready.set()
             ready.set()
 
