@@ -253,7 +253,8 @@ class HostilePeer:
     def join(cls, invite: str, *, name: str = "Mallory", seed: int = 0) -> HostilePeer:
         """Connect to the honest host named by ``invite`` as its joiner."""
         inv = decode_invite(invite)
-        sock = socket.create_connection((inv.host, inv.port), timeout=LIMIT)
+        addr = inv.addresses[0]
+        sock = socket.create_connection((addr.host, addr.port), timeout=LIMIT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         identity = Ed25519PrivateKey.generate()
         session = Session(
@@ -273,7 +274,8 @@ class HostilePeer:
     ) -> HostilePeer:
         """Reconnect to the honest host and resume the match of our ``record``."""
         inv = decode_invite(invite)
-        sock = socket.create_connection((inv.host, inv.port), timeout=LIMIT)
+        addr = inv.addresses[0]
+        sock = socket.create_connection((addr.host, addr.port), timeout=LIMIT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         session = Session.resume(
             record,
@@ -410,7 +412,7 @@ class HostileHost:
         self.listener.settimeout(LIMIT)
         self.port = int(self.listener.getsockname()[1])
         self.secret = os.urandom(16)
-        self.invite = encode_invite("127.0.0.1", self.port, self.secret)
+        self.invite = encode_invite([("127.0.0.1", self.port)], self.secret)
         self.rules = rules
 
     def accept(self, seed: int = 0) -> HostilePeer:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from p2pkoikoi.session import InviteError, crypto, decode_invite, wire
+from p2pkoikoi.session import InviteError, crypto, decode_code, decode_invite, wire
 from p2pkoikoi.session.errors import RemoteProtocolError
 from p2pkoikoi.session.record import record_from_dict
 from p2pkoikoi.session.vectors import FILES, build
@@ -49,14 +49,38 @@ def test_invites() -> None:
     v = load("invite")
     for case in v["valid"]:
         inv = decode_invite(case["invite"])
-        assert (inv.host, inv.port, inv.secret.hex()) == (
-            case["host"],
-            case["port"],
-            case["secret"],
-        )
+        assert [(a.host, a.port) for a in inv.addresses] == [
+            (a["host"], a["port"]) for a in case["addresses"]
+        ]
+        assert inv.secret.hex() == case["secret"]
+        assert decode_invite(case["read_aloud"]) == inv
+    for case in v["typed"]:
+        assert str(decode_invite(case["typed"])) == case["invite"]
     for case in v["invalid"]:
-        with pytest.raises(InviteError, match=case["error"][:20]):
+        with pytest.raises(InviteError) as info:
             decode_invite(case["invite"])
+        assert str(info.value) == case["error"]
+
+
+def test_codes() -> None:
+    v = load("code")
+    words = load("wordlist")
+    for case in v["valid"]:
+        code = decode_code(case["code"])
+        secret = bytes.fromhex(case["secret"])
+        assert (code.number, code.secret) == (case["number"], secret)
+        # independently of the code module: word 1 from the odd list, word 2 from the even one
+        assert (
+            case["code"] == f"{case['number']}-{words['odd'][secret[0]]}-{words['even'][secret[1]]}"
+        )
+        password = b"p2pkoikoi/v2/code\x00" + case["code"].encode()
+        assert case["pake_password"]["hex"] == password.hex()
+    for case in v["typed"]:
+        assert str(decode_code(case["typed"])) == case["code"]
+    for case in v["invalid"]:
+        with pytest.raises(InviteError) as info:
+            decode_code(case["code"])
+        assert str(info.value) == case["error"]
 
 
 def test_key_schedule_independently() -> None:

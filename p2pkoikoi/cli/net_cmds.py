@@ -144,7 +144,9 @@ def register(sub: Any) -> None:
     j.add_argument(
         "invite",
         nargs="+",
-        help="the invite (koi1-...; spaces inside it, as when read aloud, are ignored)",
+        metavar="INVITE_OR_CODE",
+        help="the invite (koi2-...) or the code (like 7-crossover-clockwork) the host gave "
+        "you; spaces, quotes and capitals, as when read aloud, do not matter",
     )
     j.add_argument(
         "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESETS)}"
@@ -312,9 +314,15 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
 
         return open_
     expected = _expected(args)
-    from p2pkoikoi.session import decode_invite
+    from p2pkoikoi.session import InviteError, ShortCode, parse_join_target
 
-    invite = decode_invite("".join(args.invite))  # a bad invite fails before any network use
+    # a bad invite or code fails before any network use
+    invite = parse_join_target(" ".join(args.invite))
+    if isinstance(invite, ShortCode):
+        raise InviteError(
+            f"joining with a code ({invite}) needs the host's match found on this "
+            "network, which this build cannot do yet: ask the host for the koi2- invite"
+        )
 
     def open_j(
         notify: Callable[[Note], None], ask_rules: AskRules | None = None

@@ -5,6 +5,7 @@ randomness of its own.  See :mod:`p2pkoikoi.session.session` for the theory of
 operation and ``protocol/README.md`` for the specification.
 """
 
+from p2pkoikoi.session.code import ShortCode, decode_code, encode_code
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import (
     CheatingError,
@@ -41,7 +42,14 @@ from p2pkoikoi.session.events import (
     SendChat,
     SendEvent,
 )
-from p2pkoikoi.session.invite import Invite, decode_invite, encode_invite
+from p2pkoikoi.session.invite import (
+    Address,
+    Invite,
+    decode_invite,
+    encode_invite,
+    parse_join_target,
+    spaced_invite,
+)
 from p2pkoikoi.session.record import (
     ActionRecord,
     PlayerRecord,
@@ -54,6 +62,12 @@ from p2pkoikoi.session.session import Role, Session, State, WaitingFor
 from p2pkoikoi.session.wire import MAX_FRAME, PROTOCOL_VERSION
 
 __all__ = [
+    "Address",
+    "ShortCode",
+    "decode_code",
+    "encode_code",
+    "parse_join_target",
+    "spaced_invite",
     "MAX_FRAME",
     "NEED_DATA",
     "PROTOCOL_VERSION",

@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.errors import RemoteProtocolError
 
 TAG_HANDSHAKE: Final = b"p2pkoikoi/v1/handshake\x00"
@@ -33,6 +34,8 @@ TAG_COMMIT: Final = b"p2pkoikoi/v1/commit\x00"
 TAG_SEED: Final = b"p2pkoikoi/v1/seed\x00"
 TAG_IDENTITY: Final = b"p2pkoikoi/v1/identity\x00"
 TAG_RESUME: Final = b"p2pkoikoi/v1/resume\x00"
+TAG_CODE_PASSWORD: Final = b"p2pkoikoi/v2/code\x00"
+TAG_INVITE_PASSWORD: Final = b"p2pkoikoi/v2/invite-secret\x00"
 
 MAX_COUNTER: Final = 2**64 - 1
 TAG_LEN: Final = 16
@@ -66,6 +69,17 @@ def lp(field: Field) -> bytes:
 def entry(kind: str, *fields: Field) -> bytes:
     """Canonical bytes of one transcript entry: ``lp(kind) || lp(field) ...``."""
     return lp(kind) + b"".join(lp(f) for f in fields)
+
+
+# --------------------------------------------------------------------------- passwords
+def code_password(code: ShortCode) -> bytes:
+    """The PAKE password of a short code: its canonical text (number included), tagged."""
+    return TAG_CODE_PASSWORD + str(code).encode("ascii")
+
+
+def invite_password(secret: bytes) -> bytes:
+    """The PAKE password of a long invite: its 128-bit secret, tagged."""
+    return TAG_INVITE_PASSWORD + secret
 
 
 # --------------------------------------------------------------------------- handshake

@@ -16,9 +16,10 @@ from typing import Any
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import crypto, wire
+from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import Resign, SendAction
-from p2pkoikoi.session.invite import decode_invite, encode_invite
+from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
 from p2pkoikoi.session.record import record_to_dict
 from p2pkoikoi.session.testing import (
     SECRET,
@@ -28,8 +29,9 @@ from p2pkoikoi.session.testing import (
     make_pair,
     random_chooser,
 )
+from p2pkoikoi.session.wordlist import EVEN, ODD
 
-FILES = ("framing", "messages", "invite", "crypto", "transcript")
+FILES = ("framing", "messages", "invite", "code", "wordlist", "crypto", "transcript")
 
 
 def _jsonable(value: Any) -> Any:
@@ -98,26 +100,133 @@ def messages() -> dict[str, Any]:
 def invite() -> dict[str, Any]:
     secret = bytes(range(16))
     valid: list[dict[str, Any]] = []
-    for host, port in (("192.0.2.7", 7777), ("2001:db8::42", 443), ("koi-host.example", 1)):
-        text = encode_invite(host, port, secret)
-        valid.append({"host": host, "port": port, "secret": secret.hex(), "invite": text})
+    for addrs in (
+        [("192.0.2.7", 7777)],
+        [("2001:db8::42", 443)],
+        [("koi-host.example", 1)],
+        [("192.168.1.20", 47474), ("2001:db8::7", 47474), ("203.0.113.5", 51000)],
+    ):
+        text = encode_invite(addrs, secret)
+        valid.append(
+            {
+                "addresses": [{"host": h, "port": p} for h, p in addrs],
+                "secret": secret.hex(),
+                "invite": text,
+                "read_aloud": spaced_invite(text),
+            }
+        )
     good = valid[0]["invite"]
+    three = valid[3]["invite"]
+    typed = [  # as people type or paste them: each decodes to the same invite as "invite"
+        {"typed": good.upper(), "invite": good},
+        {"typed": f"  '{good}'\n", "invite": good},
+        {"typed": spaced_invite(three), "invite": three},
+        {"typed": "\u201c" + spaced_invite(good).upper() + "\u201d", "invite": good},
+    ]
     invalid = []
+    nine = "+".join(f"192.0.2.{i}_1" for i in range(1, 10))
     for text in (
         good[:-1] + ("a" if good[-1] != "a" else "b"),
         good.replace("7777", "7778"),
-        "koi2-" + good[5:],
+        "koi1-192.0.2.7-7777-aaaqeayeaudaocajbifqydiob4-eybt",
+        "koi3-" + good[5:],
         good[:20],
+        _with_check("koi2-192.0.2.7-aaaqeayeaudaocajbifqydiob4"),
+        _with_check("koi2-192.0.2.7_70000-aaaqeayeaudaocajbifqydiob4"),
+        _with_check("koi2-192.0.2.300_1-aaaqeayeaudaocajbifqydiob4"),
+        _with_check(f"koi2-{nine}-aaaqeayeaudaocajbifqydiob4"),
+        _with_check("koi2-192.0.2.7_1-aaaqeayeaudaocajbifqydiob"),
+        _with_check("koi2-192.0.2.7_1-aaaqeayeaudaocajbifqydio18"),
+        "koi2-192.0.2.7_1[x]-aaaqeayeaudaocajbifqydiob4-eybt",
     ):
         try:
             decode_invite(text)
         except InviteError as exc:
             invalid.append({"invite": text, "error": str(exc)})
+        else:  # pragma: no cover - the generator's own check
+            raise AssertionError(f"{text} should not decode")
     return {
-        "description": "koi1-HOST-PORT-SECRET(base32)-CHECK; check = first 4 base32 chars of "
-        "SHA-256('p2pkoikoi/v1/invite\\0' || text before the last hyphen)",
+        "description": "koi2-ADDR[+ADDR...]-SECRET(base32)-CHECK, ADDR = HOST_PORT; check = first 4 "
+        "base32 chars of SHA-256('p2pkoikoi/v2/invite\\0' || text before the last hyphen); "
+        "decoders remove whitespace and quotes and lowercase first (protocol/README.md section 2)",
+        "max_addresses": MAX_ADDRESSES,
         "valid": valid,
+        "typed": typed,
         "invalid": invalid,
+    }
+
+
+def _with_check(body: str) -> str:
+    """An invite body with a correct check, so that the decoder reaches the field it tests."""
+    import base64
+    import hashlib
+
+    digest = hashlib.sha256(b"p2pkoikoi/v2/invite\x00" + body.encode("ascii")).digest()
+    return f"{body}-{base64.b32encode(digest).decode('ascii')[:4].lower()}"
+
+
+def code() -> dict[str, Any]:
+    valid = []
+    for number, secret in ((7, bytes([0x3C, 0x3B])), (1, bytes(2)), (99, bytes([255, 255]))):
+        text = encode_code(number, secret)
+        valid.append(
+            {
+                "number": number,
+                "secret": secret.hex(),
+                "code": text,
+                "pake_password": {"hex": crypto.code_password(decode_code(text)).hex()},
+            }
+        )
+    typed = [
+        {"typed": t, "code": "7-crossover-clockwork"}
+        for t in (
+            "7-crossover-clockwork",
+            "7 crossover clockwork",
+            "7 Crossover Clockwork",
+            "'7-CROSSOVER-CLOCKWORK'",
+            "\u201c7 crossover clockwork\u201d",
+            "7crossoverclockwork",
+            "07. crossover, clockwork",
+            " 7 - crossover - clockwork ",
+        )
+    ]
+    invalid = []
+    for text in (
+        "",
+        "crossover-clockwork",
+        "0-crossover-clockwork",
+        "100-crossover-clockwork",
+        "7-crossover",
+        "7-crossover-clockwork-cobra",
+        "7-clockwork-crossover",
+        "7-crosover-clockwork",
+        "7-crossover-crossover",
+        "7-cl0ckwork-crossover",
+        "7-cröss-clockwork",
+    ):
+        try:
+            decode_code(text)
+        except InviteError as exc:
+            invalid.append({"code": text, "error": str(exc)})
+        else:  # pragma: no cover - the generator's own check
+            raise AssertionError(f"{text} should not decode")
+    return {
+        "description": "NUMBER-WORD1-WORD2: number 1..99 (public), WORD1 = ODD[secret[0]], "
+        "WORD2 = EVEN[secret[1]] of the PGP word list (wordlist.json); the SPAKE2 password is "
+        "'p2pkoikoi/v2/code\\0' || the canonical code text (protocol/README.md section 2)",
+        "max_failed_attempts": MAX_FAILED_ATTEMPTS,
+        "valid": valid,
+        "typed": typed,
+        "invalid": invalid,
+    }
+
+
+def wordlist() -> dict[str, Any]:
+    return {
+        "description": "the PGP word list: even[i] (two syllables) and odd[i] (three syllables) "
+        "for byte value i, lowercase",
+        "even": list(EVEN),
+        "odd": list(ODD),
     }
 
 
@@ -293,6 +402,8 @@ def build(name: str) -> dict[str, Any]:
         "framing": framing,
         "messages": messages,
         "invite": invite,
+        "code": code,
+        "wordlist": wordlist,
         "crypto": crypto_vectors,
         "transcript": transcript,
     }[name]()
@@ -305,8 +416,7 @@ def dumps(obj: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m p2pkoikoi.session.vectors",
-        description="Regenerate the protocol test vectors (framing, messages, invite, "
-        "crypto, transcript).",
+        description="Regenerate the protocol test vectors (" + ", ".join(FILES) + ").",
     )
     parser.add_argument(
         "out", nargs="?", default="protocol/vectors", help="directory (default protocol/vectors)"

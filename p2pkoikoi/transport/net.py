@@ -1190,7 +1190,7 @@ async def open_host(
     actual = int(listeners[0].socket.getsockname()[1])
     secret = os.urandom(SECRET_BYTES)
     try:
-        invite = encode_invite(invite_address(bind, advertise), actual, secret)
+        invite = encode_invite([(invite_address(bind, advertise), actual)], secret)
     except KoiKoiError:
         for ln in listeners:
             await ln.aclose()
@@ -1287,24 +1287,25 @@ async def open_join(
     inv = decode_invite(invite) if isinstance(invite, str) else invite
     notify = notify or _nop
     t = timeouts or Timeouts()
-    where = f"[{inv.host}]" if ":" in inv.host else inv.host
-    notify({"event": "connecting", "host": inv.host, "port": inv.port})
+    first = inv.addresses[0]  # dialing every address at once: branch net9
+    where = first.display
+    notify({"event": "connecting", "host": first.host, "port": first.port})
 
     async def dial() -> trio.abc.Stream:
-        return await trio.open_tcp_stream(inv.host, inv.port)
+        return await trio.open_tcp_stream(first.host, first.port)
 
-    sidecar = {"role": "joiner", "invite": encode_invite(inv.host, inv.port, inv.secret)}
+    sidecar = {"role": "joiner", "invite": str(inv)}
     rc = Reconnect(identity=identity, secret=inv.secret, dial=dial, sidecar=sidecar)
     try:
         with trio.fail_after(t.connect):
             stream = await dial()
     except trio.TooSlowError:
         raise ConnectError(
-            f"cannot connect to {where}:{inv.port}: no answer within {t.connect:g}s "
+            f"cannot connect to {where}: no answer within {t.connect:g}s "
             "(is the host listening? a firewall?)"
         ) from None
     except OSError as exc:
-        raise ConnectError(f"cannot connect to {where}:{inv.port}: {_os_reason(exc)}") from None
+        raise ConnectError(f"cannot connect to {where}: {_os_reason(exc)}") from None
     session = Session(
         Role.JOINER,
         identity_key=identity,
@@ -1385,19 +1386,20 @@ async def open_resume(
         "known_peers": known_peers,
         "reconnect": rc,
     }
+    first = inv.addresses[0]
     if role is Role.JOINER:
 
         async def dial() -> trio.abc.Stream:
-            return await trio.open_tcp_stream(inv.host, inv.port)
+            return await trio.open_tcp_stream(first.host, first.port)
 
         rc.dial = dial
-        notify({"event": "connecting", "host": inv.host, "port": inv.port})
+        notify({"event": "connecting", "host": first.host, "port": first.port})
         async with open_link(None, session, **kw) as link:
             yield link
         return
     bind = side.get("bind")
     listeners = await _listen(
-        int(side.get("port", inv.port)), bind if isinstance(bind, str) else None
+        int(side.get("port", first.port)), bind if isinstance(bind, str) else None
     )
     actual = int(listeners[0].socket.getsockname()[1])
     notify({"event": "listening", "invite": side["invite"], "port": actual, "resume": True})
