@@ -93,7 +93,9 @@ def play(tmp_path: Path, bind: str) -> tuple[Path, Path, dict[str, Any], dict[st
     assert joined.returncode == 0, joined.stderr
     assert code == 0, err
     h, j = lines(out), lines(joined.stdout)
-    assert h[0]["event"] == "connected" and h[-1]["event"] == "match_over"
+    assert h[0]["event"] == "reachability" and h[0]["internet"] is False  # bound to loopback
+    assert h[0]["text"] == f"reachable from this machine only: it listens on {bind} (--bind)"
+    assert h[1]["event"] == "connected" and h[-1]["event"] == "match_over"
     assert j[-1]["event"] == "match_over"
     assert any(e["event"] == "rules_proposed" for e in j)  # accepted without --expect-rules
     assert any(e["event"] == "handshake" for e in h)

@@ -129,7 +129,15 @@ def register(sub: Any) -> None:
     h.add_argument(
         "--advertise",
         metavar="ADDR",
-        help="the address written into the invite (e.g. your public IP or DNS name)",
+        help="an extra address written first into the invite (e.g. your DNS name); the "
+        "invite lists this machine's LAN and IPv6 addresses and the router's anyway",
+    )
+    h.add_argument(
+        "--no-port-mapping",
+        dest="port_mapping",
+        action="store_false",
+        help="do not ask the router to open the port (UPnP, NAT-PMP, PCP): "
+        "friends on this network only, or a port you forwarded by hand",
     )
     add_rules_options(h)
     _common(h)
@@ -306,6 +314,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 port=args.port,
                 bind=args.bind,
                 advertise=args.advertise,
+                port_mapping=args.port_mapping,
                 timeouts=timeouts,
                 record_path=record,
                 notify=notify,
@@ -423,8 +432,9 @@ def run_network_table(opener: Opener, *, ascii: bool = False) -> int:
     return run_table(network_table_factory(opener), ascii=ascii)
 
 
-def invite_lines(invite: str, port: int) -> tuple[str, ...]:
-    """The host's waiting screen: the command to type, the invite spaced for reading aloud."""
+def invite_lines(invite: str, port: int, reach: str = "") -> tuple[str, ...]:
+    """The host's waiting screen: the command to type, the invite spaced for reading aloud,
+    and how the host can be reached (``reach``, the port mapping's one line)."""
     from p2pkoikoi.ui.render import spaced_invite
 
     return (
@@ -436,7 +446,8 @@ def invite_lines(invite: str, port: int) -> tuple[str, ...]:
         "",
         f"  {spaced_invite(invite)}",
         "",
-        f"TCP port {port}; see docs/network.md for firewalls and port forwarding.",
+        *((reach.capitalize() + ".",) if reach else ()),
+        f"TCP port {port}; see docs/network.md for firewalls and routers.",
         "(To copy with the mouse, hold Shift while selecting.)",
     )
 
@@ -456,12 +467,21 @@ def network_table_factory(opener: Opener) -> LinkFactory:
     from p2pkoikoi.ui.app import TableContext
 
     async def factory(ctx: TableContext) -> GameLink:
+        shown: dict[str, Any] = {}
+
         def notify(note: Note) -> None:
             kind = note.get("event")
             if kind == "listening":
+                shown["listening"] = note
                 ctx.waiting(
                     "Waiting for the other player",
                     *invite_lines(str(note["invite"]), int(note["port"])),
+                )
+            elif kind == "reachability" and "listening" in shown:
+                first = shown["listening"]
+                ctx.waiting(
+                    "Waiting for the other player",
+                    *invite_lines(str(first["invite"]), int(first["port"]), str(note["text"])),
                 )
             elif kind == "connecting":
                 ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 
 import trio
@@ -102,9 +103,14 @@ async def _authenticate(
         await trio.aclose_forcefully(stream)
         raise trio.TooSlowError(f"connected, but no handshake within {handshake:g}s") from None
     except BaseException as exc:
-        await trio.aclose_forcefully(stream)
         if isinstance(exc, KoiKoiError) and session.peer_key is not None:
+            # the session's last words (a decline naming the differing rules) go out first
+            with trio.move_on_after(1), suppress(trio.BrokenResourceError, OSError):
+                if out := session.data_to_send():
+                    await stream.send_all(out)
+            await trio.aclose_forcefully(stream)
             raise Decisive(exc) from None
+        await trio.aclose_forcefully(stream)
         if isinstance(exc, trio.BrokenResourceError):
             raise ConnectionResetError(errno.ECONNRESET, "the connection broke") from None
         raise

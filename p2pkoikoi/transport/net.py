@@ -54,12 +54,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import ipaddress
 import json
 import math
 import os
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,8 +105,11 @@ from p2pkoikoi.session import (
     fingerprint,
     wire,
 )
+from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.session.invite import SECRET_BYTES
 from p2pkoikoi.session.record import Record
+from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
+from p2pkoikoi.transport.discovery import announce
 from p2pkoikoi.transport.errors import (
     ConfigError,
     ConnectError,
@@ -118,7 +121,9 @@ from p2pkoikoi.transport.errors import (
     TransportError,
 )
 from p2pkoikoi.transport.identity import KnownPeers, atomic_write, default_record_path
+from p2pkoikoi.transport.interfaces import Candidate
 from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.portmap import open_reachability
 
 #: the port a host listens on unless told otherwise (unassigned by IANA)
 DEFAULT_PORT: Final = 47474
@@ -250,9 +255,12 @@ class NetworkLink:
         decide_rules: DecideRules,
         known_peers: KnownPeers | None,
         reconnect: Reconnect | None = None,
+        pending: Sequence[SessionEvent] = (),
     ) -> None:
         self._stream = stream
         self._session = session
+        # events the dialer pulled while proving the peer (transport/dialer.py)
+        self._pending = deque(pending)
         self._reconnect = reconnect
         self.timeouts = timeouts
         self._explicit_record = record_path
@@ -531,7 +539,7 @@ class NetworkLink:
         """Pull every event the session has; one place turns them into updates."""
         s = self._session
         while not self._stopped.is_set():
-            ev = s.next_event()
+            ev = self._pending.popleft() if self._pending else s.next_event()
             self._flush()
             if ev is NEED_DATA:
                 break
@@ -941,8 +949,12 @@ async def open_link(
     decide_rules: DecideRules | None = None,
     known_peers: KnownPeers | None = None,
     reconnect: Reconnect | None = None,
+    pending: Sequence[SessionEvent] = (),
 ) -> AsyncIterator[NetworkLink]:
     """Run ``session`` over ``stream``; yields the link once the match has started.
+
+    ``pending`` are events already pulled from ``session`` (by the dialer,
+    which runs the first steps of the handshake itself): handled first.
 
     The nursery of the connection's tasks lives here.  Leaving the block
     before the match is over says goodbye (the match stays unfinished, its
@@ -964,6 +976,7 @@ async def open_link(
         decide_rules=decide_rules or _accept_decision,
         known_peers=known_peers,
         reconnect=reconnect,
+        pending=pending,
     )
     started = False
     try:
@@ -1034,34 +1047,6 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
 
 
 # ---------------------------------------------------------------------- TCP
-def _guess_address() -> str:
-    """An address the friend can probably reach: the first non-loopback one of this host.
-
-    No packet is sent.  Behind NAT this is the LAN address; for internet play
-    the user passes ``--advertise`` (see docs/network.md).
-    """
-    try:
-        infos = socket.getaddrinfo(socket.gethostname(), None, proto=socket.IPPROTO_TCP)
-    except OSError:
-        return "127.0.0.1"
-    for family in (socket.AF_INET, socket.AF_INET6):
-        for fam, _, _, _, addr in infos:
-            if fam != family:
-                continue
-            ip = ipaddress.ip_address(str(addr[0]).split("%")[0])
-            if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
-                return str(ip)
-    return "127.0.0.1"
-
-
-def invite_address(bind: str | None, advertise: str | None) -> str:
-    if advertise:
-        return advertise
-    if bind and bind not in ("0.0.0.0", "::", ""):
-        return bind
-    return _guess_address()
-
-
 async def _listen(port: int, bind: str | None) -> list[trio.SocketListener]:
     try:
         listeners = await trio.open_tcp_listeners(port, host=bind or None)
@@ -1176,30 +1161,103 @@ async def open_host(
     notify: Notify | None = None,
     known_peers: KnownPeers | None = None,
     accept_timeout: float | None = None,
+    port_mapping: bool = True,
+    announce_as: Announcement | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite (a ``listening`` note), accept one player, play.
 
-    ``port=0`` picks a free port; the note says which.  The host listens for
-    the whole match: a connection that fails before the peer proved it holds
-    the invite (garbage, a wrong secret) is dropped with a ``warning`` note
-    and the host waits for the next; once a match is on, other connections
-    get a one-line ``refuse``; after a drop the same opponent may resume.
+    ``port=0`` picks a free port; the note says which.  Before the invite, the
+    router is asked to open the port (``port_mapping``, bounded: see
+    :mod:`~p2pkoikoi.transport.portmap`); a ``reachability`` note follows the
+    ``listening`` one, and the mapping is removed when the block ends.  The
+    invite lists every candidate address (:mod:`~p2pkoikoi.transport.interfaces`).
+    With ``announce_as`` the waiting host is announced on the LAN by multicast
+    DNS until the match starts (:mod:`~p2pkoikoi.transport.discovery`).
+
+    The host listens for the whole match: a connection that fails before the
+    peer proved it holds the invite (garbage, a wrong secret) is dropped with a
+    ``warning`` note and the host waits for the next; once a match is on, other
+    connections get a one-line ``refuse``; after a drop the same opponent may
+    resume.
     """
     notify = notify or _nop
     listeners = await _listen(port, bind)
     actual = int(listeners[0].socket.getsockname()[1])
     secret = os.urandom(SECRET_BYTES)
     try:
-        invite = encode_invite([(invite_address(bind, advertise), actual)], secret)
-    except KoiKoiError:
-        for ln in listeners:
-            await ln.aclose()
-        raise
-    notify({"event": "listening", "invite": invite, "port": actual})
-    sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
+        async with open_reachability(
+            actual, bind=bind, advertise=advertise, port_mapping=port_mapping
+        ) as (reach, candidates, waited):
+            invite = encode_invite([(c.address, c.port) for c in candidates], secret)
+            notify(
+                {
+                    "event": "listening",
+                    "invite": invite,
+                    "port": actual,
+                    "addresses": [str(c) for c in candidates],
+                }
+            )
+            notify({**reach.to_event(), "waited": round(waited, 3)})
+            async with _accepting(
+                listeners,
+                identity=identity,
+                name=name,
+                rules=rules,
+                secret=secret,
+                sidecar={"role": "host", "invite": invite, "port": actual, "bind": bind},
+                timeouts=timeouts,
+                record_path=record_path,
+                notify=notify,
+                known_peers=known_peers,
+                accept_timeout=accept_timeout,
+                announcement=(announce_as, actual, [c.address for c in candidates]),
+            ) as link:
+                yield link
+    finally:
+        for ln in listeners:  # closed already unless the mapping or the invite failed
+            with trio.move_on_after(1) as cs:
+                cs.shield = True
+                await ln.aclose()
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """What a waiting host tells its LAN (protocol/discovery.md): no secret."""
+
+    name: str
+    rules: str
+    number: int
+
+
+@asynccontextmanager
+async def _accepting(
+    listeners: list[trio.SocketListener],
+    *,
+    identity: Ed25519PrivateKey,
+    name: str,
+    rules: RuleSet,
+    secret: bytes,
+    sidecar: dict[str, Any],
+    timeouts: Timeouts | None,
+    record_path: Path | None,
+    notify: Notify,
+    known_peers: KnownPeers | None,
+    accept_timeout: float | None,
+    announcement: tuple[Announcement | None, int, list[str]],
+) -> AsyncIterator[NetworkLink]:
+    """Take connections until one becomes a match (see :func:`open_host`)."""
     rc = Reconnect(identity=identity, secret=secret, sidecar=sidecar, wanted=True)
     limit = math.inf if accept_timeout is None else accept_timeout
     async with _hosting(listeners, rc) as incoming, contextlib.AsyncExitStack() as stack:
+        lan = contextlib.AsyncExitStack()
+        await stack.enter_async_context(lan)
+        ad, port, addresses = announcement
+        if ad is not None:
+            await lan.enter_async_context(
+                announce(
+                    name=ad.name, rules=ad.rules, number=ad.number, port=port, addresses=addresses
+                )
+            )
         link: NetworkLink | None = None
         deadline = trio.current_time() + limit
         while link is None:
@@ -1244,6 +1302,7 @@ async def open_host(
                 )
         if link is None:
             raise PeerTimeoutError(f"nobody joined within {limit:g}s")
+        await lan.aclose()  # the match started: no longer waiting on this network
         rc.wanted = False
         _close_queued(incoming)
         yield link
@@ -1280,49 +1339,57 @@ async def open_join(
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
 
-    With ``expected_rules`` the session accepts exactly those rules (or fails
-    naming the differences); without, ``decide_rules`` is asked (default:
-    accept, after a ``rules_proposed`` note).
+    Every address of the invite is tried, Happy Eyeballs style
+    (:mod:`~p2pkoikoi.transport.dialer`): the first connection whose peer
+    completes the authenticated handshake is the match's; one line names each
+    address and why it failed when none does.  With ``expected_rules`` the
+    session accepts exactly those rules (or fails naming the differences);
+    without, ``decide_rules`` is asked (default: accept, after a
+    ``rules_proposed`` note).
     """
     inv = decode_invite(invite) if isinstance(invite, str) else invite
     notify = notify or _nop
     t = timeouts or Timeouts()
-    first = inv.addresses[0]  # dialing every address at once: branch net9
-    where = first.display
-    notify({"event": "connecting", "host": first.host, "port": first.port})
+    candidates = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
+    first = inv.addresses[0]
+    notify(
+        {
+            "event": "connecting",
+            "host": first.host,
+            "port": first.port,
+            "addresses": [str(c) for c in candidates],
+        }
+    )
+
+    def session() -> Session:
+        return Session(
+            Role.JOINER,
+            identity_key=identity,
+            invite_secret=inv.secret,
+            name=name,
+            entropy=_entropy(),
+            expected_rules=expected_rules,
+        )
+
+    won = await dial_authenticated(candidates, session, connect=t.connect, handshake=t.handshake)
+    # redialing after a drop: the address that worked first, then the others
+    order = [won.candidate] + [c for c in candidates if c != won.candidate]
 
     async def dial() -> trio.abc.Stream:
-        return await trio.open_tcp_stream(first.host, first.port)
+        return await dial_any(order, connect=t.connect)
 
     sidecar = {"role": "joiner", "invite": str(inv)}
     rc = Reconnect(identity=identity, secret=inv.secret, dial=dial, sidecar=sidecar)
-    try:
-        with trio.fail_after(t.connect):
-            stream = await dial()
-    except trio.TooSlowError:
-        raise ConnectError(
-            f"cannot connect to {where}: no answer within {t.connect:g}s "
-            "(is the host listening? a firewall?)"
-        ) from None
-    except OSError as exc:
-        raise ConnectError(f"cannot connect to {where}: {_os_reason(exc)}") from None
-    session = Session(
-        Role.JOINER,
-        identity_key=identity,
-        invite_secret=inv.secret,
-        name=name,
-        entropy=_entropy(),
-        expected_rules=expected_rules,
-    )
     async with open_link(
-        stream,
-        session,
+        won.stream,
+        won.session,
         timeouts=t,
         record_path=record_path,
         notify=notify,
         decide_rules=decide_rules,
         known_peers=known_peers,
         reconnect=rc,
+        pending=won.pending,
     ) as link:
         yield link
 
@@ -1388,9 +1455,10 @@ async def open_resume(
     }
     first = inv.addresses[0]
     if role is Role.JOINER:
+        order = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
 
         async def dial() -> trio.abc.Stream:
-            return await trio.open_tcp_stream(first.host, first.port)
+            return await dial_any(order, connect=(timeouts or Timeouts()).connect)
 
         rc.dial = dial
         notify({"event": "connecting", "host": first.host, "port": first.port})

@@ -43,7 +43,7 @@ from typing import Any, Final
 import trio
 
 from p2pkoikoi.transport import natpmp
-from p2pkoikoi.transport.interfaces import Candidate, is_public
+from p2pkoikoi.transport.interfaces import Candidate, host_candidates, is_public
 
 #: how long the host waits for any router before showing the invite
 BOUND: Final = 2.5
@@ -74,12 +74,15 @@ class Reachability:
     address: str = ""
     port: int = 0
     reason: str = ""  # why "this network only"
+    machine_only: bool = False  # bound to loopback: not even the LAN
 
     @property
     def text(self) -> str:
         if self.internet:
             host = f"[{self.address}]" if ":" in self.address else self.address
             return f"reachable from the internet at {host}:{self.port} ({self.method})"
+        if self.machine_only:
+            return f"reachable from this machine only: {self.reason}"
         return f"reachable on this network only: {self.reason}; see {DOCS}"
 
     @property
@@ -336,6 +339,40 @@ def _reachability(mapping: Mapping | None) -> Reachability:
             ),
         )
     return Reachability(True, mapping.method, mapping.address, mapping.external_port)
+
+
+def _unmappable(bind: str | None) -> Reachability | None:
+    """A host bound to ``bind`` that no router mapping can help, and why (None: try)."""
+    if not bind or bind.strip("[]") in ("0.0.0.0", "::"):
+        return None
+    try:
+        ip = ipaddress.ip_address(bind.strip("[]"))
+    except ValueError:
+        return None
+    if ip.is_loopback:
+        return Reachability(False, reason=f"it listens on {ip} (--bind)", machine_only=True)
+    if ip.version == 6:
+        return Reachability(False, reason="it listens on one IPv6 address (--bind): no NAT")
+    if ip.is_link_local:
+        return Reachability(False, reason=f"it listens on the link-local address {ip} (--bind)")
+    return None
+
+
+@asynccontextmanager
+async def open_reachability(
+    port: int, *, bind: str | None, advertise: str | None, port_mapping: bool
+) -> AsyncIterator[tuple[Reachability, list[Candidate], float]]:
+    """For a host listening on ``port``: how it is reachable, the invite's candidates
+    (:func:`~p2pkoikoi.transport.interfaces.host_candidates`) and how long asking the
+    router took; the mapping (if any) lives for the block."""
+    began = trio.current_time()
+    fixed = _unmappable(bind)
+    if fixed is not None:
+        yield fixed, host_candidates(port, bind=bind, advertise=advertise), 0.0
+        return
+    async with open_port_mapping(port, enabled=port_mapping) as reach:
+        cands = host_candidates(port, bind=bind, advertise=advertise, mapped=reach.candidate)
+        yield reach, cands, trio.current_time() - began
 
 
 @asynccontextmanager

@@ -51,6 +51,10 @@ class AllAttemptsFailed(ConnectError, Generic[C]):
 
     def __init__(self, failures: list[tuple[C, str]], describe: Callable[[C], str] = str) -> None:
         self.failures = failures
+        if len(failures) == 1:
+            c, why = failures[0]
+            super().__init__(f"cannot connect to {describe(c)}: {why}")
+            return
         parts = "; ".join(f"{describe(c)}: {why}" for c, why in failures)
         super().__init__(f"cannot reach the host at any address it gave ({parts})")
 
