@@ -95,9 +95,9 @@ class Hosting:
             lab, "host", tmp_path, "host", "host", *COMMON, "--bot-seed", str(n),
             "--rounds", "1", "--name", "Alice", "--record", str(self.record), *extra,
         )  # fmt: skip
-        self.reach: dict[str, Any] = self.proc.wait_event("reachability")
         self.listening = self.proc.wait_event("listening")
         self.to_invite = time.monotonic() - began
+        self.reach: dict[str, Any] = self.proc.wait_event("reachability")
         self.invite = str(self.listening["invite"])
 
 

@@ -446,7 +446,7 @@ def invite_lines(invite: str, port: int, reach: str = "") -> tuple[str, ...]:
         "",
         f"  {spaced_invite(invite)}",
         "",
-        *((reach.capitalize() + ".",) if reach else ()),
+        *((reach[:1].upper() + reach[1:] + ".",) if reach else ()),
         f"TCP port {port}; see docs/network.md for firewalls and routers.",
         "(To copy with the mouse, hold Shift while selecting.)",
     )

@@ -418,6 +418,10 @@ class NetworkLink:
         if data == self._last_record:
             return
         if self.record_path is None:
+            if s.peer_name is None:
+                # the default name is DATE-TIME-PEER.koikoi: wait until the peer has
+                # proved who it is (before that there is no match worth keeping)
+                return
             self.record_path = default_record_path(s.peer_name)
         try:
             atomic_write(self.record_path, data)

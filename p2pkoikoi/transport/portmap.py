@@ -45,8 +45,10 @@ import trio
 from p2pkoikoi.transport import natpmp
 from p2pkoikoi.transport.interfaces import Candidate, host_candidates, is_public
 
-#: how long the host waits for any router before showing the invite
-BOUND: Final = 2.5
+#: how long the host waits for any router before showing the invite: a UPnP router
+#: answers the search in about 1.1 s (miniupnpc's shortest search, MX=1), PCP and
+#: NAT-PMP in milliseconds; with the program's start that keeps the invite within 3 s
+BOUND: Final = 2.0
 #: the lifetime asked for (seconds); renewed at half of what the router grants
 LIFETIME: Final = 3600
 DESCRIPTION: Final = "p2pkoikoi"
@@ -226,9 +228,13 @@ class _Upnp:
         except ImportError:
             raise PortMapError("UPnP: the miniupnpc library is not installed") from None
         u = miniupnpc.UPnP()
-        u.discoverdelay = int(BOUND * 1000 * 0.6)
+        u.discoverdelay = 1000  # ms; miniupnpc's floor (MX=1): no answer costs it 4 s
         try:
-            if u.discover() == 0:
+            try:
+                found = u.discover()
+            except Exception:  # miniupnpc says "Success" (errno 0) when nobody answered
+                found = 0
+            if found == 0:
                 raise PortMapError("UPnP: no router answered")
             u.selectigd()
             external = str(u.externalipaddress())
@@ -396,6 +402,13 @@ async def open_port_mapping(
                 yield reach
             finally:
                 nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # the block's own error (Ctrl-C's KeyboardInterrupt, a KoiKoiError), not a
+        # group of one: the CLI's dispatcher prints it as one line
+        inner = group.exceptions
+        if len(inner) == 1 and not isinstance(inner[0], BaseExceptionGroup):
+            raise inner[0] from None
+        raise
     finally:
         with trio.move_on_after(2) as cs:
             cs.shield = True
