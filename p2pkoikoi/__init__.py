@@ -10,4 +10,4 @@ Layers, each importing only the ones below it:
 :mod:`p2pkoikoi.bots` sits beside the interface and uses only the engine and a player's view.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -270,9 +270,17 @@ class HostilePeer:
 
     @classmethod
     def resume_join(
-        cls, invite: str, record: Record, identity: Ed25519PrivateKey, *, seed: int = 0
+        cls,
+        invite: str,
+        record: Record,
+        identity: Ed25519PrivateKey,
+        resume_secret: bytes | None,
+        *,
+        seed: int = 0,
     ) -> HostilePeer:
-        """Reconnect to the honest host and resume the match of our ``record``."""
+        """Reconnect to the honest host and resume the match of our ``record``
+        (``resume_secret``: the first session's, which both sides derived)."""
+        assert resume_secret is not None
         inv = decode_invite(invite)
         addr = inv.addresses[0]
         sock = socket.create_connection((addr.host, addr.port), timeout=LIMIT)
@@ -281,7 +289,7 @@ class HostilePeer:
             record,
             Role.JOINER,
             identity_key=identity,
-            invite_secret=inv.secret,
+            resume_secret=resume_secret,
             entropy=os.urandom(64),
         )
         peer = cls(sock, session, seed)

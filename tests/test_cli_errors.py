@@ -177,6 +177,8 @@ def _unfinished_host_record(dirs: Path, **sidecar: object) -> Path:
     path.write_bytes(encode_record(host.record()))
     body = {"format": "p2pkoikoi-resume", "version": 1, "role": "host"}
     body.update(invite=encode_invite([("127.0.0.1", 1)], SECRET), port=0, bind="127.0.0.1")
+    assert host.resume_secret is not None
+    body.update(resume_secret=host.resume_secret.hex())
     body.update(sidecar)
     (dirs / "host.koikoi.resume").write_text(json.dumps(body))
     config = dirs / "config"

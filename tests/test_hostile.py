@@ -20,6 +20,7 @@ import json
 import os
 import select
 import socket
+import stat
 import threading
 import time
 from pathlib import Path
@@ -42,7 +43,9 @@ from p2pkoikoi.cli import main as cli_main
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, get_preset
 from p2pkoikoi.session import NEED_DATA, Role, SendAction, Session, State, crypto, wire
 from p2pkoikoi.transport.errors import PeerSilentError
-from p2pkoikoi.transport.net import Timeouts, open_link
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.match_link import open_link
+from p2pkoikoi.transport.record_files import sidecar_path
 
 MEMORY_MB = 200.0  # peak RSS bound for an honest process under attack
 QUICK = 10.0  # seconds from an attack to the honest process's exit (detection is immediate)
@@ -78,6 +81,8 @@ def check_record(path: Path, actions: int) -> dict[str, Any]:
     assert report["exit_code"] == 0 and report["ok"], report
     assert report["complete"] is False
     assert len(json.loads(path.read_text())["actions"]) == actions
+    # unfinished: it holds the match seed, so only its owner may read it
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
     return report
 
 
@@ -149,6 +154,7 @@ def test_garbage_instead_of_hello_then_a_real_match(host: Any, tmp_path: Path) -
     assert h.events[-1]["event"] == j.events[-1]["event"] == "match_over"
     assert h.events[-1]["final_hash"] == j.events[-1]["final_hash"]
     assert verify_json(record)["complete"] is True
+    assert stat.S_IMODE(record.stat().st_mode) == 0o644  # over: shareable
     assert h.peak_rss_mb < MEMORY_MB
 
 
@@ -160,7 +166,7 @@ def test_garbage_instead_of_auth(host: Any) -> None:
     assert peer.sock.recv(65536)  # the host's hello (maybe its auth): read, never answered
     at = time.monotonic()
     peer.send_raw(wire.encode_frame(os.urandom(150)))
-    check_dropped(proc, at, "frame failed authentication")
+    check_dropped(proc, at, "does not hold this invite's secret")
     if record.exists():
         report = verify_json(record)
         assert report["exit_code"] == 0 and report["ok"] and not report["complete"], report
@@ -331,6 +337,8 @@ def test_illegal_action(host: Any) -> None:
     peer.send_raw(signed_action(peer, seq, text, bytes(32), Ed25519PrivateKey.generate()))
     check_stopped(proc.wait_exit(), at, f"the other player sent an illegal action {seq}")
     check_record(record, peer.session.seq)
+    # a cheat ends the match for good: the invite secret to resume it is deleted
+    assert not sidecar_path(record).exists()
     peer.close()
 
 
@@ -452,7 +460,7 @@ def test_resume_by_a_different_identity_is_refused(host: Any) -> None:
     assert peer.identity is not None
     peer.close()  # between frames: a lost connection
     proc.wait_event("reconnecting", QUICK)
-    imposter = HostilePeer.resume_join(invite, ours, peer.identity)
+    imposter = HostilePeer.resume_join(invite, ours, peer.identity, peer.session.resume_secret)
     imposter.session._key = Ed25519PrivateKey.generate()  # signs its resume with another key
     at = time.monotonic()
     with contextlib.suppress(KoiKoiError, OSError):
@@ -466,7 +474,7 @@ def test_resume_by_a_different_identity_is_refused(host: Any) -> None:
     assert imposter.session.state is not State.PLAY
     imposter.close()
     check_record(record, peer.session.seq)
-    genuine = HostilePeer.resume_join(invite, ours, peer.identity)
+    genuine = HostilePeer.resume_join(invite, ours, peer.identity, peer.session.resume_secret)
     genuine.play_to_end()
     h = proc.wait_exit()
     assert h.code == 0, h.stderr

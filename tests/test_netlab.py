@@ -105,7 +105,7 @@ def join(lab: Lab, side: str, tmp_path: Path, n: int, target: str) -> tuple[Hone
     record = tmp_path / f"{side}{n}.koikoi"
     proc = p2p(
         lab, side, tmp_path, side, "join", target, *COMMON, "--bot-seed", str(n + 100),
-        "--name", "Bob", "--record", str(record),
+        "--name", {"lan": "Bob", "net": "Carol"}[side], "--record", str(record),
     )  # fmt: skip
     return proc, record
 

@@ -45,8 +45,11 @@ def test_fair_record_passes(record: Record) -> None:
         "rules",
         "identity host",
         "identity joiner",
+        "commitment signature",
         "commitment",
         "seed",
+        "start host",
+        "start joiner",
         "deal",
         "actions",
         "result",
@@ -71,7 +74,7 @@ def test_tampered_reveal(record: Record) -> None:
 def test_tampered_commitment(record: Record) -> None:
     assert record.commitment is not None
     rec = dataclasses.replace(record, commitment=flip(record.commitment, 31))
-    assert first_failure(rec) == "commitment"
+    assert first_failure(rec) == "commitment signature"  # the host signed its commitment
 
 
 def test_tampered_joiner_value(record: Record) -> None:

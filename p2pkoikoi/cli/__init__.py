@@ -22,6 +22,7 @@ from p2pkoikoi.engine.errors import KoiKoiError
 COMMAND_MODULES = (
     "p2pkoikoi.cli.play_cmds",
     "p2pkoikoi.cli.net_cmds",
+    "p2pkoikoi.cli.id_cmd",
     "p2pkoikoi.cli.engine_cmds",
     "p2pkoikoi.cli.verify_cmd",
     "p2pkoikoi.cli.selfplay_cmd",

@@ -2,7 +2,7 @@
 
 Both open the terminal table unless ``--headless``, which lets a bot play and
 prints JSON lines on stdout (see docs/network.md).  The same
-:func:`~p2pkoikoi.transport.net.open_host` / :func:`~p2pkoikoi.transport.net.open_join`
+:func:`~p2pkoikoi.transport.openers.open_host` / :func:`~p2pkoikoi.transport.openers.open_join`
 serve both modes, so scripts test exactly what people use.
 """
 
@@ -27,19 +27,16 @@ from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
 from p2pkoikoi.transport.identity import (
     KnownPeers,
+    PeerStatus,
     check_record_path,
     config_dir,
     load_or_create_identity,
+    own_fingerprint,
 )
-from p2pkoikoi.transport.net import (
-    DEFAULT_PORT,
-    NetworkLink,
-    Note,
-    Timeouts,
-    describe_note,
-    open_host,
-    open_join,
-)
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.match_link import NetworkLink
+from p2pkoikoi.transport.notes import Note, describe_note
+from p2pkoikoi.transport.openers import DEFAULT_PORT, open_host, open_join
 
 from .engine_cmds import add_rules_options, rules_from_args
 
@@ -81,7 +78,17 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="deadline for each handshake step and the reveal (default 30)",
     )
     _reconnect_option(p)
+    _accept_new_key_option(p)
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+
+
+def _accept_new_key_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--accept-new-key",
+        action="store_true",
+        help="play even if a known name arrives with another identity key (a new computer; "
+        "otherwise the match does not start, as ssh refuses a changed host key)",
+    )
 
 
 def _env_seconds(name: str, default: float) -> float:
@@ -191,6 +198,7 @@ def register(sub: Any) -> None:
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="handshake step deadline"
     )
     _reconnect_option(r)
+    _accept_new_key_option(r)
     r.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
     r.set_defaults(func=run_resume)
 
@@ -251,6 +259,10 @@ def _expected(args: argparse.Namespace) -> RuleSet | None:
     return rules
 
 
+def _own_fingerprint(args: argparse.Namespace) -> str:
+    return own_fingerprint(load_or_create_identity(config_dir(args.config_dir or None)))
+
+
 def _chooser(
     spec: str, seed: int | None
 ) -> tuple[Callable[[PlayerView], Action], Callable[[], None]]:
@@ -295,7 +307,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     """Everything but the notify callback: the same for headless and table."""
     directory = config_dir(args.config_dir or None)
     identity = load_or_create_identity(directory)
-    known = KnownPeers.load(directory)
+    known = KnownPeers.load(directory, accept_new_key=args.accept_new_key)
     name = _name(args)
     timeouts = _timeouts(args)
     record = _record(args)
@@ -341,12 +353,12 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             ask = ask_rules
 
             async def decide(proposal: RulesProposed) -> bool:
-                before = known.peers.get(proposal.peer_name)
-                seen = before == proposal.peer_fingerprint if before is not None else False
-                warning = ""
-                if before is not None and not seen:
-                    warning = known.check(proposal.peer_name, proposal.peer_fingerprint) or ""
-                return await ask(proposal, warning, seen)
+                check = known.check(proposal.peer_name, proposal.peer_fingerprint)
+                seen = check.status is PeerStatus.KNOWN
+                ok = await ask(proposal, check.warning, seen)
+                if ok and check.warning:  # the person saw the changed key and accepted it
+                    known.remember(proposal.peer_name, proposal.peer_fingerprint)
+                return ok
 
         return open_join(
             invite,
@@ -376,7 +388,7 @@ async def _headless(opener: Opener, choose: Callable[[PlayerView], Action]) -> i
 def _run(args: argparse.Namespace, host: bool) -> int:
     opener = _opener(args, host)
     if not args.headless:
-        return run_network_table(opener, ascii=args.ascii)
+        return run_network_table(opener, ascii=args.ascii, me=_own_fingerprint(args))
     choose, close = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, opener, choose)
@@ -394,7 +406,8 @@ def run_join(args: argparse.Namespace) -> int:
 
 def run_resume(args: argparse.Namespace) -> int:
     from p2pkoikoi.session import decode_record
-    from p2pkoikoi.transport.net import open_resume, sidecar_path
+    from p2pkoikoi.transport.openers import open_resume
+    from p2pkoikoi.transport.record_files import sidecar_path
 
     from .verify_cmd import read_record_bytes
 
@@ -405,7 +418,7 @@ def run_resume(args: argparse.Namespace) -> int:
         raise InputError(f"the match in {path} is over (both signed the result): nothing to resume")
     directory = config_dir(args.config_dir or None)
     identity = load_or_create_identity(directory)
-    known = KnownPeers.load(directory)
+    known = KnownPeers.load(directory, accept_new_key=args.accept_new_key)
     timeouts = _timeouts(args)
 
     def open_(
@@ -416,7 +429,7 @@ def run_resume(args: argparse.Namespace) -> int:
         )
 
     if not args.headless:
-        return run_network_table(open_, ascii=args.ascii)
+        return run_network_table(open_, ascii=args.ascii, me=own_fingerprint(identity))
     choose, close = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, open_, choose)
@@ -425,11 +438,12 @@ def run_resume(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- table
-def run_network_table(opener: Opener, *, ascii: bool = False) -> int:
-    """Open the terminal table on a network match (the UI's ``run_table`` entry point)."""
+def run_network_table(opener: Opener, *, ascii: bool = False, me: str = "") -> int:
+    """Open the terminal table on a network match (the UI's ``run_table`` entry point);
+    ``me`` is the player's own fingerprint, shown beside the peer's."""
     from p2pkoikoi.ui.app import run_table
 
-    return run_table(network_table_factory(opener), ascii=ascii)
+    return run_table(network_table_factory(opener, me), ascii=ascii)
 
 
 def invite_lines(invite: str, port: int, reach: str = "") -> tuple[str, ...]:
@@ -452,7 +466,7 @@ def invite_lines(invite: str, port: int, reach: str = "") -> tuple[str, ...]:
     )
 
 
-def network_table_factory(opener: Opener) -> LinkFactory:
+def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
     """The table's link factory for a network match.
 
     The link lives in a task of the table's nursery that holds the
@@ -466,6 +480,8 @@ def network_table_factory(opener: Opener) -> LinkFactory:
     from p2pkoikoi.transport.link import GameLink
     from p2pkoikoi.ui.app import TableContext
 
+    mine = ("", f"Your identity: {me} (p2pkoikoi id shows it)") if me else ()
+
     async def factory(ctx: TableContext) -> GameLink:
         shown: dict[str, Any] = {}
 
@@ -476,6 +492,7 @@ def network_table_factory(opener: Opener) -> LinkFactory:
                 ctx.waiting(
                     "Waiting for the other player",
                     *invite_lines(str(note["invite"]), int(note["port"])),
+                    *mine,
                 )
             elif kind == "reachability" and "listening" in shown:
                 first = shown["listening"]
@@ -484,7 +501,7 @@ def network_table_factory(opener: Opener) -> LinkFactory:
                     *invite_lines(str(first["invite"]), int(first["port"]), str(note["text"])),
                 )
             elif kind == "connecting":
-                ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}")
+                ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}", *mine)
             elif kind == "connected":
                 ctx.waiting(
                     "Someone connected",
@@ -503,6 +520,7 @@ def network_table_factory(opener: Opener) -> LinkFactory:
                 proposal.rules,
                 warning=warning,
                 seen_before=seen,
+                own_fingerprint=me,
             )
 
         async def hold(

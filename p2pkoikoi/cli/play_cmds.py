@@ -75,7 +75,28 @@ def run(args: argparse.Namespace) -> int:
     return practice(rules, seed, args.ai, ascii=args.ascii)
 
 
+def _network_command(argv: list[str]) -> int | None:
+    """Run ``p2pkoikoi host`` / ``join`` if the network commands are installed; else ``None``."""
+    from p2pkoikoi.cli import build_parser
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit:
+        return None
+    func = getattr(args, "func", None)
+    if func is None:
+        return None
+    return int(func(args))
+
+
 def run_start_screen(args: argparse.Namespace) -> int:
+    """The start screen, given what its choices run (the interface does not import the CLI)."""
     from p2pkoikoi.ui.start import start_screen
 
-    return start_screen(ascii=bool(getattr(args, "ascii", False)))
+    ascii = bool(getattr(args, "ascii", False))
+
+    def practise(rules: RuleSet, level: str) -> int:
+        return practice(rules, os.urandom(32), level, ascii=ascii)
+
+    return start_screen(practice=practise, network=_network_command, ascii=ascii)

@@ -35,7 +35,7 @@ import trio
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import Session
 from p2pkoikoi.session.events import Event, NeedData
-from p2pkoikoi.transport.interfaces import Candidate
+from p2pkoikoi.transport.addresses import Candidate
 from p2pkoikoi.transport.race import STAGGER, Decisive, race
 
 RECEIVE_SIZE = 65536

@@ -20,7 +20,7 @@ from typing import IO, Any
 import trio
 
 from p2pkoikoi.engine import Action, KoiKoiError, PlayerView
-from p2pkoikoi.transport.net import NetworkLink
+from p2pkoikoi.transport.match_link import NetworkLink
 
 Chooser = Callable[[PlayerView], Action]
 Emit = Callable[[dict[str, Any]], None]

@@ -43,7 +43,7 @@ from typing import Any, Final
 import trio
 
 from p2pkoikoi.transport import natpmp
-from p2pkoikoi.transport.interfaces import Candidate, host_candidates, is_public
+from p2pkoikoi.transport.addresses import Candidate, host_candidates, is_public
 
 #: how long the host waits for any router before showing the invite: a UPnP router
 #: answers the search in about 1.1 s (miniupnpc's shortest search, MX=1), PCP and
@@ -369,7 +369,7 @@ async def open_reachability(
     port: int, *, bind: str | None, advertise: str | None, port_mapping: bool
 ) -> AsyncIterator[tuple[Reachability, list[Candidate], float]]:
     """For a host listening on ``port``: how it is reachable, the invite's candidates
-    (:func:`~p2pkoikoi.transport.interfaces.host_candidates`) and how long asking the
+    (:func:`~p2pkoikoi.transport.addresses.host_candidates`) and how long asking the
     router took; the mapping (if any) lives for the block."""
     began = trio.current_time()
     fixed = _unmappable(bind)

@@ -653,6 +653,8 @@ def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
         [("class:heading", st.p(f" {offer.peer_name} invites you to a match"))],
         [("class:label", " Identity: "), ("class:name", offer.fingerprint)],
     ]
+    if offer.own_fingerprint:
+        lines.append([("class:label", " Yours:    "), ("class:dim", offer.own_fingerprint)])
     if offer.warning:
         for text in _wrap("Warning: " + offer.warning, 78, " "):
             lines.append([("class:status.bad", st.p(text))])

@@ -1,0 +1,870 @@
+"""The link during a match: one :class:`Session` over one trio byte stream at a time.
+
+Theory of operation
+-------------------
+The session (layer 2) is a sans-I/O state machine; this module gives it a
+stream, a clock and a table.  One connection runs four kinds of task in one
+nursery owned by :func:`open_link` (the task that owns the connection's
+lifetime):
+
+* the **reader** receives bytes, feeds :meth:`Session.receive_data`, pulls
+  every event, answers pings, turns events into :class:`Update` values for the
+  table and rewrites the match record after every change;
+* the **writer** is the only task that calls ``send_all``.  Everybody else
+  hands bytes to it through one memory channel, in the order the session
+  produced them, so frames never interleave however many tasks act, chat or
+  ping at once;
+* the **heartbeat** pings when we have been quiet for ``ping_interval`` and
+  watches the peer: silent past ``silence_warn`` gives a status update,
+  past ``silence_fail`` ends the match with :class:`PeerSilentError`;
+* short-lived helpers: the joiner's rules decision, the wait for the peer's
+  final signature.
+
+The handshake (hello, auth, rules, commit-reveal) runs in :func:`open_link`
+itself, before the link is handed out: each step is wrapped in
+``trio.fail_after`` with the deadline that ``session.waiting_for`` names, and a
+host that commits but never reveals forfeits (:class:`RevealTimeoutError`).
+Once the match has started the caller gets a :class:`NetworkLink` (the
+:class:`~p2pkoikoi.transport.link.GameLink` of a network game) whose
+``updates`` carry a full :class:`PlayerView` after every action.
+
+Errors during play do not cancel the caller: the link stores the error, sends
+a last ``"over"`` update whose text is the one-line reason, closes ``updates``
+and stops its tasks; leaving the ``async with`` block then raises the error.
+So a table can show why the match ended, and a script gets an exception.
+
+Connections come and go, the match stays: with a :class:`Reconnect` the
+link's supervisor task runs one connection (reader, writer, heartbeat in their
+own nursery) after another.  A broken stream or a peer silent past
+``silence_fail`` during play *drops* the connection instead of failing the
+match; the link then gets a new stream with a resumed session from
+:mod:`p2pkoikoi.transport.reconnect` (the joiner redials, the host re-accepts)
+or fails when ``reconnect_window`` ends.  Local moves wait meanwhile.
+``p2pkoikoi resume`` starts a link with no stream at all: its first connection
+is a resume (:func:`~p2pkoikoi.transport.openers.open_resume`).
+
+The record is rewritten after every step (:class:`RecordKeeper`).  Times are
+parameters (:class:`Timeouts`) and all waiting uses trio's clock, so tests run
+whole matches under ``MockClock(autojump_threshold=0)``.  Who the stream
+comes from (listening, dialling, refusing strangers) is
+:mod:`p2pkoikoi.transport.openers`' job.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+
+import trio
+
+from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, PlayerView, RuleSet
+from p2pkoikoi.engine import Event as EngineEvent
+from p2pkoikoi.session import (
+    NEED_DATA,
+    AcceptRules,
+    ActionReceived,
+    ChatReceived,
+    ConnectionClosed,
+    DeclineRules,
+    Goodbye,
+    HandshakeComplete,
+    LocalProtocolError,
+    MatchOver,
+    MatchStarted,
+    PeerResigned,
+    Ping,
+    Pong,
+    ProtocolError,
+    Resign,
+    ResumeError,
+    RulesProposed,
+    SendAction,
+    SendChat,
+    Session,
+    State,
+    fingerprint,
+)
+from p2pkoikoi.session.events import Event as SessionEvent
+from p2pkoikoi.transport.errors import (
+    ConfigError,
+    IdentityChangedError,
+    PeerFloodError,
+    PeerSilentError,
+    PeerTimeoutError,
+    TransportError,
+    leaves,
+)
+from p2pkoikoi.transport.identity import KnownPeers
+from p2pkoikoi.transport.limits import (
+    CHATTER_BURST,
+    CHATTER_RATE,
+    OUTGOING_LIMIT,
+    RECEIVE_SIZE,
+    ChatterBudget,
+    Timeouts,
+    step_limit,
+)
+from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.notes import Note, Notify, nop
+from p2pkoikoi.transport.reconnect import Reconnect, reaccept, redial
+from p2pkoikoi.transport.record_files import RecordKeeper
+
+DecideRules = Callable[[RulesProposed], Awaitable[bool]]
+
+
+async def _accept_decision(proposal: RulesProposed) -> bool:
+    return True
+
+
+class NetworkLink:
+    """A :class:`~p2pkoikoi.transport.link.GameLink` over a network session.
+
+    Made by :func:`open_link` (through :func:`open_host` / :func:`open_join`);
+    not constructed directly.
+    """
+
+    seat: int
+    names: tuple[str, str]
+    rules: RuleSet
+    updates: trio.MemoryReceiveChannel[Update]
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream | None,
+        session: Session,
+        *,
+        timeouts: Timeouts,
+        record_path: Path | None,
+        notify: Notify,
+        decide_rules: DecideRules,
+        known_peers: KnownPeers | None,
+        reconnect: Reconnect | None = None,
+        early: Sequence[SessionEvent] = (),
+    ) -> None:
+        self._stream = stream
+        self._session = session
+        # events the joiner's dialer pulled while proving the host (transport/dialer.py)
+        self._early = deque(early)
+        self._reconnect = reconnect
+        self.timeouts = timeouts
+        self._records = RecordKeeper(record_path)
+        self._notify = notify
+        self._decide_rules = decide_rules
+        self._known = known_peers
+        self.seat = session.our_seat
+        self.names = (session.name, "?") if self.seat == 0 else ("?", session.name)
+        self.peer_fingerprint = ""
+        self.error: KoiKoiError | None = None
+        self.final_hash = ""
+        self.result: MatchOver | None = None
+        self.forfeit_reason = ""
+        self._out_tx, self._out_rx = trio.open_memory_channel[bytes](math.inf)
+        self._pending = 0  # bytes in that channel: bounded by OUTGOING_LIMIT in _write
+        self._up_tx, self.updates = trio.open_memory_channel[Update](math.inf)
+        self._started = trio.Event()
+        self._stopped = trio.Event()
+        self._writer_done = trio.Event()
+        if stream is None:  # resuming: no writer runs until a connection comes back
+            self._writer_done.set()
+        self._ended = trio.Event()
+        self._progress = trio.Event()
+        self._last_rx = trio.current_time()  # the last complete message, not the last byte
+        self._last_tx = trio.current_time()
+        self._chatter = ChatterBudget(trio.current_time())
+        self._resign_pending: str | None = None
+        self._ping_no = 0
+        self._nursery: trio.Nursery | None = None
+        self._online = True  # a connection is up (false while reconnecting)
+        self._lost = trio.Event()  # the current connection is gone
+        self._lost_error: KoiKoiError | None = None
+        self._awaiting_final = False
+        self.reconnects = 0
+        if session.peer_name is not None and session.rules is not None:  # a resumed session
+            self.rules = session.rules
+            names = [session.name, session.name]
+            names[1 - self.seat] = session.peer_name
+            self.names = (names[0], names[1])
+            assert session.peer_key is not None
+            self.peer_fingerprint = fingerprint(session.peer_key)
+
+    # ------------------------------------------------------------------ GameLink
+    @property
+    def record_path(self) -> Path | None:
+        """Where the record is written (None until the first write picks the default)."""
+        return self._records.path
+
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    @property
+    def view(self) -> PlayerView:
+        m = self._session.match
+        if m is None:
+            raise LocalProtocolError("the match has not started")
+        return m.view(self.seat)
+
+    @property
+    def finished(self) -> bool:
+        """Both final signatures exchanged (or the link stopped)."""
+        return self.result is not None or self._stopped.is_set()
+
+    async def wait_ended(self) -> None:
+        """Until the match is over (both signatures) or the link stopped on an error."""
+        await self._ended.wait()
+
+    async def act(self, action: Action) -> None:
+        """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
+        self._check_alive()
+        await self._wait_online()
+        try:
+            data = self._session.send(SendAction(action))
+        except LocalProtocolError as exc:
+            raise IllegalActionError(str(exc)) from None
+        self._after_local(data)
+
+    async def resign(self, reason: str = "") -> None:
+        """Give up.  Off-turn the resignation waits for our turn (the protocol
+        only lets the player to act resign, so resignations never race)."""
+        self._check_alive()
+        await self._wait_online()
+        if reason:
+            self.forfeit_reason = reason
+        m = self._session.match
+        if m is None or m.is_over:
+            return
+        if m.to_act != self.seat:
+            self._resign_pending = reason or "resigned"
+            self._status("you will resign when your turn comes", push=True)
+            return
+        self._after_local(self._session.send(Resign()))
+
+    async def chat(self, text: str) -> None:
+        self._check_alive()
+        if not self._online:
+            raise IllegalActionError("not connected: reconnecting to the other player")
+        try:
+            data = self._session.send(SendChat(text))
+        except LocalProtocolError as exc:
+            raise IllegalActionError(str(exc)) from None
+        self._write(data)
+        if self._session.match is not None:
+            self._push(Update("chat", self.view, text=text.strip(), sender=self._session.name))
+
+    # ------------------------------------------------------------------ internals
+    async def _wait_online(self) -> None:
+        """While reconnecting, local moves wait (they go to the resumed session)."""
+        while not self._online and not self._stopped.is_set():
+            await self._progress.wait()
+        self._check_alive()
+
+    def _check_alive(self) -> None:
+        if self.error is not None:
+            raise self.error
+        if self._stopped.is_set():
+            raise IllegalActionError("the connection is closed")
+
+    def _after_local(self, data: bytes) -> None:
+        self._write(data)
+        self._save_record()
+        events = self._session.last_local_events
+        self._push_state(events, self.seat)
+        self._after_step()
+
+    def _write(self, data: bytes) -> None:
+        """Hand bytes to the writer task: the only path to the stream.
+
+        What waits for the writer is counted: past :data:`OUTGOING_LIMIT` the
+        peer is not reading, and the connection is dropped rather than our
+        memory growing (a reconnect starts over with an empty queue).
+        """
+        if not data:
+            return
+        if self._pending + len(data) > OUTGOING_LIMIT:
+            self._drop(
+                PeerFloodError(
+                    f"the other player stopped reading: {self._pending // 1024} KiB wait to "
+                    "be sent; connection closed"
+                )
+            )
+            return
+        try:
+            self._out_tx.send_nowait(data)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            return
+        self._pending += len(data)
+        self._last_tx = trio.current_time()
+
+    @property
+    def _writer_blocked(self) -> bool:
+        """Something waits for the writer: the peer reads slowly or not at all.
+
+        Pings are not answered then, and not sent: a reply that cannot leave
+        proves nothing and only fills the queue.
+        """
+        return self._pending > 0
+
+    def _flush(self) -> None:
+        self._write(self._session.data_to_send())
+
+    def _push(self, update: Update) -> None:
+        with suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+            self._up_tx.send_nowait(update)
+
+    def _push_state(self, events: tuple[EngineEvent, ...], actor: int | None) -> None:
+        self._push(Update("state", self.view, events, actor))
+
+    def _status(self, text: str, *, push: bool = True, event: str = "status") -> None:
+        self._notify({"event": event, "text": text})
+        if push and self._session.match is not None:
+            self._push(Update("status", self.view, text=text))
+
+    def _save_record(self) -> None:
+        """Rewrite the record if it changed; a record that cannot be written ends the match."""
+        try:
+            self._records.save(self._session)
+        except TransportError as exc:
+            self._fail(exc)
+
+    def _wake(self) -> None:
+        self._progress.set()
+        self._progress = trio.Event()
+
+    def _after_step(self) -> None:
+        """After any change of turn: a pending resignation, the final-signature wait."""
+        s = self._session
+        m = s.match
+        if (
+            self._resign_pending is not None
+            and s.state is State.PLAY
+            and m is not None
+            and m.to_act == self.seat
+        ):
+            self._resign_pending = None
+            self._after_local(s.send(Resign()))
+            return
+        if s.state is State.FINISH and self._nursery is not None and not self._awaiting_final:
+            self._awaiting_final = True
+            self._nursery.start_soon(self._await_final)
+
+    def _resumable(self) -> bool:
+        return (
+            self._reconnect is not None
+            and self._started.is_set()
+            and self.timeouts.reconnect_window > 0
+            and self._session.state in (State.PLAY, State.FINISH)
+        )
+
+    def _drop(self, exc: KoiKoiError) -> None:
+        """The connection broke: reconnect if the match can resume, else stop for good."""
+        if self.error is not None or self._stopped.is_set() or self._lost.is_set():
+            return
+        if not self._resumable():
+            self._fail(exc)
+            return
+        self._lost_error = exc
+        self._online = False
+        self._save_record()
+        self._lost.set()
+        self._wake()
+
+    def _fail(self, exc: KoiKoiError) -> None:
+        """Stop for good: keep the error, tell the table, let the writer send the abort."""
+        if self.error is not None or self._stopped.is_set():
+            return
+        self.error = exc
+        self._session.peer_gone()  # between the joiner's value and the reveal: host forfeits
+        self._flush()  # the session's abort, if it queued one
+        self._save_record()
+        if self._session.state not in (State.PLAY, State.FINISH):
+            # a final end (a protocol error, a cheat, refused rules or identity): the
+            # match can never resume, so the secrets in the resume file go;
+            # a lost connection keeps it for ``p2pkoikoi resume``
+            self._records.drop_sidecar()
+        if self._session.match is not None:
+            self._push(Update("over", self.view, text=str(exc), record=str(self.record_path or "")))
+        self._stop()
+
+    def _stop(self) -> None:
+        self._stopped.set()
+        self._ended.set()
+        self._up_tx.close()
+        self._out_tx.close()
+        self._wake()
+
+    async def _shutdown(self, *, goodbye: bool) -> None:
+        """Say goodbye if still talking, let the writer drain, then stop every task."""
+        s = self._session
+        if goodbye and not self._stopped.is_set() and s.state not in (State.CLOSED, State.ERROR):
+            with suppress(ProtocolError):
+                self._write(s.send(Goodbye()))
+        self._save_record()
+        self._stop()
+        with trio.move_on_after(self.timeouts.handshake) as cs:
+            cs.shield = True
+            await self._writer_done.wait()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    # ------------------------------------------------------------------ tasks
+    async def _writer(self) -> None:
+        """The one task that writes to the stream, in channel order."""
+        try:
+            async for data in self._out_rx:
+                try:
+                    assert self._stream is not None
+                    await self._stream.send_all(data)
+                    self._pending -= len(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    if not self._stopped.is_set():
+                        self._drop(TransportError("the connection to the other player broke"))
+                    return
+        finally:
+            self._writer_done.set()
+
+    async def _reader(self) -> None:
+        try:
+            while not self._stopped.is_set():
+                self._process()
+                if self._stopped.is_set() or self._session.state in (State.CLOSED, State.ERROR):
+                    return
+                try:
+                    assert self._stream is not None
+                    data = await self._stream.receive_some(RECEIVE_SIZE)
+                except (trio.BrokenResourceError, OSError):
+                    data = b""
+                except trio.ClosedResourceError:
+                    return
+                if not data and self._resumable():  # keep the session: it resumes
+                    self._drop(TransportError("the connection to the other player broke"))
+                    return
+                self._session.receive_data(bytes(data))
+        except KoiKoiError as exc:
+            self._fail(exc)
+
+    def _process(self) -> None:
+        """Pull every event the session has; one place turns them into updates."""
+        s = self._session
+        while not self._stopped.is_set():
+            ev = self._early.popleft() if self._early else s.next_event()
+            self._flush()
+            if ev is NEED_DATA:
+                break
+            # a message, not a byte, proves the peer alive: a frame trickled a byte
+            # at a time never completes, and the silence bound ends it (slowloris)
+            self._last_rx = trio.current_time()
+            if isinstance(ev, Ping | Pong | ChatReceived) and not self._count_chatter():
+                return
+            if isinstance(ev, Ping):
+                if not self._writer_blocked:
+                    self._write(s.send(Pong(ev.nonce)))
+            elif isinstance(ev, Pong):
+                pass
+            elif isinstance(ev, RulesProposed):
+                self._notify(
+                    {
+                        "event": "rules_proposed",
+                        "peer_name": ev.peer_name,
+                        "peer_fingerprint": ev.peer_fingerprint,
+                        "rules_fingerprint": ev.fingerprint,
+                        "rounds": ev.rounds,
+                        "rules": ev.rules.to_dict(),
+                    }
+                )
+                assert self._nursery is not None
+                self._nursery.start_soon(self._decide, ev)
+            elif isinstance(ev, HandshakeComplete):
+                self._on_handshake(ev)
+            elif isinstance(ev, MatchStarted):
+                self._save_record()
+                if self._reconnect is not None and self._session.resume_secret is not None:
+                    self._reconnect.secret = self._session.resume_secret
+                    if self._reconnect.sidecar is not None:
+                        self._reconnect.sidecar["resume_secret"] = self._reconnect.secret.hex()
+                self._write_sidecar()
+                self._started.set()
+                self._push_state(ev.events, None)
+                self._after_step()
+            elif isinstance(ev, ActionReceived | PeerResigned):
+                self._save_record()
+                self._push_state(ev.events, 1 - self.seat)
+                self._after_step()
+            elif isinstance(ev, ChatReceived):
+                peer = self.names[1 - self.seat]
+                self._notify({"event": "chat", "sender": peer, "text": ev.text})
+                if s.match is not None:
+                    self._push(Update("chat", self.view, text=ev.text, sender=peer))
+            elif isinstance(ev, MatchOver):
+                self._on_over(ev)
+            elif isinstance(ev, ConnectionClosed):
+                if not ev.clean:
+                    self._fail(TransportError(ev.reason))
+                else:
+                    self._stop()
+                return
+        self._save_record()
+        self._wake()
+
+    def _count_chatter(self) -> bool:
+        """Count one ping, pong or chat; False after failing on a flood."""
+        if self._chatter.take(trio.current_time()):
+            return True
+        self._fail(
+            PeerFloodError(
+                f"the other player sent more than {CHATTER_BURST} pings or chats at once "
+                f"(a flood; at most {CHATTER_RATE:g} a second are allowed): connection closed"
+            )
+        )
+        return False
+
+    def _on_handshake(self, ev: HandshakeComplete) -> None:
+        s = self._session
+        self.rules = ev.rules
+        self.peer_fingerprint = ev.peer_fingerprint
+        names = [s.name, s.name]
+        names[1 - self.seat] = ev.peer_name
+        self.names = (names[0], names[1])
+        self._notify(
+            {
+                "event": "handshake",
+                "peer_name": ev.peer_name,
+                "peer_fingerprint": ev.peer_fingerprint,
+                "peer_role": s.role.other.value,
+                "rules_fingerprint": ev.rules.fingerprint(),
+                "rules": ev.rules.to_dict(),
+            }
+        )
+        if self._known is not None:
+            try:
+                check = self._known.admit(ev.peer_name, ev.peer_fingerprint)
+            except IdentityChangedError as exc:  # before the deal: nobody has seen a card
+                with suppress(ProtocolError):
+                    self._write(s.send(Goodbye()))
+                self._fail(exc)
+                return
+            except ConfigError as exc:  # known_peers cannot be written: play on, say so
+                self._notify({"event": "warning", "text": str(exc)})
+            else:
+                if check.warning:
+                    self._notify({"event": "warning", "text": check.warning})
+        self._save_record()
+
+    def _on_over(self, ev: MatchOver) -> None:
+        self.result = ev
+        self.final_hash = ev.final_hash.hex()
+        self._save_record()
+        self._records.drop_sidecar()
+        m = self._session.match
+        assert m is not None
+        text = m.end_reason
+        if self.forfeit_reason:
+            text = f"{text}: {self.forfeit_reason}"
+        self._push(
+            Update(
+                "over",
+                self.view,
+                text=text,
+                record=str(self.record_path or ""),
+                final_hash=self.final_hash,
+            )
+        )
+        self._up_tx.close()
+        self._ended.set()
+
+    async def _decide(self, proposal: RulesProposed) -> None:
+        ok = await self._decide_rules(proposal)
+        if self._stopped.is_set() or self._session.state is not State.RULES:
+            return
+        if ok:
+            self._write(self._session.send(AcceptRules()))
+            self._process()
+        else:
+            self._write(self._session.send(DeclineRules("they chose Decline on the rules screen")))
+            self._fail(TransportError("you declined the host's rules"))
+
+    async def _await_final(self) -> None:
+        """After the last action: the peer must sign the final transcript in time."""
+        while True:
+            with trio.move_on_after(self.timeouts.handshake) as cs:
+                while self._session.state is State.FINISH and not self._stopped.is_set():
+                    await self._progress.wait()
+            if not cs.cancelled_caught or self._stopped.is_set():
+                return
+            if not self._online:
+                continue  # the reconnect window bounds this wait
+            self._fail(
+                PeerTimeoutError(
+                    f"the other player did not sign the result within "
+                    f"{self.timeouts.handshake:g}s (the record is kept, unsigned by them)"
+                )
+            )
+            return
+
+    async def _heartbeat(self) -> None:
+        t = self.timeouts
+        tick = min(t.ping_interval, t.silence_warn / 2, t.silence_fail / 4)
+        warned = False
+        while not self._stopped.is_set() and not self._lost.is_set():
+            await trio.sleep(tick)
+            s = self._session
+            now = trio.current_time()
+            if s.state in (State.DONE, State.CLOSED, State.ERROR):
+                return
+            if (
+                s.state is not State.HELLO
+                and now - self._last_tx >= t.ping_interval
+                and not self._writer_blocked
+            ):
+                self._ping_no += 1
+                self._write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
+            silent = now - self._last_rx
+            if silent >= t.silence_fail:
+                self._drop(
+                    PeerSilentError(
+                        f"the other player has been silent for {silent:.0f}s: "
+                        "the connection is lost, the match ends unfinished"
+                    )
+                )
+                return
+            if silent >= t.silence_warn and not warned:
+                warned = True
+                self._status(f"opponent silent for {silent:.0f}s")
+            elif warned and silent < t.silence_warn:
+                warned = False
+                self._status("the opponent is back")
+
+    # ------------------------------------------------------------------ reconnecting
+    def _write_sidecar(self) -> None:
+        """The secrets ``p2pkoikoi resume`` needs, beside the record, private (0600)."""
+        rc = self._reconnect
+        if rc is None or rc.sidecar is None:
+            return
+        try:
+            self._records.write_sidecar(rc.sidecar)
+        except OSError as exc:
+            self._notify({"event": "warning", "text": f"cannot write the resume file: {exc}"})
+
+    async def _supervise(self, stream: trio.abc.Stream | None) -> None:
+        """One connection after another until the match ends or cannot resume."""
+        if stream is None:  # resuming after a crash: the first connection is a resume
+            stream = await self._reconnect_loop(None)
+        while stream is not None:
+            await self._run_connection(stream)
+            if self._stopped.is_set() or not self._lost.is_set():
+                return
+            stream = await self._reconnect_loop(self._lost_error)
+
+    async def _run_connection(self, stream: trio.abc.Stream) -> None:
+        """Reader, writer and heartbeat of one connection; returns when it is lost."""
+        self._stream = stream
+        self._out_tx, self._out_rx = trio.open_memory_channel[bytes](math.inf)
+        self._pending = 0  # bytes in that channel: bounded by OUTGOING_LIMIT in _write
+        self._writer_done = trio.Event()
+        self._lost = trio.Event()
+        self._last_rx = self._last_tx = trio.current_time()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._writer)
+                self._flush()  # our hello, through the writer like everything else
+                if self.reconnects:
+                    self._announce_resumed()
+                nursery.start_soon(self._reader)
+                nursery.start_soon(self._heartbeat)
+                await self._lost.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            await trio.aclose_forcefully(stream)
+
+    def _announce_resumed(self) -> None:
+        s = self._session
+        self._online = True
+        self._started.set()
+        self._notify({"event": "reconnected", "text": "reconnected", "seq": s.seq})
+        if s.match is not None:
+            self._push(Update("status", self.view, text="reconnected"))
+            self._push_state((), None)  # a table redraws; a bot acts if it is its turn
+        self._save_record()
+        self._wake()
+        if s.state is State.DONE and self.result is None:  # we only had to re-sign
+            r = s.record().result
+            assert r is not None
+            self._on_over(MatchOver(r.scores, r.winner, r.final_state_hash, r.transcript_hash))
+            return
+        self._after_step()
+
+    def _note_reconnecting(
+        self, attempt: int, lost: KoiKoiError | None, last: list[str] | None = None
+    ) -> None:
+        text = f"connection lost, reconnecting (attempt {attempt})..."
+        if lost is None:
+            text = f"resuming the match (attempt {attempt})..."
+        note: Note = {"event": "reconnecting", "attempt": attempt, "text": text}
+        if lost is not None:
+            note["reason"] = str(lost)
+        if last:
+            note["last_error"] = last[-1]
+        self._notify(note)
+        if self._session.match is not None and not self._stopped.is_set():
+            self._push(Update("status", self.view, text=text))
+
+    async def _reconnect_loop(self, lost: KoiKoiError | None) -> trio.abc.Stream | None:
+        """A new connection to the same opponent within the reconnect window, or fail."""
+        rc = self._reconnect
+        assert rc is not None
+        window = self.timeouts.reconnect_window
+        record = self._session.record()
+        got: tuple[trio.abc.Stream, Session] | None = None
+        last: list[str] = []
+        role = self._session.role
+        try:
+            with trio.move_on_after(window):
+                if rc.dial is not None:
+                    got = await redial(
+                        rc,
+                        record,
+                        role,
+                        self.timeouts,
+                        lambda attempt: self._note_reconnecting(attempt, lost, last),
+                        last,
+                    )
+                else:
+                    got = await reaccept(
+                        rc,
+                        record,
+                        role,
+                        self.timeouts,
+                        lambda attempt: self._note_reconnecting(attempt, lost),
+                        last,
+                        self._notify,
+                    )
+        except ResumeError as exc:  # another player or another match: hopeless
+            self._fail(exc)
+            return None
+        if got is None:
+            if self.error is None:
+                why = f" ({lost})" if lost is not None else ""
+                tail = f"; last attempt: {last[-1]}" if last else ""
+                self._fail(
+                    PeerSilentError(
+                        f"the connection was lost{why} and the other player did not come "
+                        f"back within {window:g}s{tail}; the match is unfinished: continue it "
+                        f"later with: p2pkoikoi resume {self.record_path or 'RECORD'}"
+                    )
+                )
+            return None
+        stream, session = got
+        self._session = session
+        self.reconnects += 1
+        return stream
+
+    # ------------------------------------------------------------------ handshake
+    async def _handshake(self) -> None:
+        """Run until the match starts; each step under its own ``fail_after``."""
+        s = self._session
+        while not self._started.is_set():
+            if self.error is not None:
+                raise self.error
+            if self._stopped.is_set():
+                raise TransportError("the connection closed during the handshake")
+            step = s.waiting_for
+            limit, error = step_limit(self.timeouts, step)
+            try:
+                with trio.fail_after(limit):
+                    while (
+                        s.waiting_for is step
+                        and not self._started.is_set()
+                        and not self._stopped.is_set()
+                    ):
+                        await self._progress.wait()
+            except trio.TooSlowError:
+                self._fail(error)
+                raise error from None
+
+
+@asynccontextmanager
+async def open_link(
+    stream: trio.abc.Stream | None,
+    session: Session,
+    *,
+    timeouts: Timeouts | None = None,
+    record_path: Path | None = None,
+    notify: Notify | None = None,
+    decide_rules: DecideRules | None = None,
+    known_peers: KnownPeers | None = None,
+    reconnect: Reconnect | None = None,
+    early: Sequence[SessionEvent] = (),
+) -> AsyncIterator[NetworkLink]:
+    """Run ``session`` over ``stream``; yields the link once the match has started.
+
+    ``early`` are events already pulled from ``session`` (the joiner's dialer
+    runs the first steps of the handshake itself): they are handled first.
+
+    The nursery of the connection's tasks lives here.  Leaving the block
+    before the match is over says goodbye (the match stays unfinished, its
+    record written); an error raised by the link is re-raised on exit.
+
+    With ``reconnect`` a connection lost during play is replaced (see
+    :class:`Reconnect`) within ``timeouts.reconnect_window``.  ``stream=None``
+    with a resumed session (:meth:`Session.resume`) starts by reconnecting:
+    that is how a crashed player comes back.
+    """
+    if stream is None and (reconnect is None or session.match is None):
+        raise LocalProtocolError("only a resumed session with a way to reconnect needs no stream")
+    link = NetworkLink(
+        stream,
+        session,
+        timeouts=timeouts or Timeouts(),
+        record_path=record_path,
+        notify=notify or nop,
+        decide_rules=decide_rules or _accept_decision,
+        known_peers=known_peers,
+        reconnect=reconnect,
+        early=early,
+    )
+    started = False
+    try:
+        async with trio.open_nursery() as nursery:
+            link._nursery = nursery
+            nursery.start_soon(link._supervise, stream)
+            try:
+                if stream is None:
+                    while not link._started.is_set() and not link._stopped.is_set():
+                        await link._progress.wait()
+                    if link.error is not None:
+                        raise link.error
+                else:
+                    await link._handshake()
+                started = True
+            except KoiKoiError as exc:
+                if link.error is None:
+                    link.error = exc
+            finally:
+                if not started:
+                    await link._shutdown(goodbye=False)
+            if started:
+                try:
+                    yield link
+                finally:
+                    await link._shutdown(goodbye=True)
+    except BaseExceptionGroup as group:
+        # A nursery wraps even one error in a group; callers (and the CLI) want
+        # the one error itself, a KoiKoiError with its one-line message.
+        errs = leaves(group)
+        if len(errs) == 1:
+            raise errs[0] from None
+        raise
+    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+        if link.error is None:
+            raise TransportError("the connection to the other player broke") from None
+    finally:
+        link._save_record()
+        with trio.move_on_after(1) as cs:
+            cs.shield = True
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                if link._stream is not None:
+                    await link._stream.aclose()
+    if link.error is not None:
+        raise link.error

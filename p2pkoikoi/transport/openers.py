@@ -1,0 +1,372 @@
+"""Opening a link: host, join or resume, each an ``async with`` that yields a started match.
+
+:func:`open_host` listens (:mod:`~p2pkoikoi.transport.listener`), announces the
+invite, and tries each connection until one completes the handshake -- a
+stranger without the invite secret is dropped with a warning and the host
+keeps waiting.  :func:`open_join` dials the invite's address.
+:func:`open_resume` continues a crashed match from its record and resume file.
+All three build a :class:`Reconnect` so that a link can come back after a drop,
+and hand the stream and session to :func:`~p2pkoikoi.transport.match_link.open_link`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from p2pkoikoi.engine import KoiKoiError, RuleSet
+from p2pkoikoi.session import (
+    Invite,
+    Role,
+    RulesMismatchError,
+    Session,
+    VersionMismatchError,
+    decode_invite,
+    encode_invite,
+)
+from p2pkoikoi.session.invite import SECRET_BYTES
+from p2pkoikoi.session.record import Record
+from p2pkoikoi.transport.addresses import Candidate
+from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
+from p2pkoikoi.transport.discovery import announce
+from p2pkoikoi.transport.errors import ConfigError, PeerTimeoutError
+from p2pkoikoi.transport.identity import KnownPeers
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.listener import hosting, listen, peer_address
+from p2pkoikoi.transport.match_link import DecideRules, NetworkLink, open_link
+from p2pkoikoi.transport.notes import Note, Notify, nop
+from p2pkoikoi.transport.portmap import open_reachability
+from p2pkoikoi.transport.reconnect import Reconnect, close_queued, session_entropy
+from p2pkoikoi.transport.record_files import read_sidecar, sidecar_path
+
+#: the port a host listens on unless told otherwise (unassigned by IANA)
+DEFAULT_PORT: Final = 47474
+
+
+@asynccontextmanager
+async def open_host(
+    *,
+    identity: Ed25519PrivateKey,
+    name: str,
+    rules: RuleSet,
+    port: int = DEFAULT_PORT,
+    bind: str | None = None,
+    advertise: str | None = None,
+    timeouts: Timeouts | None = None,
+    record_path: Path | None = None,
+    notify: Notify | None = None,
+    known_peers: KnownPeers | None = None,
+    accept_timeout: float | None = None,
+    port_mapping: bool = True,
+    announce_as: Announcement | None = None,
+) -> AsyncIterator[NetworkLink]:
+    """Listen, announce the invite (a ``listening`` note), accept one player, play.
+
+    Before the invite is shown the router is asked to open the port
+    (``port_mapping``; bounded, see :mod:`~p2pkoikoi.transport.portmap`); a
+    ``reachability`` note follows the ``listening`` one, and the mapping is
+    removed when the block ends, however it ends.  The invite lists every
+    candidate address (:func:`~p2pkoikoi.transport.addresses.host_candidates`).
+    With ``announce_as`` the waiting host is announced on this network by
+    multicast DNS until the match starts (:mod:`~p2pkoikoi.transport.discovery`).
+
+    ``port=0`` picks a free port; the note says which.  The host listens for
+    the whole match: a connection that fails before the peer proved it holds
+    the invite (garbage, a wrong secret) is dropped with a ``warning`` note
+    and the host waits for the next; once a match is on, other connections
+    get a one-line ``refuse``; after a drop the same opponent may resume.
+    """
+    notify = notify or nop
+    listeners = await listen(port, bind)
+    actual = int(listeners[0].socket.getsockname()[1])
+    try:
+        async with (
+            open_reachability(
+                actual, bind=bind, advertise=advertise, port_mapping=port_mapping
+            ) as (reach, candidates, waited),
+            _hosting_match(
+                listeners,
+                candidates,
+                identity=identity,
+                name=name,
+                rules=rules,
+                bind=bind,
+                timeouts=timeouts,
+                record_path=record_path,
+                notify=notify,
+                known_peers=known_peers,
+                accept_timeout=accept_timeout,
+                announce_as=announce_as,
+                reachability={**reach.to_event(), "waited": round(waited, 3)},
+            ) as link,
+        ):
+            yield link
+    finally:
+        for ln in listeners:  # closed already, unless the port mapping failed first
+            with trio.move_on_after(1) as cs:
+                cs.shield = True
+                await ln.aclose()
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """What a waiting host tells its network (protocol/discovery.md): no secret."""
+
+    name: str
+    rules: str
+    number: int
+
+
+@asynccontextmanager
+async def _hosting_match(
+    listeners: list[trio.SocketListener],
+    candidates: list[Candidate],
+    *,
+    identity: Ed25519PrivateKey,
+    name: str,
+    rules: RuleSet,
+    bind: str | None,
+    timeouts: Timeouts | None,
+    record_path: Path | None,
+    notify: Notify,
+    known_peers: KnownPeers | None,
+    accept_timeout: float | None,
+    announce_as: Announcement | None,
+    reachability: Note,
+) -> AsyncIterator[NetworkLink]:
+    """:func:`open_host` once the candidates are known: the invite, then one player."""
+    secret = os.urandom(SECRET_BYTES)
+    actual = candidates[0].port
+    invite = encode_invite([(c.address, c.port) for c in candidates], secret)
+    addresses = [str(c) for c in candidates]
+    notify({"event": "listening", "invite": invite, "port": actual, "addresses": addresses})
+    notify(reachability)
+    lan = contextlib.AsyncExitStack()
+    if announce_as is not None:
+        ad = announce_as
+        await lan.enter_async_context(
+            announce(
+                name=ad.name,
+                rules=ad.rules,
+                number=ad.number,
+                port=actual,
+                addresses=[c.address for c in candidates if c.source in ("lan", "ipv6", "bind")],
+            )
+        )
+    sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
+    rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)
+    limit = math.inf if accept_timeout is None else accept_timeout
+    async with lan, hosting(listeners, rc) as incoming, contextlib.AsyncExitStack() as stack:
+        link: NetworkLink | None = None
+        deadline = trio.current_time() + limit
+        while link is None:
+            got: trio.abc.Stream | None = None
+            with trio.move_on_at(deadline):
+                got = await incoming.receive()
+            if got is None:
+                break
+            stream = got
+            address, peer_port = peer_address(stream)
+            notify({"event": "connected", "address": address, "port": peer_port})
+            session = Session(
+                Role.HOST,
+                identity_key=identity,
+                invite_secret=secret,
+                name=name,
+                entropy=session_entropy(),
+                rules=rules,
+            )
+            cm = open_link(
+                stream,
+                session,
+                timeouts=timeouts,
+                record_path=record_path,
+                notify=notify,
+                known_peers=known_peers,
+                reconnect=rc,
+            )
+            try:
+                link = await stack.enter_async_context(cm)
+            except KoiKoiError as exc:
+                if session.peer_key is not None or isinstance(
+                    exc, VersionMismatchError | RulesMismatchError
+                ):
+                    raise
+                # not our friend (no invite secret, garbage, silence): keep waiting
+                notify(
+                    {
+                        "event": "warning",
+                        "text": f"dropped a connection from {address}: {exc}",
+                    }
+                )
+        if link is None:
+            raise PeerTimeoutError(f"nobody joined within {limit:g}s")
+        await lan.aclose()  # the match started: no longer waiting on this network
+        rc.wanted = False
+        close_queued(incoming)
+        yield link
+
+
+@asynccontextmanager
+async def open_join(
+    invite: str | Invite,
+    *,
+    identity: Ed25519PrivateKey,
+    name: str,
+    expected_rules: RuleSet | None = None,
+    decide_rules: DecideRules | None = None,
+    timeouts: Timeouts | None = None,
+    record_path: Path | None = None,
+    notify: Notify | None = None,
+    known_peers: KnownPeers | None = None,
+) -> AsyncIterator[NetworkLink]:
+    """Connect to the host named by ``invite`` and play.
+
+    Every address of the invite is tried, Happy Eyeballs style
+    (:mod:`~p2pkoikoi.transport.dialer`): the first connection whose peer
+    completes the authenticated handshake is the match's; when none does, one
+    line names each address and why it failed.  With ``expected_rules`` the
+    session accepts exactly those rules (or fails naming the differences);
+    without, ``decide_rules`` is asked (default: accept, after a
+    ``rules_proposed`` note).
+    """
+    inv = decode_invite(invite) if isinstance(invite, str) else invite
+    candidates = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
+
+    def session() -> Session:
+        return Session(
+            Role.JOINER,
+            identity_key=identity,
+            invite_secret=inv.secret,
+            name=name,
+            entropy=session_entropy(),
+            expected_rules=expected_rules,
+        )
+
+    async with _joining(
+        candidates,
+        session,
+        sidecar={"role": "joiner", "invite": str(inv)},
+        identity=identity,
+        decide_rules=decide_rules,
+        timeouts=timeouts,
+        record_path=record_path,
+        notify=notify or nop,
+        known_peers=known_peers,
+    ) as link:
+        yield link
+
+
+@asynccontextmanager
+async def _joining(
+    candidates: list[Candidate],
+    make_session: Callable[[], Session],
+    *,
+    sidecar: dict[str, Any],
+    identity: Ed25519PrivateKey,
+    decide_rules: DecideRules | None,
+    timeouts: Timeouts | None,
+    record_path: Path | None,
+    notify: Notify,
+    known_peers: KnownPeers | None,
+) -> AsyncIterator[NetworkLink]:
+    """Race ``candidates`` to an authenticated host, then play over the winner."""
+    t = timeouts or Timeouts()
+    first = candidates[0]
+    notify(
+        {
+            "event": "connecting",
+            "host": first.address,
+            "port": first.port,
+            "addresses": [str(c) for c in candidates],
+        }
+    )
+    won = await dial_authenticated(
+        candidates, make_session, connect=t.connect, handshake=t.handshake
+    )
+    # redialing after a drop: the address that worked first, then the others
+    order = [won.candidate] + [c for c in candidates if c != won.candidate]
+
+    async def dial() -> trio.abc.Stream:
+        return await dial_any(order, connect=t.connect)
+
+    rc = Reconnect(identity=identity, dial=dial, sidecar=sidecar)
+    async with open_link(
+        won.stream,
+        won.session,
+        timeouts=t,
+        record_path=record_path,
+        notify=notify,
+        decide_rules=decide_rules,
+        known_peers=known_peers,
+        reconnect=rc,
+        early=won.pending,
+    ) as link:
+        yield link
+
+
+@asynccontextmanager
+async def open_resume(
+    record_path: Path,
+    record: Record,
+    *,
+    identity: Ed25519PrivateKey,
+    timeouts: Timeouts | None = None,
+    notify: Notify | None = None,
+    known_peers: KnownPeers | None = None,
+) -> AsyncIterator[NetworkLink]:
+    """Continue the match of ``record`` after a crash (``p2pkoikoi resume``).
+
+    The resume file beside the record says who we were: a host listens on the
+    same port again, a joiner dials the host; the opponent (in its own
+    reconnect loop) must come back within ``timeouts.reconnect_window``.
+    """
+    notify = notify or nop
+    side = read_sidecar(record_path)
+    inv = decode_invite(str(side["invite"]))
+    role = Role(str(side["role"]))
+    try:
+        resume_secret = bytes.fromhex(str(side["resume_secret"]))
+    except ValueError:
+        raise ConfigError(f"{sidecar_path(record_path)}: resume_secret is not hex") from None
+    session = Session.resume(
+        record, role, identity_key=identity, resume_secret=resume_secret, entropy=session_entropy()
+    )
+    rc = Reconnect(identity=identity, secret=resume_secret, sidecar=dict(side))
+    rc.sidecar = {k: v for k, v in side.items() if k not in ("format", "version")}
+    kw: dict[str, Any] = {
+        "timeouts": timeouts,
+        "record_path": record_path,
+        "notify": notify,
+        "known_peers": known_peers,
+        "reconnect": rc,
+    }
+    first = inv.addresses[0]
+    if role is Role.JOINER:
+        order = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
+
+        async def dial() -> trio.abc.Stream:
+            return await dial_any(order, connect=(timeouts or Timeouts()).connect)
+
+        rc.dial = dial
+        notify({"event": "connecting", "host": first.host, "port": first.port})
+        async with open_link(None, session, **kw) as link:
+            yield link
+        return
+    bind = side.get("bind")
+    listeners = await listen(
+        int(side.get("port", first.port)), bind if isinstance(bind, str) else None
+    )
+    actual = int(listeners[0].socket.getsockname()[1])
+    notify({"event": "listening", "invite": side["invite"], "port": actual, "resume": True})
+    async with hosting(listeners, rc), open_link(None, session, **kw) as link:
+        yield link

@@ -1,0 +1,107 @@
+"""The files a match keeps on disk: its record and the resume file beside it.
+
+The record (``session.record()``) is rewritten atomically (temp file, fsync,
+rename) after every step, so a crash or a cut connection loses nothing that
+both sides had agreed on.  The resume file (the "sidecar", 0600) holds what
+``p2pkoikoi resume`` needs after a crash -- the resume secret, our role, the
+address -- and is deleted once the match is over.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import suppress
+from pathlib import Path
+from typing import Any, Final
+
+from p2pkoikoi.session import Session, encode_record
+from p2pkoikoi.transport.errors import ConfigError, TransportError
+from p2pkoikoi.transport.identity import atomic_write, default_record_path
+
+SIDECAR_SUFFIX: Final = ".resume"
+SIDECAR_FORMAT: Final = "p2pkoikoi-resume"
+
+
+def sidecar_path(record: Path) -> Path:
+    """Where the secrets to resume ``record`` live (0600, deleted when the match ends)."""
+    return record.with_name(record.name + SIDECAR_SUFFIX)
+
+
+class RecordKeeper:
+    """Writes one match's record (when it changed) and its resume file.
+
+    ``path`` is None until the first write when the caller named no file: the
+    default place then depends on the peer's name, known after the handshake.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._last = b""
+
+    def save(self, session: Session) -> None:
+        """Rewrite the record if it changed; :class:`TransportError` if it cannot."""
+        if session.session_id is None:
+            return
+        record = session.record()
+        data = encode_record(record)
+        if data == self._last:
+            return
+        if self.path is None:
+            if session.peer_name is None:
+                # the default name is DATE-TIME-PEER.koikoi: wait until the peer has
+                # proved who it is (before that there is no match worth keeping)
+                return
+            self.path = default_record_path(session.peer_name)
+        # private while the match runs: the record holds the match seed, so any
+        # local user who can read it sees both hands; shareable once it is over
+        mode = 0o644 if record.result is not None else 0o600
+        try:
+            atomic_write(self.path, data, mode=mode)
+        except OSError as exc:
+            raise TransportError(f"cannot write the record {self.path}: {exc}") from None
+        self._last = data
+
+    def write_sidecar(self, sidecar: dict[str, Any]) -> None:
+        """The secrets ``p2pkoikoi resume`` needs, beside the record, private (0600).
+
+        Nothing without a record path; an :class:`OSError` is the caller's to report.
+        """
+        if self.path is None:
+            return
+        body = {"format": SIDECAR_FORMAT, "version": 1, **sidecar}
+        atomic_write(sidecar_path(self.path), json.dumps(body).encode("utf-8"), mode=0o600)
+
+    def drop_sidecar(self) -> None:
+        """The match is over: the secrets to resume it are of no use now."""
+        if self.path is not None:
+            with suppress(OSError):
+                sidecar_path(self.path).unlink()
+
+
+def read_sidecar(record_path: Path) -> dict[str, Any]:
+    """The resume file beside ``record_path``; :class:`ConfigError` naming what is wrong."""
+    path = sidecar_path(record_path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path} is missing: it holds the secrets to resume, written when the match "
+            "started and deleted when it ended"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    if (
+        not isinstance(obj, dict)
+        or obj.get("format") != SIDECAR_FORMAT
+        or obj.get("role") not in ("host", "joiner")
+        or not isinstance(obj.get("invite"), str)
+        or not isinstance(obj.get("resume_secret"), str)
+        or len(obj["resume_secret"]) != 64
+    ):
+        raise ConfigError(f"{path} is not a p2pkoikoi resume file")
+    port = obj.get("port", 0)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigError(f"{path}: port must be a whole number 0..65535, not {port!r}")
+    if not isinstance(obj.get("bind", ""), str | None):
+        raise ConfigError(f"{path}: bind must be an address, not {obj['bind']!r}")
+    return obj
