@@ -335,15 +335,11 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
 
         return open_
     expected = _expected(args)
-    from p2pkoikoi.session import InviteError, ShortCode, parse_join_target
+    from p2pkoikoi.session import parse_join_target
 
-    # a bad invite or code fails before any network use
+    # a bad invite or code fails before any network use; a code finds its host on
+    # this network by multicast DNS (transport/discovery.py)
     invite = parse_join_target(" ".join(args.invite))
-    if isinstance(invite, ShortCode):
-        raise InviteError(
-            f"joining with a code ({invite}) needs the host's match found on this "
-            "network, which this build cannot do yet: ask the host for the koi2- invite"
-        )
 
     def open_j(
         notify: Callable[[Note], None], ask_rules: AskRules | None = None

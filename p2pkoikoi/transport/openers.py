@@ -33,12 +33,13 @@ from p2pkoikoi.session import (
     decode_invite,
     encode_invite,
 )
+from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.invite import SECRET_BYTES
 from p2pkoikoi.session.record import Record
-from p2pkoikoi.transport.addresses import Candidate
+from p2pkoikoi.transport.addresses import Candidate, dedupe
 from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
-from p2pkoikoi.transport.discovery import announce
-from p2pkoikoi.transport.errors import ConfigError, PeerTimeoutError
+from p2pkoikoi.transport.discovery import announce, find_host
+from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.listener import hosting, listen, peer_address
@@ -218,7 +219,7 @@ async def _hosting_match(
 
 @asynccontextmanager
 async def open_join(
-    invite: str | Invite,
+    invite: str | Invite | ShortCode,
     *,
     identity: Ed25519PrivateKey,
     name: str,
@@ -238,15 +239,29 @@ async def open_join(
     session accepts exactly those rules (or fails naming the differences);
     without, ``decide_rules`` is asked (default: accept, after a
     ``rules_proposed`` note).
+
+    With a short code the hosts waiting on this network are found by multicast
+    DNS (:func:`~p2pkoikoi.transport.discovery.find_host`): every host that
+    announces the code's number is a candidate, and only the one that knows
+    the code's words completes the handshake.
     """
-    inv = decode_invite(invite) if isinstance(invite, str) else invite
-    candidates = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
+    notify = notify or nop
+    if isinstance(invite, ShortCode):
+        code = invite
+        candidates = await _discover(code, notify)
+        secret: bytes | None = None
+        resume_as = ""  # no invite: a resume redials the addresses the sidecar lists
+    else:
+        inv = decode_invite(invite) if isinstance(invite, str) else invite
+        code, secret, resume_as = None, inv.secret, str(inv)
+        candidates = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
 
     def session() -> Session:
         return Session(
             Role.JOINER,
             identity_key=identity,
-            invite_secret=inv.secret,
+            invite_secret=secret,
+            code=code,
             name=name,
             entropy=session_entropy(),
             expected_rules=expected_rules,
@@ -255,15 +270,51 @@ async def open_join(
     async with _joining(
         candidates,
         session,
-        sidecar={"role": "joiner", "invite": str(inv)},
+        sidecar={
+            "role": "joiner",
+            "invite": resume_as,
+            "addresses": [[c.address, c.port] for c in candidates],
+        },
         identity=identity,
         decide_rules=decide_rules,
         timeouts=timeouts,
         record_path=record_path,
-        notify=notify or nop,
+        notify=notify,
         known_peers=known_peers,
     ) as link:
         yield link
+
+
+def _resume_addresses(side: dict[str, Any]) -> list[Candidate]:
+    """Where a resumed joiner redials: the addresses the first connection was made
+    with (a code join has no invite), else the invite's."""
+    listed = side.get("addresses")
+    if isinstance(listed, list) and listed:
+        try:
+            return [Candidate(str(h), int(p), "resume") for h, p in listed]
+        except (TypeError, ValueError):
+            raise ConfigError("the resume file's addresses are not [host, port] pairs") from None
+    inv = decode_invite(str(side["invite"]))
+    return [Candidate(a.host, a.port, "invite") for a in inv.addresses]
+
+
+#: how long ``join CODE`` looks for the host on this network
+DISCOVERY_WAIT: Final = 3.0
+
+
+async def _discover(code: ShortCode, notify: Notify) -> list[Candidate]:
+    """The addresses of every host on this network announcing ``code``'s number."""
+    notify({"event": "searching", "text": f"looking for the host of code {code.number} here"})
+    found = await find_host(code.number, DISCOVERY_WAIT)
+    if not found:
+        raise ConnectError(
+            f"no host on this network is waiting with code {code.number} (looked for "
+            f"{DISCOVERY_WAIT:g}s): check the number, or ask the host for the koi2- invite "
+            "(a code finds hosts on the same network only)"
+        )
+    out = [Candidate(a, w.port, "mdns") for w in found for a in w.addresses]
+    notify({"event": "found", "hosts": [{"name": w.name, "rules": w.rules} for w in found]})
+    return dedupe(out)
 
 
 @asynccontextmanager
@@ -332,8 +383,8 @@ async def open_resume(
     """
     notify = notify or nop
     side = read_sidecar(record_path)
-    inv = decode_invite(str(side["invite"]))
     role = Role(str(side["role"]))
+    order = _resume_addresses(side)
     try:
         resume_secret = bytes.fromhex(str(side["resume_secret"]))
     except ValueError:
@@ -350,15 +401,14 @@ async def open_resume(
         "known_peers": known_peers,
         "reconnect": rc,
     }
-    first = inv.addresses[0]
+    first = order[0]
     if role is Role.JOINER:
-        order = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
 
         async def dial() -> trio.abc.Stream:
             return await dial_any(order, connect=(timeouts or Timeouts()).connect)
 
         rc.dial = dial
-        notify({"event": "connecting", "host": first.host, "port": first.port})
+        notify({"event": "connecting", "host": first.address, "port": first.port})
         async with open_link(None, session, **kw) as link:
             yield link
         return
