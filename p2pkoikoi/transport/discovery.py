@@ -26,7 +26,8 @@ included: the goodbye is sent under a shielded bound).
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Final
@@ -215,3 +216,56 @@ async def find_host(number: int, timeout: float = 3.0) -> list[Waiting]:
                 elif isinstance(item, Gone):
                     found.pop(item.service, None)
     return list(found.values())
+
+
+class Browser:
+    """Watch this network for waiting hosts, for a program that is not trio (the
+    start screen runs prompt_toolkit's asyncio loop): zeroconf's own threads
+    call ``on_change`` with the current list whenever it changes."""
+
+    def __init__(self, on_change: Callable[[list[Waiting]], None]) -> None:
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._hosts: dict[str, Waiting] = {}
+        self._zc: Any = None
+        self._browser: Any = None
+
+    @property
+    def hosts(self) -> list[Waiting]:
+        with self._lock:
+            return sorted(self._hosts.values(), key=lambda w: (w.name.lower(), w.number))
+
+    def start(self) -> bool:
+        """Start browsing; False when multicast DNS cannot run here."""
+        try:
+            import zeroconf
+
+            self._zc = zeroconf.Zeroconf()
+            self._browser = zeroconf.ServiceBrowser(self._zc, SERVICE, handlers=[self._changed])
+        except Exception:  # no zeroconf, no multicast here: the list stays empty
+            self.stop()
+            return False
+        return True
+
+    def _changed(self, zeroconf: Any, service_type: str, name: str, state_change: Any) -> None:
+        if state_change.name == "Removed":
+            with self._lock:
+                self._hosts.pop(name, None)
+        else:
+            info = zeroconf.get_service_info(service_type, name, timeout=2000)
+            w = _waiting(info) if info is not None else None
+            if w is None:
+                return
+            with self._lock:
+                self._hosts[name] = w
+        self._on_change(self.hosts)
+
+    def stop(self) -> None:
+        """Stop browsing (sends nothing: a browser has nothing to withdraw)."""
+        with suppress(Exception):
+            if self._browser is not None:
+                self._browser.cancel()
+        with suppress(Exception):
+            if self._zc is not None:
+                self._zc.close()
+        self._browser = self._zc = None
