@@ -200,3 +200,61 @@ def test_without_port_mapping_the_lan_friend_still_joins(bare_lab: Lab, tmp_path
     joiner, jrec = join(lab, "lan", tmp_path, 3, host.invite)
     _, _, to_handshake = play(host, joiner, jrec)
     figure(f"join -> handshake on the LAN, no router: {to_handshake:.2f} s")
+
+
+ANNOUNCER = """
+import sys, trio
+from p2pkoikoi.transport.discovery import announce
+async def main():
+    async with announce(name="Alice", rules="nintendo", number=42, port=47474,
+                        addresses=[sys.argv[1]]) as name:
+        print("announced" if name else "no mdns", flush=True)
+        sys.stdin.readline()  # until the test says stop
+    print("withdrawn", flush=True)
+trio.run(main)
+"""
+FINDER = """
+import json, sys, time, trio
+from p2pkoikoi.transport.discovery import find_host
+began = time.monotonic()
+found = trio.run(find_host, int(sys.argv[1]), float(sys.argv[2]))
+print(json.dumps({"took": time.monotonic() - began,
+                  "found": [[w.name, w.rules, w.number, list(w.addresses), w.port] for w in found]}))
+"""
+
+
+def find(lab: Lab, number: int, wait: float) -> dict[str, Any]:
+    import json
+
+    r = lab.run("lan", sys.executable, "-c", FINDER, str(number), str(wait))
+    return dict(json.loads(r.stdout))
+
+
+def test_multicast_dns_finds_the_waiting_host_and_forgets_it(bare_lab: Lab, tmp_path: Path) -> None:
+    """A host announcing on the LAN bridge is found from another namespace by its
+    code's number (and not by another number); once withdrawn it is gone."""
+    import subprocess
+
+    lab = bare_lab
+    host = subprocess.Popen(
+        lab.exec("host", sys.executable, "-c", ANNOUNCER, HOST_IP),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert host.stdout is not None and host.stdin is not None
+        assert host.stdout.readline().strip() == "announced", host.stderr
+        got = find(lab, 42, 5.0)
+        assert got["found"] == [["Alice", "nintendo", 42, [HOST_IP], 47474]]
+        figure(f"join CODE -> host found by multicast DNS: {got['took']:.2f} s")
+        assert find(lab, 41, 1.0)["found"] == []
+        host.stdin.write("\n")
+        host.stdin.flush()
+        assert host.stdout.readline().strip() == "withdrawn"
+        assert host.wait(10) == 0
+    finally:
+        host.kill()
+        host.wait()
+    assert find(lab, 42, 1.0)["found"] == [], "the goodbye withdrew the announcement"
