@@ -141,3 +141,13 @@ def is_public(address: str) -> bool:
     except ValueError:
         return False
     return ip.is_global
+
+
+def is_local_only(address: str) -> bool:
+    """Whether ``address`` is a loopback (or link-local) IP: only this machine, or a
+    zone the friend's machine does not share."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_link_local

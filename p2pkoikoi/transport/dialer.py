@@ -34,9 +34,10 @@ import trio
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import Session
+from p2pkoikoi.session.errors import RefusedError
 from p2pkoikoi.session.events import Event, NeedData
 from p2pkoikoi.transport.addresses import Candidate
-from p2pkoikoi.transport.race import STAGGER, Decisive, race
+from p2pkoikoi.transport.race import STAGGER, AllAttemptsFailed, Decisive, race
 
 RECEIVE_SIZE = 65536
 
@@ -133,7 +134,14 @@ async def dial_authenticated(
     async def discard(a: Authenticated) -> None:
         await trio.aclose_forcefully(a.stream)
 
-    _, won = await race(candidates, attempt, reason=reason, discard=discard, stagger=stagger)
+    try:
+        _, won = await race(candidates, attempt, reason=reason, discard=discard, stagger=stagger)
+    except AllAttemptsFailed as exc:
+        # the host itself answered "busy with another match": that, not a list of addresses
+        refused = [e for e in exc.errors if isinstance(e, RefusedError)]
+        if refused:
+            raise refused[0] from None
+        raise
     return won
 
 

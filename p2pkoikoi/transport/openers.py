@@ -36,7 +36,7 @@ from p2pkoikoi.session import (
 from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.invite import SECRET_BYTES
 from p2pkoikoi.session.record import Record
-from p2pkoikoi.transport.addresses import Candidate, dedupe
+from p2pkoikoi.transport.addresses import Candidate, dedupe, is_local_only
 from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
 from p2pkoikoi.transport.discovery import announce, find_host
 from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError
@@ -152,16 +152,12 @@ async def _hosting_match(
     notify({"event": "listening", "invite": invite, "port": actual, "addresses": addresses})
     notify(reachability)
     lan = contextlib.AsyncExitStack()
-    if announce_as is not None:
+    local = [c.address for c in candidates if c.source in ("lan", "ipv6", "bind")]
+    local = [a for a in local if not is_local_only(a)]
+    if announce_as is not None and local:  # bound to loopback: nobody else could come
         ad = announce_as
         await lan.enter_async_context(
-            announce(
-                name=ad.name,
-                rules=ad.rules,
-                number=ad.number,
-                port=actual,
-                addresses=[c.address for c in candidates if c.source in ("lan", "ipv6", "bind")],
-            )
+            announce(name=ad.name, rules=ad.rules, number=ad.number, port=actual, addresses=local)
         )
     sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
     rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)

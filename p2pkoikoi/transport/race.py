@@ -49,8 +49,14 @@ class Decisive(Exception):
 class AllAttemptsFailed(ConnectError, Generic[C]):
     """No candidate worked; ``failures`` pairs each candidate with why."""
 
-    def __init__(self, failures: list[tuple[C, str]], describe: Callable[[C], str] = str) -> None:
+    def __init__(
+        self,
+        failures: list[tuple[C, str]],
+        describe: Callable[[C], str] = str,
+        errors: list[Exception] | None = None,
+    ) -> None:
         self.failures = failures
+        self.errors = errors or []  # the exceptions behind ``failures``, in the same order
         if len(failures) == 1:
             c, why = failures[0]
             super().__init__(f"cannot connect to {describe(c)}: {why}")
@@ -79,6 +85,7 @@ async def race(
     if not candidates:
         raise AllAttemptsFailed([], describe)
     failures: dict[int, str] = {}
+    errors: dict[int, Exception] = {}
     decided: list[Exception] = []
     winner: list[tuple[C, T]] = []
     extra: list[T] = []
@@ -94,6 +101,7 @@ async def race(
                 return
             except Exception as exc:
                 failures[i] = reason(exc)
+                errors[i] = exc
                 failed.set()
                 return
             if winner:
@@ -118,4 +126,7 @@ async def race(
         raise decided[0]
     if winner:
         return winner[0]
-    raise AllAttemptsFailed([(candidates[i], failures[i]) for i in sorted(failures)], describe)
+    order = sorted(failures)
+    raise AllAttemptsFailed(
+        [(candidates[i], failures[i]) for i in order], describe, [errors[i] for i in order]
+    )
