@@ -48,7 +48,7 @@ from p2pkoikoi.transport.addresses import Candidate, host_candidates, is_public
 #: how long the host waits for any router before showing the invite: a UPnP router
 #: answers the search in about 1.1 s (miniupnpc's shortest search, MX=1), PCP and
 #: NAT-PMP in milliseconds; with the program's start that keeps the invite within 3 s
-BOUND: Final = 2.0
+BOUND: Final = 1.8
 #: the lifetime asked for (seconds); renewed at half of what the router grants
 LIFETIME: Final = 3600
 DESCRIPTION: Final = "p2pkoikoi"
