@@ -40,6 +40,7 @@ from p2pkoikoi.session import (
     NEED_DATA,
     AcceptRules,
     Event,
+    MatchOver,
     Ping,
     Pong,
     Record,
@@ -48,6 +49,7 @@ from p2pkoikoi.session import (
     SendAction,
     Session,
     State,
+    decode_code,
     decode_invite,
     encode_invite,
     wire,
@@ -193,7 +195,8 @@ class HonestProcess:
 
 
 def start_host(tmp_path: Path, record: Path, *extra: str) -> tuple[HonestProcess, str, int]:
-    """An honest headless host on 127.0.0.1; returns it, the invite and the port."""
+    """An honest headless host on 127.0.0.1; returns it, the invite and the port
+    (its short code is in ``proc.seen[0]["code"]``)."""
     proc = HonestProcess(
         cli(
             "host",
@@ -250,8 +253,11 @@ class HostilePeer:
 
     # ------------------------------------------------------------ construction
     @classmethod
-    def join(cls, invite: str, *, name: str = "Mallory", seed: int = 0) -> HostilePeer:
-        """Connect to the honest host named by ``invite`` as its joiner."""
+    def join(
+        cls, invite: str, *, name: str = "Mallory", seed: int = 0, code: str | None = None
+    ) -> HostilePeer:
+        """Connect to the honest host named by ``invite`` as its joiner (with ``code``:
+        at the invite's address, but proving the short code instead of the invite)."""
         inv = decode_invite(invite)
         addr = inv.addresses[0]
         sock = socket.create_connection((addr.host, addr.port), timeout=LIMIT)
@@ -260,7 +266,8 @@ class HostilePeer:
         session = Session(
             Role.JOINER,
             identity_key=identity,
-            invite_secret=inv.secret,
+            invite_secret=None if code is not None else inv.secret,
+            code=decode_code(code) if code is not None else None,
             name=name,
             entropy=os.urandom(64),
         )
@@ -397,7 +404,8 @@ class HostilePeer:
     def play_to_end(self) -> None:
         """Play random legal moves until both final signatures are exchanged."""
         self.flush()
-        while self.session.state is not State.DONE:
+        # done at the peer's final signature (its bye may come in the same read)
+        while not any(isinstance(e, MatchOver) for e in self.events):
             if self.our_turn:
                 m = self.session.match
                 assert m is not None

@@ -79,7 +79,7 @@ def test_layer_imports_only_lower_layers(layer: str) -> None:
             if top == "p2pkoikoi":
                 parts = mod.split(".")
                 if len(parts) == 1:
-                    continue  # the package root holds only __version__
+                    continue  # the package root holds only the version and the project's URLs
                 assert parts[1] in ALLOWED[layer], f"{path.name} ({layer}) imports {mod}"
 
 

@@ -202,6 +202,24 @@ def test_without_port_mapping_the_lan_friend_still_joins(bare_lab: Lab, tmp_path
     figure(f"join -> handshake on the LAN, no router: {to_handshake:.2f} s")
 
 
+def test_join_with_the_code_alone_on_the_lan(lab: Lab, tmp_path: Path) -> None:
+    """``p2pkoikoi join 7-crossover-clockwork`` with no address: the LAN friend finds
+    the plain host by multicast DNS, proves the code (PAKE) and plays to the end."""
+    host = Hosting(lab, tmp_path, 11)
+    code = str(host.listening["code"])
+    began = time.monotonic()
+    joiner, jrec = join(lab, "lan", tmp_path, 11, code)
+    found = joiner.wait_event("found")
+    found_after = time.monotonic() - began
+    assert found["hosts"] == [{"name": "Alice", "rules": "online"}]
+    _, j, then_handshake = play(host, joiner, jrec)
+    assert any(e["event"] == "searching" for e in j.events)
+    figure(
+        f"join CODE on the LAN: host found by mDNS {found_after:.2f} s after the join started "
+        f"(the host had just begun announcing), handshake {then_handshake:.2f} s later"
+    )
+
+
 ANNOUNCER = """
 import sys, trio
 from p2pkoikoi.transport.discovery import announce

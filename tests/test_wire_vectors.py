@@ -188,3 +188,11 @@ def test_transcript_frames_decrypt_and_record_verifies() -> None:
         t = crypto.sha256(t, bytes.fromhex(step["entry"]))
         assert t.hex() == step["t"]
     assert rec.result is not None and rec.result.transcript_hash == t
+
+
+def test_plaintext_abort_frame() -> None:
+    case = load("messages")["plaintext_abort_frame"]
+    payload, rest = wire.decode_frame(bytes.fromhex(case["frame"]))
+    assert payload is not None and rest == b""
+    msg = wire.decode_message(payload)
+    assert isinstance(msg, wire.AbortMsg) and "code does not match" in msg.reason

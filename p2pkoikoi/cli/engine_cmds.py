@@ -80,7 +80,7 @@ def run_score(args: argparse.Namespace) -> int:
         raise InputError("koi-koi calls cannot be negative")
     cards = parse_cards(args.cards, unique=True)
     mask = CardSet(cards).mask
-    yaku = evaluate(mask, rules)
+    yaku = evaluate(mask, rules, called=args.calls_self > 0)
     breakdown = score(yaku, rules, args.calls_self, args.calls_opponent)
     if args.json:
         _print_json(
@@ -90,6 +90,7 @@ def run_score(args: argparse.Namespace) -> int:
                 "multipliers": [
                     {"factor": m.factor, "reason": m.reason} for m in breakdown.multipliers
                 ],
+                "bonus": breakdown.bonus,
                 "score": breakdown.score,
             }
         )
@@ -101,6 +102,9 @@ def run_score(args: argparse.Namespace) -> int:
         english, romaji, japanese = YAKU_INFO[y.id]
         print(f"  {romaji} ({japanese}, {english}): {y.points}")
     print(f"Base: {breakdown.base}")
+    if breakdown.bonus:
+        n = breakdown.bonus
+        print(f"  +{n}  for {n} koi-koi call{'' if n == 1 else 's'} of your own")
     for m in breakdown.multipliers:
         print(f"  x{m.factor}  {m.reason}")
     print(f"Score: {breakdown.score}")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
+from p2pkoikoi import doc_url
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS, get_preset
 from p2pkoikoi.session import RulesProposed
@@ -119,7 +120,8 @@ def register(sub: Any) -> None:
         "host",
         help="host a network match and print an invite for your friend",
         description="Listen for one player, print an invite to pass on, play the match. "
-        f"The default port is {DEFAULT_PORT}; see docs/network.md.",
+        f"The default port is {DEFAULT_PORT}; firewalls, port forwarding and the rest:"
+        f" {doc_url('docs/network.md')}",
     )
     h.add_argument(
         "--port",
@@ -145,6 +147,13 @@ def register(sub: Any) -> None:
         action="store_false",
         help="do not ask the router to open the port (UPnP, NAT-PMP, PCP): "
         "friends on this network only, or a port you forwarded by hand",
+    )
+    h.add_argument(
+        "--no-announce",
+        dest="announce",
+        action="store_false",
+        help="do not announce the waiting match on this network (multicast DNS); "
+        "friends then need the invite, as the code is found by the announcement",
     )
     add_rules_options(h)
     _common(h)
@@ -184,8 +193,8 @@ def register(sub: Any) -> None:
         help="continue a network match after a crash, from its record",
         description="Continue the unfinished match of RECORD: a host listens on the same port "
         "again, a joiner reconnects to the host (the secrets come from RECORD.resume, written "
-        "beside the record).  The other player's program must still be waiting (see "
-        "docs/network.md, 'When the connection drops').",
+        "beside the record).  The other player's program must still be waiting."
+        f" More: {doc_url('docs/network.md#when-the-connection-drops')}",
     )
     r.add_argument("record", help="the match record (a .koikoi file)")
     r.add_argument(
@@ -327,6 +336,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 bind=args.bind,
                 advertise=args.advertise,
                 port_mapping=args.port_mapping,
+                announce=args.announce,
                 timeouts=timeouts,
                 record_path=record,
                 notify=notify,
@@ -442,11 +452,24 @@ def run_network_table(opener: Opener, *, ascii: bool = False, me: str = "") -> i
     return run_table(network_table_factory(opener, me), ascii=ascii)
 
 
-def invite_lines(invite: str, port: int, reach: str = "") -> tuple[str, ...]:
-    """The host's waiting screen: the command to type, the invite spaced for reading aloud,
-    and how the host can be reached (``reach``, the port mapping's one line)."""
+def invite_lines(
+    invite: str, port: int, code: str | None = None, reach: str = ""
+) -> tuple[str, ...]:
+    """The host's waiting screen: the command to type, the invite spaced for reading
+    aloud, the short code for a friend on the same network, and how the host can be
+    reached (``reach``, the port mapping's one line)."""
     from p2pkoikoi.ui.render import spaced_invite
 
+    on_lan = (
+        (
+            "On the same network they can type the short code instead:",
+            "",
+            f"  p2pkoikoi join {code}",
+            "",
+        )
+        if code
+        else ()
+    )
     return (
         "Give your friend this invite. They type (or paste):",
         "",
@@ -456,8 +479,10 @@ def invite_lines(invite: str, port: int, reach: str = "") -> tuple[str, ...]:
         "",
         f"  {spaced_invite(invite)}",
         "",
+        *on_lan,
         *((reach[:1].upper() + reach[1:] + ".",) if reach else ()),
-        f"TCP port {port}; see docs/network.md for firewalls and routers.",
+        f"TCP port {port}; for firewalls and routers see 'What works where' in",
+        f"  {doc_url('docs/network.md#what-works-where')}",
         "(To copy with the mouse, hold Shift while selecting.)",
     )
 
@@ -487,23 +512,30 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 shown["listening"] = note
                 ctx.waiting(
                     "Waiting for the other player",
-                    *invite_lines(str(note["invite"]), int(note["port"])),
+                    *invite_lines(
+                        str(note["invite"]),
+                        int(note["port"]),
+                        str(note["code"]) if note.get("code") else None,
+                    ),
                     *mine,
                 )
             elif kind == "reachability" and "listening" in shown:
                 first = shown["listening"]
                 ctx.waiting(
                     "Waiting for the other player",
-                    *invite_lines(str(first["invite"]), int(first["port"]), str(note["text"])),
+                    *invite_lines(
+                        str(first["invite"]),
+                        int(first["port"]),
+                        str(first["code"]) if first.get("code") else None,
+                        str(note["text"]),
+                    ),
+                    *mine,
                 )
             elif kind == "connecting":
                 ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}", *mine)
             elif kind == "connected":
-                ctx.waiting(
-                    "Someone connected",
-                    f"from {note['address']}: checking the invite and identities;",
-                    "then they read your rules and accept or decline them.",
-                )
+                # strangers may knock too: keep the invite on screen, say it below
+                ctx.status(f"someone connected from {note['address']}: checking the invite")
             elif kind in ("rules_proposed", "chat"):
                 pass  # the rules screen (ask_rules) shows them; chat comes as an update
             else:

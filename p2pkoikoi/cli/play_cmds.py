@@ -6,6 +6,7 @@ import argparse
 import os
 from collections.abc import Callable
 
+from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
 from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet
 
@@ -21,8 +22,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--bot",
         default="medium",
         metavar="LEVEL",
-        help="the computer player: random, easy, medium, hard, or cmd:COMMAND for an"
-        " engine of your own (docs/engine-protocol.md); default medium",
+        help="the computer player (default medium): random, easy, medium, hard, or"
+        f" cmd:COMMAND for an engine of your own, specified in {doc_url('docs/engine-protocol.md')}",
     )
     add_rules_options(p)
     p.add_argument("--seed", metavar="HEX", help="the match seed, 64 hex digits (default: random)")

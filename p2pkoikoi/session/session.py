@@ -458,6 +458,16 @@ class Session:
         self._state = State.ERROR
         self._in.clear()
 
+    @property
+    def lacks_peer_final(self) -> bool:
+        """We signed the result; the peer's final signature has not arrived."""
+        return self._result is not None and self.role.other not in self._final_sigs
+
+    @property
+    def joiner_started(self) -> bool:
+        """The joiner's start signature has arrived (so it has the reveal)."""
+        return Role.JOINER in self._start_sigs
+
     def peer_gone(self) -> None:
         """The transport gave up on the peer (a deadline passed, the connection broke):
         if that happened between the joiner's value and the host's reveal, the

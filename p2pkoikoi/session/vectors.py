@@ -110,10 +110,16 @@ def messages() -> dict[str, Any]:
             if value is not None or name == "winner":
                 fields[name] = _jsonable(value)
         out.append({"fields": fields, "msgpack": wire.encode_message(msg).hex()})
+    abort = wire.AbortMsg(reason="the code does not match: check it with the host")
     return {
         "description": "each message type: its fields (bytes as {'hex': ...}) and the msgpack "
         "map an encoder writes (keys sorted, absent optional fields omitted, bytes as bin)",
         "messages": out,
+        "plaintext_abort_frame": {
+            "note": "an abort sent before the sender has received an authenticated frame "
+            "(README.md section 10): the frame's payload is the msgpack message itself",
+            "frame": wire.encode_frame(wire.encode_message(abort)).hex(),
+        },
     }
 
 

@@ -34,7 +34,7 @@ import trio
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import Session
-from p2pkoikoi.session.errors import RefusedError
+from p2pkoikoi.session.errors import ProtocolError
 from p2pkoikoi.session.events import Event, NeedData
 from p2pkoikoi.transport.addresses import Candidate
 from p2pkoikoi.transport.race import STAGGER, AllAttemptsFailed, Decisive, race
@@ -137,10 +137,11 @@ async def dial_authenticated(
     try:
         _, won = await race(candidates, attempt, reason=reason, discard=discard, stagger=stagger)
     except AllAttemptsFailed as exc:
-        # the host itself answered "busy with another match": that, not a list of addresses
-        refused = [e for e in exc.errors if isinstance(e, RefusedError)]
-        if refused:
-            raise refused[0] from None
+        # a p2pkoikoi host answered ("busy with another match", "the code does not
+        # match"): that is the answer, not a list of addresses that did not work
+        spoke = [e for e in exc.errors if isinstance(e, ProtocolError)]
+        if spoke:
+            raise spoke[0] from None
         raise
     return won
 

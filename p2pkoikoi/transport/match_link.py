@@ -242,6 +242,26 @@ class NetworkLink:
             return
         self._after_local(self._session.send(Resign()))
 
+    async def leave(self) -> None:
+        """The person leaves the table mid-match (issue 10.9): resign now, or when the
+        turn comes, then wait for the other player's signature on the result, each
+        within ``timeouts.handshake``.  The record then holds the result signed by
+        both, or by us with a line saying why the other signature is missing."""
+        s = self._session
+        if self.error is not None or self._stopped.is_set() or s.match is None:
+            return
+        if not s.match.is_over:
+            with suppress(KoiKoiError):
+                await self.resign("left the table")
+        with trio.move_on_after(2 * self.timeouts.handshake):
+            while s.state in (State.PLAY, State.FINISH) and not self._stopped.is_set():
+                await self._progress.wait()
+        if s.lacks_peer_final and s.missing is None:
+            s.missing = "the other player had not signed the result when you left the table"
+        elif s.state is State.PLAY:
+            s.missing = "you left the table before your turn came: the resignation was not sent"
+        self._save_record()
+
     async def chat(self, text: str) -> None:
         self._check_alive()
         if not self._online:
@@ -375,8 +395,22 @@ class NetworkLink:
         """Stop for good: keep the error, tell the table, let the writer send the abort."""
         if self.error is not None or self._stopped.is_set():
             return
-        self.error = exc
         self._session.peer_gone()  # between the joiner's value and the reveal: host forfeits
+        forfeit = self._session.forfeit
+        if forfeit is not None and forfeit.seat != self.seat and "forfeits" not in str(exc):
+            exc = _reworded(exc, f"{forfeit.reason} ({exc}): the host forfeits the match")
+        s = self._session
+        if self.seat == 0 and s.match is not None and not s.joiner_started:
+            # we revealed, but the joiner never confirmed it: if the reveal was lost on
+            # the way, the joiner's program counts the end as our forfeit (protocol 8)
+            exc = _reworded(
+                exc,
+                f"{exc} (before the joiner confirmed your reveal: if it never arrived, "
+                "the joiner's record counts this as your forfeit)",
+            )
+        self.error = exc
+        if s.lacks_peer_final and s.missing is None:  # our signature, not theirs
+            s.missing = str(exc)[:200]
         self._flush()  # the session's abort, if it queued one
         self._save_record()
         if self._session.state not in (State.PLAY, State.FINISH):
@@ -782,6 +816,15 @@ class NetworkLink:
             except trio.TooSlowError:
                 self._fail(error)
                 raise error from None
+
+
+def _reworded(exc: KoiKoiError, text: str) -> KoiKoiError:
+    """The same kind of error (callers and tests tell them apart) with more to say."""
+    try:
+        new = type(exc)(text)
+    except TypeError:
+        return TransportError(text)
+    return new if isinstance(new, KoiKoiError) else TransportError(text)
 
 
 @asynccontextmanager

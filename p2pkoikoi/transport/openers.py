@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,26 +24,32 @@ from typing import Any, Final
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from p2pkoikoi.engine import KoiKoiError, RuleSet
+from p2pkoikoi.engine import RuleSet
+from p2pkoikoi.engine.presets import closest_preset
 from p2pkoikoi.session import (
     Invite,
     Role,
-    RulesMismatchError,
     Session,
-    VersionMismatchError,
     decode_invite,
     encode_invite,
 )
-from p2pkoikoi.session.code import ShortCode
+from p2pkoikoi.session.code import (
+    CODE_NUMBER_MAX,
+    CODE_SECRET_BYTES,
+    ShortCode,
+    decode_code,
+    encode_code,
+)
 from p2pkoikoi.session.invite import SECRET_BYTES
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.addresses import Candidate, dedupe, is_local_only
 from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
 from p2pkoikoi.transport.discovery import announce, find_host
 from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError
+from p2pkoikoi.transport.gate import Admitted, CodeGuard, Gate, GateLimits
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.listener import hosting, listen, peer_address
+from p2pkoikoi.transport.listener import hosting, listen
 from p2pkoikoi.transport.match_link import DecideRules, NetworkLink, open_link
 from p2pkoikoi.transport.notes import Note, Notify, nop
 from p2pkoikoi.transport.portmap import open_reachability
@@ -51,6 +58,12 @@ from p2pkoikoi.transport.record_files import read_sidecar, sidecar_path
 
 #: the port a host listens on unless told otherwise (unassigned by IANA)
 DEFAULT_PORT: Final = 47474
+
+
+def new_code(number: int | None = None) -> ShortCode:
+    """A fresh short code: a random number 1..99 (unless given) and two random words."""
+    n = number if number is not None else 1 + secrets.randbelow(CODE_NUMBER_MAX)
+    return decode_code(encode_code(n, os.urandom(CODE_SECRET_BYTES)))
 
 
 @asynccontextmanager
@@ -67,28 +80,41 @@ async def open_host(
     notify: Notify | None = None,
     known_peers: KnownPeers | None = None,
     accept_timeout: float | None = None,
+    code: ShortCode | None | bool = True,
+    gate_limits: GateLimits | None = None,
     port_mapping: bool = True,
-    announce_as: Announcement | None = None,
+    announce: bool = True,
 ) -> AsyncIterator[NetworkLink]:
-    """Listen, announce the invite (a ``listening`` note), accept one player, play.
+    """Listen, announce the invite and code (a ``listening`` note), admit one player, play.
 
-    Before the invite is shown the router is asked to open the port
-    (``port_mapping``; bounded, see :mod:`~p2pkoikoi.transport.portmap`); a
-    ``reachability`` note follows the ``listening`` one, and the mapping is
-    removed when the block ends, however it ends.  The invite lists every
-    candidate address (:func:`~p2pkoikoi.transport.addresses.host_candidates`).
-    With ``announce_as`` the waiting host is announced on this network by
-    multicast DNS until the match starts (:mod:`~p2pkoikoi.transport.discovery`).
+    ``port=0`` picks a free port; the note says which.  Before the invite is
+    shown the router is asked to open the port (``port_mapping``; bounded, see
+    :mod:`~p2pkoikoi.transport.portmap`); a ``reachability`` note follows the
+    ``listening`` one, and the mapping is removed when the block ends, however
+    it ends.  The invite lists every candidate address
+    (:func:`~p2pkoikoi.transport.addresses.host_candidates`).
 
-    ``port=0`` picks a free port; the note says which.  The host listens for
-    the whole match: a connection that fails before the peer proved it holds
-    the invite (garbage, a wrong secret) is dropped with a ``warning`` note
-    and the host waits for the next; once a match is on, other connections
-    get a one-line ``refuse``; after a drop the same opponent may resume.
+    ``code``: True makes a fresh short code (:func:`new_code`), a
+    :class:`ShortCode` uses that one, False/None none.  With a code (and
+    ``announce``) the waiting host is announced on this network by multicast
+    DNS until the match starts (:mod:`~p2pkoikoi.transport.discovery`), so a
+    friend there joins with the code alone.
+
+    The host listens for the whole match.  Before a joiner has proved the code
+    or invite and its identity, connections run concurrently in the
+    :class:`~p2pkoikoi.transport.gate.Gate` and any failure only drops that
+    connection (a ``warning`` note: hosting goes on); wrong guesses of the code
+    are counted and end it (a ``code_expired`` note).  Once a match is on,
+    other connections get a one-line ``refuse``; after a drop the same opponent
+    may resume.
     """
     notify = notify or nop
     listeners = await listen(port, bind)
     actual = int(listeners[0].socket.getsockname()[1])
+    short = new_code() if code is True else (code or None)
+    ad = None
+    if short is not None and announce:
+        ad = Announcement(name, closest_preset(rules)[0], short.number)
     try:
         async with (
             open_reachability(
@@ -106,7 +132,9 @@ async def open_host(
                 notify=notify,
                 known_peers=known_peers,
                 accept_timeout=accept_timeout,
-                announce_as=announce_as,
+                short=short,
+                gate_limits=gate_limits,
+                announce_as=ad,
                 reachability={**reach.to_event(), "waited": round(waited, 3)},
             ) as link,
         ):
@@ -141,6 +169,8 @@ async def _hosting_match(
     notify: Notify,
     known_peers: KnownPeers | None,
     accept_timeout: float | None,
+    short: ShortCode | None,
+    gate_limits: GateLimits | None,
     announce_as: Announcement | None,
     reachability: Note,
 ) -> AsyncIterator[NetworkLink]:
@@ -148,9 +178,36 @@ async def _hosting_match(
     secret = os.urandom(SECRET_BYTES)
     actual = candidates[0].port
     invite = encode_invite([(c.address, c.port) for c in candidates], secret)
-    addresses = [str(c) for c in candidates]
-    notify({"event": "listening", "invite": invite, "port": actual, "addresses": addresses})
+    note: dict[str, Any] = {
+        "event": "listening",
+        "invite": invite,
+        "port": actual,
+        "addresses": [str(c) for c in candidates],
+    }
+    if short is not None:
+        note["code"] = str(short)
+    notify(note)
     notify(reachability)
+    sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
+    rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)
+    limit = math.inf if accept_timeout is None else accept_timeout
+
+    def make_session(code_now: ShortCode | None) -> Session:
+        return Session(
+            Role.HOST,
+            identity_key=identity,
+            invite_secret=secret,
+            name=name,
+            entropy=session_entropy(),
+            rules=rules,
+            code=code_now,
+        )
+
+    if gate_limits is None:  # a stranger gets at most the handshake step's time
+        gate_limits = GateLimits(
+            deadline=min(GateLimits.deadline, (timeouts or Timeouts()).handshake)
+        )
+    gate = Gate(make_session, notify, limits=gate_limits, guard=CodeGuard(short))
     lan = contextlib.AsyncExitStack()
     local = [c.address for c in candidates if c.source in ("lan", "ipv6", "bind")]
     local = [a for a in local if not is_local_only(a)]
@@ -159,58 +216,25 @@ async def _hosting_match(
         await lan.enter_async_context(
             announce(name=ad.name, rules=ad.rules, number=ad.number, port=actual, addresses=local)
         )
-    sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
-    rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)
-    limit = math.inf if accept_timeout is None else accept_timeout
-    async with lan, hosting(listeners, rc) as incoming, contextlib.AsyncExitStack() as stack:
-        link: NetworkLink | None = None
-        deadline = trio.current_time() + limit
-        while link is None:
-            got: trio.abc.Stream | None = None
-            with trio.move_on_at(deadline):
-                got = await incoming.receive()
-            if got is None:
-                break
-            stream = got
-            address, peer_port = peer_address(stream)
-            notify({"event": "connected", "address": address, "port": peer_port})
-            session = Session(
-                Role.HOST,
-                identity_key=identity,
-                invite_secret=secret,
-                name=name,
-                entropy=session_entropy(),
-                rules=rules,
-            )
-            cm = open_link(
-                stream,
-                session,
-                timeouts=timeouts,
-                record_path=record_path,
-                notify=notify,
-                known_peers=known_peers,
-                reconnect=rc,
-            )
-            try:
-                link = await stack.enter_async_context(cm)
-            except KoiKoiError as exc:
-                if session.peer_key is not None or isinstance(
-                    exc, VersionMismatchError | RulesMismatchError
-                ):
-                    raise
-                # not our friend (no invite secret, garbage, silence): keep waiting
-                notify(
-                    {
-                        "event": "warning",
-                        "text": f"dropped a connection from {address}: {exc}",
-                    }
-                )
-        if link is None:
-            raise PeerTimeoutError(f"nobody joined within {limit:g}s")
-        await lan.aclose()  # the match started: no longer waiting on this network
+    async with lan, hosting(listeners, rc) as incoming:
+        admitted: Admitted | None = None
+        with trio.move_on_after(limit):
+            admitted = await gate.admit(incoming)
+        await lan.aclose()  # the match starts (or hosting ends): no longer waiting here
         rc.wanted = False
         close_queued(incoming)
-        yield link
+        if admitted is None:
+            raise PeerTimeoutError(f"nobody joined within {limit:g}s")
+        async with open_link(
+            admitted.stream,
+            admitted.session,
+            timeouts=timeouts,
+            record_path=record_path,
+            notify=notify,
+            known_peers=known_peers,
+            reconnect=rc,
+        ) as link:
+            yield link
 
 
 @asynccontextmanager

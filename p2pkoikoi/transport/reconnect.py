@@ -24,10 +24,11 @@ runs on the bare stream in one task, before any link task touches it.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -39,6 +40,7 @@ from p2pkoikoi.session.resume import ResumePoint
 from p2pkoikoi.transport.errors import TransportError, os_reason
 from p2pkoikoi.transport.limits import RECEIVE_SIZE, Timeouts
 from p2pkoikoi.transport.notes import Notify
+from p2pkoikoi.transport.strangers import peer_address, refuse
 
 #: called with the attempt number (1, 2, ...) as each reconnection attempt starts
 OnAttempt = Callable[[int], None]
@@ -160,6 +162,13 @@ async def redial(
         delay = min(delay * 2, t.backoff_max)
 
 
+#: reconnection attempts a host runs at once, and per source address
+RESUME_TOTAL: Final = 16
+RESUME_PER_SOURCE: Final = 4
+#: failed reconnection attempts one source address gets per break; later ones are refused
+RESUME_FAILURES_PER_SOURCE: Final = 10
+
+
 async def reaccept(
     rc: Reconnect,
     record: Record,
@@ -169,20 +178,31 @@ async def reaccept(
     last: list[str],
     notify: Notify,
 ) -> tuple[trio.abc.Stream, Session] | None:
-    """The host: try every incoming connection; the first that resumes wins."""
+    """The host: try incoming connections; the first that resumes wins.
+
+    The record is verified once (:meth:`Reconnect.session`); each candidate
+    costs its handshake only, and a candidate proves the match and the resume
+    secret before the host sends it anything keyed.  At most
+    :data:`RESUME_TOTAL` candidates at once, :data:`RESUME_PER_SOURCE` per
+    address, and :data:`RESUME_FAILURES_PER_SOURCE` failures per address; more
+    get a plaintext ``refuse``.
+    """
     assert rc.incoming is not None
     won: list[tuple[trio.abc.Stream, Session]] = []
+    running: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
     attempt = 1
     on_attempt(attempt)
     rc.wanted = True
     try:
         async with trio.open_nursery() as nursery:
 
-            async def candidate(stream: trio.abc.Stream) -> None:
-                session = rc.session(record, role)
+            async def candidate(stream: trio.abc.Stream, source: str) -> None:
                 try:
+                    session = rc.session(record, role)
                     await resume_handshake(stream, session, timeouts.handshake)
                 except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as e:
+                    failed[source] += 1
                     await trio.aclose_forcefully(stream)
                     last.append(str(e) or type(e).__name__)
                     notify({"event": "warning", "text": f"refused a reconnection: {last[-1]}"})
@@ -190,6 +210,8 @@ async def reaccept(
                 except BaseException:
                     await trio.aclose_forcefully(stream)
                     raise
+                finally:
+                    running[source] -= 1
                 if won:
                     await trio.aclose_forcefully(stream)
                     return
@@ -197,10 +219,27 @@ async def reaccept(
                 nursery.cancel_scope.cancel()
 
             async for stream in rc.incoming:
+                source = peer_address(stream)[0]
+                if (
+                    sum(running.values()) >= RESUME_TOTAL
+                    or running[source] >= RESUME_PER_SOURCE
+                    or failed[source] >= RESUME_FAILURES_PER_SOURCE
+                ):
+                    why = (
+                        "too many failed reconnection attempts"
+                        if failed[source] >= RESUME_FAILURES_PER_SOURCE
+                        else "too many reconnection attempts at once"
+                    )
+                    notify(
+                        {"event": "warning", "text": f"refused a reconnection from {source}: {why}"}
+                    )
+                    nursery.start_soon(refuse, stream, f"{why} from your address")
+                    continue
                 if attempt > 1 or won:
                     on_attempt(attempt)
                 attempt += 1
-                nursery.start_soon(candidate, stream)
+                running[source] += 1
+                nursery.start_soon(candidate, stream, source)
     finally:
         rc.wanted = False
         close_queued(rc.incoming)
