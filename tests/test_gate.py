@@ -300,3 +300,61 @@ def choose_action(choose: Any, m: Any) -> Any:
     from p2pkoikoi.session import SendAction
 
     return SendAction(choose(m))
+
+
+# ---------------------------------------------------------------------- joining by code
+async def test_open_join_with_a_code_and_the_hosts_address(tmp_path: Path) -> None:
+    """What LAN discovery hands ``open_join``: the code the person typed and the address
+    it found.  The match is played and both records verify."""
+    from p2pkoikoi.session import decode_invite, decode_record
+    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.transport.headless import play_headless
+    from p2pkoikoi.transport.openers import open_host, open_join
+
+    listening: list[dict[str, Any]] = []
+    ready = trio.Event()
+    finals: dict[str, Any] = {}
+
+    def host_notes(note: dict[str, Any]) -> None:
+        if note["event"] == "listening":
+            listening.append(note)
+            ready.set()
+
+    async def host() -> None:
+        async with open_host(
+            identity=det_key("h"),
+            name="Alice",
+            rules=RULES,
+            port=0,
+            bind="127.0.0.1",
+            record_path=tmp_path / "h.koikoi",
+            notify=host_notes,
+        ) as link:
+            finals["host"] = await play_headless(link, random_choose(1), lambda _: None)
+
+    async def joiner() -> None:
+        await ready.wait()
+        address = decode_invite(str(listening[0]["invite"])).addresses[0]
+        async with open_join(
+            decode_code(str(listening[0]["code"])),
+            address=address,
+            identity=det_key("j"),
+            name="Bob",
+            record_path=tmp_path / "j.koikoi",
+        ) as link:
+            finals["joiner"] = await play_headless(link, random_choose(2), lambda _: None)
+
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            nursery.start_soon(joiner)
+    assert finals["host"]["final_hash"] == finals["joiner"]["final_hash"]
+    for name in ("h.koikoi", "j.koikoi"):
+        assert verify_record(decode_record((tmp_path / name).read_bytes())).complete
+
+
+def random_choose(seed: int) -> Any:
+    import random
+
+    rng = random.Random(seed)
+    return lambda view: rng.choice(view.legal_actions)

@@ -18,6 +18,7 @@ from p2pkoikoi.session.errors import (
     ResumeError,
     RulesMismatchError,
     VersionMismatchError,
+    WrongSecretError,
 )
 from p2pkoikoi.session.events import (
     NEED_DATA,
@@ -110,6 +111,7 @@ __all__ = [
     "State",
     "VersionMismatchError",
     "WaitingFor",
+    "WrongSecretError",
     "decode_invite",
     "decode_record",
     "encode_invite",

@@ -120,7 +120,8 @@ def encode_invite(addresses: Iterable[Address | tuple[str, int]], secret: bytes)
     return f"{body}-{_check(body)}"
 
 
-def _decode_address(text: str) -> Address:
+def decode_address(text: str) -> Address:
+    """One ``HOST_PORT`` address, as in an invite."""
     host, sep, port = text.rpartition("_")
     if not sep or not host:
         raise InviteError(f"invite: address {text!r} lacks its port (HOST_PORT)")
@@ -162,7 +163,7 @@ def decode_invite(text: str) -> Invite:
     items = addr_text.split("+")
     if len(items) > MAX_ADDRESSES:
         raise InviteError(f"invite: {len(items)} addresses, at most {MAX_ADDRESSES} are allowed")
-    addresses = tuple(_decode_address(a) for a in items)
+    addresses = tuple(decode_address(a) for a in items)
     if len(secret_text) != 26:
         raise InviteError("invite: the secret should be 26 characters")
     wrong = [c for c in secret_text if c not in "abcdefghijklmnopqrstuvwxyz234567"]

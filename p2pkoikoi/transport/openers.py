@@ -40,7 +40,7 @@ from p2pkoikoi.session.code import (
     decode_code,
     encode_code,
 )
-from p2pkoikoi.session.invite import SECRET_BYTES
+from p2pkoikoi.session.invite import SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.addresses import Candidate, dedupe, is_local_only
 from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
@@ -241,6 +241,7 @@ async def _hosting_match(
 async def open_join(
     invite: str | Invite | ShortCode,
     *,
+    address: Address | None = None,
     identity: Ed25519PrivateKey,
     name: str,
     expected_rules: RuleSet | None = None,
@@ -263,18 +264,20 @@ async def open_join(
     With a short code the hosts waiting on this network are found by multicast
     DNS (:func:`~p2pkoikoi.transport.discovery.find_host`): every host that
     announces the code's number is a candidate, and only the one that knows
-    the code's words completes the handshake.
+    the code's words completes the handshake.  A given ``address`` is tried
+    instead of looking (a code) or first (an invite).
     """
     notify = notify or nop
+    given = [Candidate(address.host, address.port, "given")] if address is not None else []
     if isinstance(invite, ShortCode):
         code = invite
-        candidates = await _discover(code, notify)
+        candidates = given or await _discover(code, notify)
         secret: bytes | None = None
         resume_as = ""  # no invite: a resume redials the addresses the sidecar lists
     else:
         inv = decode_invite(invite) if isinstance(invite, str) else invite
         code, secret, resume_as = None, inv.secret, str(inv)
-        candidates = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
+        candidates = dedupe(given + [Candidate(a.host, a.port, "invite") for a in inv.addresses])
 
     def session() -> Session:
         return Session(
@@ -292,7 +295,8 @@ async def open_join(
         session,
         sidecar={
             "role": "joiner",
-            "invite": resume_as,
+            **({"invite": resume_as} if resume_as else {}),
+            "address": str(Address(candidates[0].address, candidates[0].port)),
             "addresses": [[c.address, c.port] for c in candidates],
         },
         identity=identity,
@@ -314,6 +318,9 @@ def _resume_addresses(side: dict[str, Any]) -> list[Candidate]:
             return [Candidate(str(h), int(p), "resume") for h, p in listed]
         except (TypeError, ValueError):
             raise ConfigError("the resume file's addresses are not [host, port] pairs") from None
+    if isinstance(side.get("address"), str):
+        one = decode_address(str(side["address"]))
+        return [Candidate(one.host, one.port, "resume")]
     inv = decode_invite(str(side["invite"]))
     return [Candidate(a.host, a.port, "invite") for a in inv.addresses]
 

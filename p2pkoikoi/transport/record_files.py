@@ -94,7 +94,7 @@ def read_sidecar(record_path: Path) -> dict[str, Any]:
         not isinstance(obj, dict)
         or obj.get("format") != SIDECAR_FORMAT
         or obj.get("role") not in ("host", "joiner")
-        or not isinstance(obj.get("invite"), str)
+        or not isinstance(obj.get("invite", obj.get("address")), str)
         or not isinstance(obj.get("resume_secret"), str)
         or len(obj["resume_secret"]) != 64
     ):

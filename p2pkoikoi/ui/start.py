@@ -37,8 +37,8 @@ from p2pkoikoi.ui.tiles import plain
 
 MENU = (
     ("practice", "Practise against the computer"),
-    ("host", "Host a match (you get an invite to pass on)"),
-    ("join", "Join a match (paste the invite you were given)"),
+    ("host", "Host a match (you get a code and an invite to pass on)"),
+    ("join", "Join a match (type the code or paste the invite you were given)"),
     ("rules", "Rules and yaku reference"),
     ("verify", "Verify a match record"),
     ("quit", "Quit"),
@@ -123,7 +123,7 @@ def menu_fragments(s: StartState) -> StyleAndTextTuples:
             out.append((style, " " + text + "\n"))
     elif s.screen is Screen.ASK:
         prompt = {
-            "join": "Paste the invite, or type the code:",
+            "join": "The code or invite:",
             "verify": "Path of the record to verify:",
         }.get(s.asking, "")
         if s.asking == "code" and s.chosen is not None:
