@@ -369,7 +369,7 @@ async def _joining(
         }
     )
     won = await dial_authenticated(
-        candidates, make_session, connect=t.connect, handshake=t.handshake
+        candidates, make_session, connect=t.connect, handshake=t.handshake, stagger=t.stagger
     )
     # redialing after a drop: the address that worked first, then the others
     order = [won.candidate] + [c for c in candidates if c != won.candidate]
