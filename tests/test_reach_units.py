@@ -14,8 +14,9 @@ import trio.testing
 from p2pkoikoi.transport import natpmp
 from p2pkoikoi.transport.addresses import MAX_CANDIDATES, Candidate, host_candidates, is_public
 from p2pkoikoi.transport.discovery import decode_txt, instance_name, txt_record
-from p2pkoikoi.transport.portmap import Reachability, default_gateway
+from p2pkoikoi.transport.portmap import Reachability
 from p2pkoikoi.transport.race import STAGGER, AllAttemptsFailed, race
+from p2pkoikoi.transport.router import default_gateway
 
 IPS = [
     ipaddress.ip_address(a)

@@ -12,11 +12,14 @@ connection (the PAKE), exactly as if the addresses had been typed.
 
 The ``zeroconf`` library is asyncio-based and runs its own event loop in a
 thread of its own when used through its synchronous API.  That is the API we
-use, from trio worker threads (``trio.to_thread.run_sync``): registering and
-unregistering block for the probe and goodbye packets (about a second), and
-the browser calls us back on its thread, from where updates cross into trio
-with ``trio.from_thread.run_sync``.  Nothing asyncio touches the trio loop,
-and the engine and session layers never see any of it (this is transport).
+use, never from the trio loop itself: registering blocks for the probes
+(about a second), so :class:`Announcer` registers in a thread of its own while
+the host already accepts connections, and unregisters (the goodbye) from a trio
+worker thread; the browser calls us back on its thread, from where updates
+cross into trio with ``trio.from_thread.run_sync`` (:func:`browse`) or into
+the start screen's prompt_toolkit loop (:class:`Browser`).  Nothing asyncio
+touches the trio loop, and the engine and session layers never see any of it
+(this is transport).
 
 The announcement lives exactly as long as the :func:`announce` block: the
 host leaves it when the match starts or hosting stops (an error or Ctrl-C
@@ -88,56 +91,82 @@ def _waiting(info: Any) -> Waiting | None:
 
 
 # ------------------------------------------------------------------ hosting
-@asynccontextmanager
-async def announce(
-    *, name: str, rules: str, number: int, port: int, addresses: list[str]
-) -> AsyncIterator[str | None]:
-    """Announce a waiting host for the block; yields the instance name, or None
-    when multicast DNS cannot run here (the host still works, typed codes too)."""
-    try:
-        import zeroconf
-    except ImportError:
-        yield None
-        return
-    packed = []
-    for a in addresses:
-        family = socket.AF_INET6 if ":" in a else socket.AF_INET
-        with suppress(OSError):
-            packed.append(socket.inet_pton(family, a))
-    info = zeroconf.ServiceInfo(
-        SERVICE,
-        instance_name(name, number),
-        addresses=packed,
-        port=port,
-        properties=txt_record(name, rules, number),
-    )
+class Announcer:
+    """One announcement, registered in a thread of its own so that the host accepts
+    connections at once (mDNS probing takes about a second); :meth:`stop` sends the
+    goodbye.  Nothing here raises: where multicast DNS cannot run, nothing is announced."""
 
-    def start() -> Any:
-        zc = zeroconf.Zeroconf()
+    def __init__(self, *, name: str, rules: str, number: int, port: int, addresses: list[str]):
+        self.name = instance_name(name, number)
+        self._args = (name, rules, number, port, addresses)
+        self._zc: Any = None
+        self._info: Any = None
+        self._thread: threading.Thread | None = None
+        self.registered = threading.Event()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._register, daemon=True, name="mdns")
+        self._thread.start()
+
+    def _register(self) -> None:
+        name, rules, number, port, addresses = self._args
         try:
-            zc.register_service(info, allow_name_change=True)
-        except BaseException:
-            zc.close()
-            raise
-        return zc
+            import zeroconf
 
-    try:
-        zc = await trio.to_thread.run_sync(start, abandon_on_cancel=True)
-    except (OSError, zeroconf.Error):
-        yield None
-        return
-    try:
-        yield str(info.name)
-    finally:
+            packed = []
+            for a in addresses:
+                with suppress(OSError):
+                    packed.append(
+                        socket.inet_pton(socket.AF_INET6 if ":" in a else socket.AF_INET, a)
+                    )
+            self._info = zeroconf.ServiceInfo(
+                SERVICE,
+                self.name,
+                addresses=packed,
+                port=port,
+                properties=txt_record(name, rules, number),
+            )
+            self._zc = zeroconf.Zeroconf()
+            self._zc.register_service(self._info, allow_name_change=True)
+            self.name = str(self._info.name)
+            self.registered.set()
+        except Exception:  # no zeroconf, no multicast here: not announced
+            self._close()
 
-        def stop() -> None:
-            with suppress(Exception):
-                zc.unregister_service(info)
-            zc.close()
+    def _close(self) -> None:
+        with suppress(Exception):
+            if self._zc is not None and self.registered.is_set():
+                self._zc.unregister_service(self._info)
+        with suppress(Exception):
+            if self._zc is not None:
+                self._zc.close()
+        self._zc = None
+
+    async def stop(self) -> None:
+        """Withdraw the announcement (the goodbye), waiting at most 3 s; shielded."""
+
+        def stop_sync() -> None:
+            if self._thread is not None:
+                self._thread.join(2)
+            self._close()
 
         with trio.move_on_after(3) as cs:
             cs.shield = True
-            await trio.to_thread.run_sync(stop, abandon_on_cancel=True)
+            await trio.to_thread.run_sync(stop_sync, abandon_on_cancel=True)
+
+
+@asynccontextmanager
+async def announce(
+    *, name: str, rules: str, number: int, port: int, addresses: list[str]
+) -> AsyncIterator[Announcer]:
+    """Announce a waiting host for the block (registering goes on in the background;
+    ``registered`` says when it is done)."""
+    ann = Announcer(name=name, rules=rules, number=number, port=port, addresses=addresses)
+    ann.start()
+    try:
+        yield ann
+    finally:
+        await ann.stop()
 
 
 # ------------------------------------------------------------------ joining
