@@ -104,12 +104,20 @@ def test_console_script_entry_point() -> None:
     )
     assert proc.returncode == 0 and json.loads(proc.stdout)["score"] == 5
     proc = subprocess.run(
-        [sys.executable, "-m", "p2pkoikoi", "bench", "--seconds", "0.2", "--json"],
+        [sys.executable, "-m", "p2pkoikoi", "bench", "--seconds", "0.2", "--json",
+         "--startup-runs", "1"],
         capture_output=True,
         text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0 and json.loads(proc.stdout)["rounds_per_second"] > 0
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(proc.stdout)
+    assert figures["rounds_per_second"] > 0
+    # the protocol's cost per move and start-up times are there for the next engineer
+    assert figures["protocol_cpu_ms_per_action_per_side"] > 0
+    assert figures["protocol_actions"] > 100
+    for name in ("python", "help", "score", "rules", "verify"):
+        assert figures[f"startup_{name}_ms"] > 0
 
 
 def test_rules_diff_koikoijapan(capsys: pytest.CaptureFixture[str]) -> None:

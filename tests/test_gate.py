@@ -28,7 +28,9 @@ from p2pkoikoi.transport.gate import CodeGuard, Gate, GateLimits
 RULES = get_preset("online").with_settings(rounds=1)
 
 
-def host_process(tmp_path: Path, timeout: float) -> tuple[HonestProcess, dict[str, Any]]:
+def host_process(
+    tmp_path: Path, timeout: float, rounds: int = 1
+) -> tuple[HonestProcess, dict[str, Any]]:
     proc = HonestProcess(
         cli(
             "host",
@@ -42,7 +44,7 @@ def host_process(tmp_path: Path, timeout: float) -> tuple[HonestProcess, dict[st
             "--name",
             "Alice",
             "--rounds",
-            "1",
+            str(rounds),
             "--timeout",
             str(timeout),
             "--record",
@@ -245,7 +247,8 @@ def test_reconnect_window_verifies_once_and_limits_each_source(tmp_path: Path) -
     """While the host waits for its joiner to come back, strangers knocking from one
     address get their handshakes, then (after 10 failures) a refusal without any;
     the real joiner resumes and the match finishes."""
-    host, listening = host_process(tmp_path, timeout=5)
+    # 12 rounds: a random match cannot end before the cut (a hand yaku ends a 1-round one)
+    host, listening = host_process(tmp_path, timeout=5, rounds=12)
     invite = str(listening["invite"])
     peer = HostilePeer.join(invite)
     peer.play_honestly_until(lambda p: p.session.seq >= 3)

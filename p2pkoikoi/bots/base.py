@@ -47,6 +47,10 @@ def _check(view: PlayerView) -> tuple[Action, ...]:
 class RandomBot:
     """Uniformly random legal actions: the floor every other level must beat."""
 
+    #: decides in microseconds: a network player calls it inline rather than in a
+    #: worker thread (a thread hop per move costs more than the decision)
+    instant = True
+
     def __init__(self, seed: int) -> None:
         self.name = "random"
         self.rng = random.Random(seed)
@@ -69,6 +73,8 @@ def capture_value(tab: Tables, action: Action, field: int) -> float:
 
 class EasyBot:
     """Greedy: takes the most valuable capture on the table now, stops at its first yaku."""
+
+    instant = True  #: see RandomBot.instant
 
     def __init__(self, seed: int) -> None:
         self.name = "easy"

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
-from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet
+from p2pkoikoi.engine.errors import InputError
+
+if TYPE_CHECKING:
+    from p2pkoikoi.engine import Action, PlayerView, RuleSet
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -22,8 +22,9 @@ from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import Resign, SendAction
 from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
+from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
 from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
-from p2pkoikoi.session.record import record_to_dict
+from p2pkoikoi.session.record import encode_record, record_from_dict, record_to_dict
 from p2pkoikoi.session.testing import (
     SECRET,
     det_bytes,
@@ -45,6 +46,7 @@ FILES = (
     "crypto",
     "transcript",
     "resume",
+    "records",
 )
 
 
@@ -598,8 +600,46 @@ def resume() -> dict[str, Any]:
     }
 
 
+def records() -> dict[str, Any]:
+    """The journal of transcript.json's match: whole, cut inside an entry, and damaged."""
+    record = record_from_dict(transcript()["record"])
+    journal = JournalWriter().feed(record)
+    ends = [i + 1 for i, b in enumerate(journal) if b == ord("\n")]
+    cases = [
+        ("the whole journal: the finished match", journal),
+        ("cut in the middle of the fourth entry (a crash while writing it)",
+         journal[: (ends[2] + ends[3]) // 2]),
+        ("cut right after the third entry", journal[: ends[2]]),
+        ("one byte of the third entry changed (its checksum fails: the journal ends before it)",
+         journal[: ends[1] + 20] + b"f" + journal[ends[1] + 21 :]
+         if journal[ends[1] + 20 : ends[1] + 21] != b"f"
+         else journal[: ends[1] + 20] + b"e" + journal[ends[1] + 21 :]),
+    ]  # fmt: skip
+    out = []
+    for description, data in cases:
+        read = decode_journal(data)
+        out.append(
+            {
+                "description": description,
+                "journal": data.decode("utf-8"),
+                "entries": read.entries,
+                "discarded": read.discarded,
+                "record": encode_record(read.record).decode("utf-8"),
+            }
+        )
+    sample = {"final_sig": {"role": "host", "sig": "00" * 64}}
+    return {
+        "description": "Match journals (protocol/records.md): each line is the CRC-32 of the "
+        "JSON (8 lowercase hex digits), a space, compact JSON, a newline.  'record' is the "
+        "compact record a journal decodes to: what verify checks and resume continues from.",
+        "entry": {"object": sample, "line": encode_entry(sample).decode("utf-8")},
+        "journals": out,
+    }
+
+
 def build(name: str) -> dict[str, Any]:
     return {
+        "records": records,
         "framing": framing,
         "messages": messages,
         "invite": invite,

@@ -35,6 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+#: the port a host listens on unless told otherwise (unassigned by IANA)
+DEFAULT_PORT: Final = 47474
 #: the most addresses one invite carries (a laptop with docker bridges and
 #: several IPv6 privacy addresses could list a dozen; the rest add length and
 #: stagger delay, not reach)

@@ -80,12 +80,14 @@ def check_record_path(path: Path | None) -> None:
         raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
-def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+def atomic_write(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = True) -> None:
     """Replace ``path`` by ``data`` so that a crash leaves either version whole.
 
     Writes a temporary file in the same directory (so ``rename`` is atomic),
     ``fsync``s it, renames it over ``path``, then ``fsync``s the directory so
-    the rename itself survives a power cut.
+    the rename itself survives a power cut.  ``durable=False`` skips both
+    flushes (for files that a power cut may lose: a record before its match
+    started, which nothing can resume anyway).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -94,12 +96,15 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     try:
         dfd = os.open(path.parent, os.O_RDONLY)
     except OSError:

@@ -43,7 +43,7 @@ or fails when ``reconnect_window`` ends.  Local moves wait meanwhile.
 ``p2pkoikoi resume`` starts a link with no stream at all: its first connection
 is a resume (:func:`~p2pkoikoi.transport.openers.open_resume`).
 
-The record is rewritten after every step (:class:`RecordKeeper`).  Times are
+The record is a journal, appended to after every step (:class:`RecordKeeper`).  Times are
 parameters (:class:`Timeouts`) and all waiting uses trio's clock, so tests run
 whole matches under ``MockClock(autojump_threshold=0)``.  Who the stream
 comes from (listening, dialling, refusing strangers) is
@@ -343,11 +343,21 @@ class NetworkLink:
             self._push(Update("status", self.view, text=text))
 
     def _save_record(self) -> None:
-        """Rewrite the record if it changed; a record that cannot be written ends the match."""
+        """Bring the record file up to the session (a journal during play, see
+        :class:`~p2pkoikoi.transport.record_files.RecordKeeper`); a record that
+        cannot be written ends the match."""
         try:
             self._records.save(self._session)
         except TransportError as exc:
             self._fail(exc)
+
+    def _close_record(self) -> None:
+        """The link stops: an unfinished match's journal becomes its compact record."""
+        try:
+            self._records.close(self._session)
+        except TransportError as exc:
+            if self.error is None:
+                self.error = exc
 
     def _wake(self) -> None:
         self._progress.set()
@@ -524,7 +534,7 @@ class NetworkLink:
                 self._after_step()
             elif isinstance(ev, ActionReceived | PeerResigned):
                 self._save_record()
-                self._push_state(ev.events, 1 - self.seat)
+                self._push_state(ev.events, ev.seat)
                 self._after_step()
             elif isinstance(ev, ChatReceived):
                 peer = self.names[1 - self.seat]
@@ -904,6 +914,7 @@ async def open_link(
             raise TransportError("the connection to the other player broke") from None
     finally:
         link._save_record()
+        link._close_record()
         with trio.move_on_after(1) as cs:
             cs.shield = True
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):

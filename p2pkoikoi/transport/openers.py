@@ -42,7 +42,7 @@ from p2pkoikoi.session.code import (
 )
 from p2pkoikoi.session.invite import SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
-from p2pkoikoi.transport.addresses import Candidate, dedupe, is_local_only
+from p2pkoikoi.transport.addresses import DEFAULT_PORT, Candidate, dedupe, is_local_only
 from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
 from p2pkoikoi.transport.discovery import announce, find_host
 from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError
@@ -55,9 +55,6 @@ from p2pkoikoi.transport.notes import Note, Notify, nop
 from p2pkoikoi.transport.portmap import open_reachability
 from p2pkoikoi.transport.reconnect import Reconnect, close_queued, session_entropy
 from p2pkoikoi.transport.record_files import read_sidecar, sidecar_path
-
-#: the port a host listens on unless told otherwise (unassigned by IANA)
-DEFAULT_PORT: Final = 47474
 
 
 def new_code(number: int | None = None) -> ShortCode:
@@ -403,6 +400,10 @@ async def open_resume(
     known_peers: KnownPeers | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Continue the match of ``record`` after a crash (``p2pkoikoi resume``).
+
+    ``record`` is :func:`~p2pkoikoi.transport.record_files.read_record` of
+    ``record_path``: after a crash usually a journal, maybe cut short; the link
+    starts a fresh journal there with everything ``record`` holds.
 
     The resume file beside the record says who we were: a host listens on the
     same port again, a joiner dials the host; the opponent (in its own

@@ -1,8 +1,9 @@
 """The files a match keeps on disk: its record and the resume file beside it.
 
-The record (``session.record()``) is rewritten atomically (temp file, fsync,
-rename) after every step, so a crash or a cut connection loses nothing that
-both sides had agreed on.  The resume file (the "sidecar", 0600) holds what
+The record (``session.record()``) is a journal while the match is played
+(:mod:`p2pkoikoi.transport.journal_file`: one append per step, written before
+our own action is sent) and is compacted when the link stops, so a crash or a
+cut connection loses nothing that both sides had agreed on.  The resume file (the "sidecar", 0600) holds what
 ``p2pkoikoi resume`` needs after a crash -- the resume secret, our role, the
 address -- and is deleted once the match is over.
 """
@@ -14,9 +15,12 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, Final
 
-from p2pkoikoi.session import Session, encode_record
+from p2pkoikoi.session import RecordError, Session
+from p2pkoikoi.session.journal import decode_record_file
+from p2pkoikoi.session.record import MAX_RECORD_BYTES, Record
 from p2pkoikoi.transport.errors import ConfigError, TransportError
-from p2pkoikoi.transport.identity import atomic_write, default_record_path
+from p2pkoikoi.transport.identity import atomic_write
+from p2pkoikoi.transport.journal_file import RecordJournal
 
 SIDECAR_SUFFIX: Final = ".resume"
 SIDECAR_FORMAT: Final = "p2pkoikoi-resume"
@@ -28,38 +32,32 @@ def sidecar_path(record: Path) -> Path:
 
 
 class RecordKeeper:
-    """Writes one match's record (when it changed) and its resume file.
+    """Writes one match's record (a journal during play) and its resume file.
 
     ``path`` is None until the first write when the caller named no file: the
     default place then depends on the peer's name, known after the handshake.
     """
 
     def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self._last = b""
+        self._journal = RecordJournal(path)
+
+    @property
+    def path(self) -> Path | None:
+        return self._journal.path
 
     def save(self, session: Session) -> None:
-        """Rewrite the record if it changed; :class:`TransportError` if it cannot."""
-        if session.session_id is None:
-            return
-        record = session.record()
-        data = encode_record(record)
-        if data == self._last:
-            return
-        if self.path is None:
-            if session.peer_name is None:
-                # the default name is DATE-TIME-PEER.koikoi: wait until the peer has
-                # proved who it is (before that there is no match worth keeping)
-                return
-            self.path = default_record_path(session.peer_name)
-        # private while the match runs: the record holds the match seed, so any
-        # local user who can read it sees both hands; shareable once it is over
-        mode = 0o644 if record.result is not None else 0o600
+        """Bring the record up to ``session``; :class:`TransportError` if it cannot."""
         try:
-            atomic_write(self.path, data, mode=mode)
+            self._journal.save(session)
         except OSError as exc:
             raise TransportError(f"cannot write the record {self.path}: {exc}") from None
-        self._last = data
+
+    def close(self, session: Session) -> None:
+        """The link stops: an unfinished match's journal becomes its compact record."""
+        try:
+            self._journal.close(session)
+        except OSError as exc:
+            raise TransportError(f"cannot write the record {self.path}: {exc}") from None
 
     def write_sidecar(self, sidecar: dict[str, Any]) -> None:
         """The secrets ``p2pkoikoi resume`` needs, beside the record, private (0600).
@@ -76,6 +74,20 @@ class RecordKeeper:
         if self.path is not None:
             with suppress(OSError):
                 sidecar_path(self.path).unlink()
+
+
+def read_record(path: Path) -> Record:
+    """The record a resume continues from: the file's compact record or, after a
+    crash, its journal's complete entries (a crash can cut a journal anywhere;
+    what the cut took the other player re-sends on resume).  :class:`RecordError`
+    if the file cannot be read or is not a record."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_RECORD_BYTES + 1)  # a huge file is refused, not read whole
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    record, _ = decode_record_file(data)
+    return record
 
 
 def read_sidecar(record_path: Path) -> dict[str, Any]:
