@@ -70,6 +70,7 @@ port=0
 enable_natpmp={natpmp}
 enable_upnp={upnp}
 secure_mode=yes
+min_lifetime=4
 system_uptime=yes
 uuid=3e1a7f36-0d62-4c2f-9a53-5f7b1c0e9a11
 allow 1024-65535 10.66.0.0/24 1024-65535

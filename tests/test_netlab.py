@@ -282,3 +282,46 @@ def test_multicast_dns_finds_the_waiting_host_and_forgets_it(bare_lab: Lab, tmp_
         host.kill()
         host.wait()
     assert find(lab, 42, 1.0)["found"] == [], "the goodbye withdrew the announcement"
+
+
+RENEWER = """
+import sys, time, trio
+from p2pkoikoi.transport.portmap import open_port_mapping
+async def main():
+    async with open_port_mapping(47474, lifetime=int(sys.argv[1]), renew_floor=float(sys.argv[3]) if len(sys.argv) > 3 else 1) as reach:
+        print(reach.text, flush=True)
+        await trio.sleep(float(sys.argv[2]))
+        print("still hosting", flush=True)
+        sys.stdin.readline()
+trio.run(main)
+"""
+
+
+@pytest.mark.parametrize("upnp_only", [True, False], ids=["UPnP", "PCP"])
+def test_the_mapping_is_renewed_while_hosting(lab: Lab, upnp_only: bool) -> None:
+    """A 6-second lease, renewed every 3 s: still forwarded after 9 s, gone at exit."""
+    import subprocess
+
+    if upnp_only:
+        lab.stop_miniupnpd()
+        lab.start_miniupnpd(upnp=True, natpmp=False)
+    proc = subprocess.Popen(
+        lab.exec("host", sys.executable, "-c", RENEWER, "6", "9"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        line = proc.stdout.readline()
+        assert line.startswith("reachable from the internet"), (line, proc.stderr)
+        assert proc.stdout.readline().strip() == "still hosting"
+        assert "47474" in lab.redirects(), "the 6 s lease was renewed"
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.wait(15) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert lab.redirects() == ""

@@ -31,6 +31,7 @@ import trio
 
 from p2pkoikoi.transport.addresses import Candidate, host_candidates, is_public
 from p2pkoikoi.transport.router import (
+    LIFETIME,
     Mapping,
     PortMapError,
     Upnp,
@@ -85,7 +86,9 @@ TURNED_OFF: Final = "port mapping is turned off (--no-port-mapping)"
 
 
 # ------------------------------------------------------------------ the two
-async def _first_mapping(port: int, bound: float, upnp: Upnp) -> tuple[Mapping | None, list[str]]:
+async def _first_mapping(
+    port: int, bound: float, upnp: Upnp, lifetime: int = LIFETIME
+) -> tuple[Mapping | None, list[str]]:
     """Both protocols at once for at most ``bound`` seconds: the first mapping, and why
     each protocol failed.  A loser's mapping of another port is deleted."""
     got: list[Mapping] = []
@@ -107,7 +110,7 @@ async def _first_mapping(port: int, bound: float, upnp: Upnp) -> tuple[Mapping |
 
     async def via_pcp() -> None:
         try:
-            m = await map_pcp_natpmp(port)
+            m = await map_pcp_natpmp(port, lifetime)
         except (OSError, PortMapError) as exc:
             why.append(f"PCP/NAT-PMP: {exc}")
         else:
@@ -183,21 +186,29 @@ async def open_reachability(
 
 @asynccontextmanager
 async def open_port_mapping(
-    port: int, *, enabled: bool = True, bound: float = BOUND
+    port: int,
+    *,
+    enabled: bool = True,
+    bound: float = BOUND,
+    lifetime: int = LIFETIME,
+    renew_floor: float = 30.0,
 ) -> AsyncIterator[Reachability]:
-    """Map ``port`` for the block (see the module's theory of operation)."""
+    """Map ``port`` for the block (see the module's theory of operation).
+
+    ``lifetime`` is asked for; renewals come at half of what the router grants,
+    never more often than every ``renew_floor`` seconds (tests shorten both)."""
     if not enabled:
         yield Reachability(False, reason=TURNED_OFF)
         return
-    upnp = Upnp(port)
-    mapping, _why = await _first_mapping(port, bound, upnp)
+    upnp = Upnp(port, lifetime)
+    mapping, _why = await _first_mapping(port, bound, upnp, lifetime)
     reach = _reachability(mapping)
     if mapping is None:
         yield reach
         return
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_renew, mapping, upnp)
+            nursery.start_soon(_renew, mapping, upnp, renew_floor)
             try:
                 yield reach
             finally:
@@ -219,12 +230,12 @@ async def open_port_mapping(
                     await unmap_pcp_natpmp(mapping)
 
 
-async def _renew(mapping: Mapping, upnp: Upnp) -> None:
+async def _renew(mapping: Mapping, upnp: Upnp, floor: float = 30.0) -> None:
     """Renew at half the granted lifetime for as long as the host runs."""
     if mapping.lifetime <= 0:
         return  # permanent (UPnP without leases): removed on exit
     while True:
-        await trio.sleep(max(mapping.lifetime / 2, 30))
+        await trio.sleep(max(mapping.lifetime / 2, floor))
         # a failed renewal must not end the match: the next one may work, and the
         # mapping lives on until its lifetime ends
         with suppress(Exception), trio.move_on_after(10):
