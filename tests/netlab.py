@@ -34,6 +34,9 @@ from pathlib import Path
 LAN = "10.66.0"
 ROUTER_LAN, HOST_IP, LAN_FRIEND_IP = f"{LAN}.1", f"{LAN}.10", f"{LAN}.20"
 ROUTER_WAN, NET_FRIEND_IP = "11.22.33.1", "11.22.33.2"
+# global-range IPv6 (2000::/3, not the documentation prefix: the invite lists global
+# addresses only), again only inside the namespaces
+HOST_IP6, NET_FRIEND_IP6 = "2a0f:6600:1::10", "2a0f:6600:2::2"
 SIDES = ("router", "host", "lan", "net")
 MINIUPNPD = "/usr/sbin/miniupnpd"
 
@@ -152,6 +155,27 @@ class Lab:
         rules = self.tmp / "router.nft"
         rules.write_text(NFT_RULES)
         self.run("router", "nft", "-f", str(rules))
+
+    def enable_ipv6(self, *, allow_port: int | None = None) -> None:
+        """Global IPv6 on the LAN and the internet side, routed (not NATed) by the router,
+        whose forward chain drops new incoming connections as home routers do, unless
+        ``allow_port`` opens that TCP port to the host (the rule a player adds)."""
+        steps = [
+            ("router", "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1"),
+            ("router", "ip", "-6", "addr", "add", "2a0f:6600:1::1/64", "dev", "br0", "nodad"),
+            ("router", "ip", "-6", "addr", "add", "2a0f:6600:2::1/64", "dev", "wan0", "nodad"),
+            ("host", "ip", "-6", "addr", "add", f"{HOST_IP6}/64", "dev", "eth0", "nodad"),
+            ("host", "ip", "-6", "route", "add", "default", "via", "2a0f:6600:1::1"),
+            ("net", "ip", "-6", "addr", "add", f"{NET_FRIEND_IP6}/64", "dev", "eth0", "nodad"),
+            ("net", "ip", "-6", "route", "add", "default", "via", "2a0f:6600:2::1"),
+        ]
+        for side, *cmd in steps:
+            self.run(side, *cmd)
+        if allow_port is not None:
+            self.run(
+                "router", "nft", "insert", "rule", "inet", "filter", "forward", "ip6", "daddr",
+                HOST_IP6, "tcp", "dport", str(allow_port), "accept",
+            )  # fmt: skip
 
     def start_miniupnpd(self, *, upnp: bool = True, natpmp: bool = True) -> None:
         """Run miniupnpd on the router: UPnP IGD and/or NAT-PMP+PCP (one switch for both)."""

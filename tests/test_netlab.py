@@ -25,8 +25,10 @@ import pytest
 from hostile_peer import HonestProcess, Outcome, env_for
 from netlab import (
     HOST_IP,
+    HOST_IP6,
     LAN_FRIEND_IP,
     NET_FRIEND_IP,
+    NET_FRIEND_IP6,
     ROUTER_WAN,
     Lab,
     LabError,
@@ -157,6 +159,21 @@ def test_one_invite_works_on_the_lan_and_from_the_internet(lab: Lab, tmp_path: P
         assert connected["address"] == expected_peer  # the internet friend came through NAT
         figure(f"join -> handshake {where}: {to_handshake:.2f} s (from the first dial)")
         assert lab.redirects() == "", "the mapping is gone after the host exited"
+
+
+def test_ipv6_reaches_the_host_when_the_router_lets_it(lab: Lab, tmp_path: Path) -> None:
+    """With global IPv6 the invite carries the host's IPv6 address; a friend on the
+    internet plays over it once the router's IPv6 firewall allows the port (the
+    docs' advice), and the race does not wait for the other addresses."""
+    lab.enable_ipv6(allow_port=47474)
+    host = Hosting(lab, tmp_path, 21)
+    addresses = [a.host for a in decode_invite(host.invite).addresses]
+    assert addresses == [HOST_IP, HOST_IP6, ROUTER_WAN], addresses
+    joiner, jrec = join(lab, "net", tmp_path, 21, host.invite)
+    h, _, to_handshake = play(host, joiner, jrec)
+    connected = [e["address"] for e in h.events if e["event"] == "connected"]
+    assert NET_FRIEND_IP6 in connected, connected  # came over IPv6, no NAT
+    figure(f"join -> handshake over IPv6 from the internet: {to_handshake:.2f} s")
 
 
 def test_upnp_alone_maps_and_unmaps(lab: Lab, tmp_path: Path) -> None:
