@@ -169,6 +169,7 @@ def test_ipv6_reaches_the_host_when_the_router_lets_it(lab: Lab, tmp_path: Path)
     host = Hosting(lab, tmp_path, 21)
     addresses = [a.host for a in decode_invite(host.invite).addresses]
     assert addresses == [HOST_IP, HOST_IP6, ROUTER_WAN], addresses
+    assert host.reach["ipv6"] == [f"[{HOST_IP6}]:47474"]
     joiner, jrec = join(lab, "net", tmp_path, 21, host.invite)
     h, _, to_handshake = play(host, joiner, jrec)
     connected = [e["address"] for e in h.events if e["event"] == "connected"]

@@ -132,7 +132,12 @@ async def open_host(
                 short=short,
                 gate_limits=gate_limits,
                 announce_as=ad,
-                reachability={**reach.to_event(), "waited": round(waited, 3)},
+                reachability={
+                    **reach.to_event(),
+                    "waited": round(waited, 3),
+                    # no NAT on IPv6: reachable from the internet there unless a firewall says no
+                    "ipv6": [str(c) for c in candidates if c.source == "ipv6"],
+                },
             ) as link,
         ):
             yield link
