@@ -109,7 +109,22 @@ def register(sub: Any) -> None:
     h.add_argument(
         "--advertise",
         metavar="ADDR",
-        help="the address written into the invite (e.g. your public IP or DNS name)",
+        help="an extra address written first into the invite (e.g. your DNS name); the "
+        "invite lists this machine's LAN and IPv6 addresses and the router's anyway",
+    )
+    h.add_argument(
+        "--no-port-mapping",
+        dest="port_mapping",
+        action="store_false",
+        help="do not ask the router to open the port (UPnP, NAT-PMP, PCP): "
+        "friends on this network only, or a port you forwarded by hand",
+    )
+    h.add_argument(
+        "--no-announce",
+        dest="announce",
+        action="store_false",
+        help="do not announce the waiting match on this network (multicast DNS); "
+        "friends then need the invite, as the code is found by the announcement",
     )
     add_rules_options(h)
     _common(h)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import trio
 
@@ -194,6 +194,8 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 port=args.port,
                 bind=args.bind,
                 advertise=args.advertise,
+                port_mapping=args.port_mapping,
+                announce=args.announce,
                 timeouts=timeouts,
                 record_path=record,
                 notify=notify,
@@ -202,15 +204,11 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
 
         return open_
     expected = _expected(args)
-    from p2pkoikoi.session import InviteError, ShortCode, parse_join_target
+    from p2pkoikoi.session import parse_join_target
 
-    # a bad invite or code fails before any network use
+    # a bad invite or code fails before any network use; a code finds its host on
+    # this network by multicast DNS (transport/discovery.py)
     invite = parse_join_target(" ".join(args.invite))
-    if isinstance(invite, ShortCode):
-        raise InviteError(
-            f"joining with a code ({invite}) needs the host's match found on this "
-            "network, which this build cannot do yet: ask the host for the koi2- invite"
-        )
 
     def open_j(
         notify: Callable[[Note], None], ask_rules: AskRules | None = None
@@ -309,9 +307,12 @@ def run_network_table(
     return run_table(network_table_factory(opener, me), ascii=ascii, bell=bell)
 
 
-def invite_lines(invite: str, port: int, code: str | None = None) -> tuple[str, ...]:
+def invite_lines(
+    invite: str, port: int, code: str | None = None, reach: str = ""
+) -> tuple[str, ...]:
     """The host's waiting screen: the command to type, the invite spaced for reading
-    aloud, and the short code for a friend on the same network."""
+    aloud, the short code for a friend on the same network, and how the host can be
+    reached (``reach``, the port mapping's one line)."""
     from p2pkoikoi.ui.render import spaced_invite
 
     on_lan = (
@@ -334,8 +335,9 @@ def invite_lines(invite: str, port: int, code: str | None = None) -> tuple[str, 
         f"  {spaced_invite(invite)}",
         "",
         *on_lan,
-        f"TCP port {port}; for firewalls and port forwarding see 'Across the internet' in",
-        f"  {doc_url('docs/network.md')}",
+        *((reach[:1].upper() + reach[1:] + ".",) if reach else ()),
+        f"TCP port {port}; for firewalls and routers see 'What works where' in",
+        f"  {doc_url('docs/network.md#what-works-where')}",
         "(To copy with the mouse, hold Shift while selecting.)",
     )
 
@@ -357,15 +359,23 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
     mine = ("", f"Your identity: {me} (p2pkoikoi id shows it)") if me else ()
 
     async def factory(ctx: TableContext) -> GameLink:
+        shown: dict[str, Any] = {}
+
         def notify(note: Note) -> None:
             kind = note.get("event")
-            if kind == "listening":
+            if kind in ("listening", "reachability"):
+                shown[kind] = note
+                first = shown.get("listening")
+                if first is None:
+                    return
+                reach = shown.get("reachability", {}).get("text", "")
                 ctx.waiting(
                     "Waiting for the other player",
                     *invite_lines(
-                        str(note["invite"]),
-                        int(note["port"]),
-                        str(note["code"]) if note.get("code") else None,
+                        str(first["invite"]),
+                        int(first["port"]),
+                        str(first["code"]) if first.get("code") else None,
+                        str(reach),
                     ),
                     *mine,
                 )

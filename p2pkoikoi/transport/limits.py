@@ -40,6 +40,8 @@ class Timeouts:
     reconnect_window: float = 120.0
     backoff_initial: float = 1.0  #: the joiner's first pause between redials (doubles)
     backoff_max: float = 10.0  #: ... up to this pause
+    #: the joiner's Happy Eyeballs delay between starting two addresses (RFC 8305: 250 ms)
+    stagger: float = 0.25
 
 
 def step_limit(t: Timeouts, step: WaitingFor) -> tuple[float, KoiKoiError]:

@@ -53,7 +53,8 @@ comes from (listening, dialling, refusing strangers) is
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
@@ -88,6 +89,7 @@ from p2pkoikoi.session import (
     WaitingFor,
     fingerprint,
 )
+from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.transport.errors import (
     ConfigError,
     IdentityChangedError,
@@ -142,9 +144,12 @@ class NetworkLink:
         decide_rules: DecideRules,
         known_peers: KnownPeers | None,
         reconnect: Reconnect | None = None,
+        early: Sequence[SessionEvent] = (),
     ) -> None:
         self._stream = stream
         self._session = session
+        # events the joiner's dialer pulled while proving the host (transport/dialer.py)
+        self._early = deque(early)
         self._reconnect = reconnect
         self.timeouts = timeouts
         self._records = RecordKeeper(record_path)
@@ -490,7 +495,7 @@ class NetworkLink:
         """Pull every event the session has; one place turns them into updates."""
         s = self._session
         while not self._stopped.is_set():
-            ev = s.next_event()
+            ev = self._early.popleft() if self._early else s.next_event()
             self._flush()
             if ev is NEED_DATA:
                 break
@@ -867,8 +872,12 @@ async def open_link(
     decide_rules: DecideRules | None = None,
     known_peers: KnownPeers | None = None,
     reconnect: Reconnect | None = None,
+    early: Sequence[SessionEvent] = (),
 ) -> AsyncIterator[NetworkLink]:
     """Run ``session`` over ``stream``; yields the link once the match has started.
+
+    ``early`` are events already pulled from ``session`` (the joiner's dialer
+    runs the first steps of the handshake itself): they are handled first.
 
     The nursery of the connection's tasks lives here.  Leaving the block
     before the match is over says goodbye (the match stays unfinished, its
@@ -890,6 +899,7 @@ async def open_link(
         decide_rules=decide_rules or _accept_decision,
         known_peers=known_peers,
         reconnect=reconnect,
+        early=early,
     )
     started = False
     try:
