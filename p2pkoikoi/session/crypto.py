@@ -37,6 +37,7 @@ TAG_IDENTITY: Final = b"p2pkoikoi/v2/identity\x00"
 TAG_RESUME: Final = b"p2pkoikoi/v2/resume\x00"
 TAG_COMMIT_SIG: Final = b"p2pkoikoi/v2/commit-sig\x00"
 TAG_START: Final = b"p2pkoikoi/v2/start\x00"
+TAG_FORFEIT: Final = b"p2pkoikoi/v2/forfeit\x00"
 TAG_RESUME_SECRET: Final = b"p2pkoikoi/v2/resume-secret\x00"
 TAG_RESUME_PASSWORD: Final = b"p2pkoikoi/v2/resume\x00"
 TAG_CODE_PASSWORD: Final = b"p2pkoikoi/v2/code\x00"
@@ -210,6 +211,18 @@ def start_message(transcript: bytes) -> bytes:
     """What each side's start signature covers: the transcript after the reveal, which
     holds both identities, the rules, the commitment and both values."""
     return TAG_START + transcript
+
+
+def resign_fields(seq: int, seat: int, state_hash: bytes, reason: str) -> tuple[Field, ...]:
+    """A resignation's transcript entry fields: the reason only when there is one
+    (``"time"``), so a plain resignation's bytes are unchanged."""
+    return (seq, seat, state_hash, reason) if reason else (seq, seat, state_hash)
+
+
+def forfeit_message(transcript: bytes, seat: int, reason: str) -> bytes:
+    """What the recording player signs when it records the other's forfeit: the
+    transcript as far as its record goes, who forfeits and why."""
+    return TAG_FORFEIT + transcript + entry("forfeit", seat, reason)
 
 
 def final_message(transcript: bytes, state_hash: bytes) -> bytes:

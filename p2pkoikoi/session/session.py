@@ -118,11 +118,14 @@ from p2pkoikoi.session.events import (
 )
 from p2pkoikoi.session.pake import Pake
 from p2pkoikoi.session.record import (
+    RESIGN_TEXTS,
+    TIME_FORFEIT,
     ActionRecord,
     ForfeitRecord,
     PlayerRecord,
     Record,
     ResultRecord,
+    resign_reason,
 )
 from p2pkoikoi.session.resume import ResumePoint
 
@@ -203,7 +206,8 @@ class Forfeit:
     """A match that ended because one player walked away (no engine result)."""
 
     seat: int  # who forfeits
-    reason: str
+    reason: str  # TIME_FORFEIT when the turn limit ran out
+    sig: bytes  # the recording player's signature (crypto.forfeit_message)
 
 
 def describe_diff(mine_rules: RuleSet, theirs_rules: RuleSet, mine: str, theirs: str) -> str:
@@ -492,9 +496,36 @@ class Session:
             and self._joiner_value is not None
             and self.seed is None
         ):
-            self.forfeit = Forfeit(
+            self._record_forfeit(
                 0, "the host stopped after the joiner's value, before revealing its own"
             )
+
+    def _record_forfeit(self, seat: int, reason: str) -> None:
+        """We record the other player's forfeit, signed by us over the transcript so far."""
+        sig = crypto.sign(self._key, crypto.forfeit_message(self._transcript, seat, reason))
+        self.forfeit = Forfeit(seat, reason, sig)
+
+    def claim_time_forfeit(self) -> None:
+        """The peer let its turn limit pass (the transport measured it, with a grace
+        for latency): the match ends as the peer's forfeit by time.
+
+        Records ``forfeit {seat: peer, reason: "time"}`` signed by us, queues an
+        ``abort`` saying so (the peer's last chance to learn why) and closes the
+        session: nothing it sends afterwards counts.
+        """
+        m = self._match
+        if (
+            self._state is not State.PLAY
+            or m is None
+            or m.to_act == self.our_seat
+            or self._catchup is not None
+        ):
+            raise LocalProtocolError("a forfeit by time needs the peer's turn during play")
+        self._record_forfeit(self.role.other.seat, TIME_FORFEIT)
+        limit = self.turn_limit
+        self._queue(wire.AbortMsg(reason=f"your time ran out ({limit}s per decision): you forfeit"))
+        self._state = State.CLOSED
+        self._in.clear()
 
     def _next_event(self) -> Event | NeedData:
         while True:
@@ -810,8 +841,9 @@ class Session:
         self._state = self._resume_state
         self._events.append(Resumed(self._seq, msg.seq))
         for a in self._actions[msg.seq :]:  # we are ahead: re-send what the peer lacks
-            if a.action == "resign":
-                self._queue(wire.ResignMsg(seq=a.seq, sig=a.sig))
+            reason = resign_reason(a.action)
+            if reason is not None:
+                self._queue(wire.ResignMsg(seq=a.seq, sig=a.sig, reason=reason or None))
             else:
                 self._queue(
                     wire.ActionMsg(seq=a.seq, action=a.action, hash=a.state_hash, sig=a.sig)
@@ -892,6 +924,7 @@ class Session:
                         peer_name=msg.name,
                         peer_key=msg.key,
                         peer_fingerprint=crypto.fingerprint(msg.key),
+                        turn_limit=self.turn_limit,
                     )
                 )
             else:
@@ -1100,12 +1133,15 @@ class Session:
     def _on_resign(self, msg: wire.ResignMsg) -> None:
         m, seat, key = self._check_turn(msg.seq, "resign")
         new, events = m.resign(seat)
-        h = new.state_hash()
-        t = crypto.absorb(self._transcript, "resign", msg.seq, seat, h)
+        h, reason = new.state_hash(), msg.reason or ""
+        t = crypto.absorb(
+            self._transcript, "resign", *crypto.resign_fields(msg.seq, seat, h, reason)
+        )
         if not crypto.verify_sig(key, msg.sig, crypto.sig_message(t)):
             raise CheatingError(f"the signature on resignation {msg.seq} is invalid (forged)")
-        self._commit_step(new, t, ActionRecord(msg.seq, seat, "resign", h, msg.sig))
-        self._events.append(PeerResigned(msg.seq, seat, events))
+        text = RESIGN_TEXTS[reason]
+        self._commit_step(new, t, ActionRecord(msg.seq, seat, text, h, msg.sig))
+        self._events.append(PeerResigned(msg.seq, seat, events, reason))
         self._finish()
 
     def _commit_step(self, new: MatchState, t: bytes, rec: ActionRecord) -> None:
@@ -1202,7 +1238,9 @@ class Session:
         elif isinstance(event, SendAction):
             self._send_action(event.action)
         elif isinstance(event, Resign):
-            self._send_resign()
+            if event.reason not in RESIGN_TEXTS:
+                raise LocalProtocolError(f"unknown resignation reason {event.reason!r}")
+            self._send_resign(event.reason)
         elif isinstance(event, SendChat):
             self._send_chat(event.text)
         elif isinstance(event, Ping | Pong):
@@ -1263,14 +1301,15 @@ class Session:
         if new.is_over:
             self._finish()
 
-    def _send_resign(self) -> None:
+    def _send_resign(self, reason: str) -> None:
         m = self._my_turn("resign")
         new, events = m.resign(self.our_seat)
         seq, h = self._seq + 1, new.state_hash()
-        t = crypto.absorb(self._transcript, "resign", seq, self.our_seat, h)
+        fields = crypto.resign_fields(seq, self.our_seat, h, reason)
+        t = crypto.absorb(self._transcript, "resign", *fields)
         sig = crypto.sign(self._key, crypto.sig_message(t))
-        self._queue(wire.ResignMsg(seq=seq, sig=sig))
-        self._commit_step(new, t, ActionRecord(seq, self.our_seat, "resign", h, sig))
+        self._queue(wire.ResignMsg(seq=seq, sig=sig, reason=reason or None))
+        self._commit_step(new, t, ActionRecord(seq, self.our_seat, RESIGN_TEXTS[reason], h, sig))
         self.last_local_events = events
         self._finish()
 
@@ -1330,7 +1369,7 @@ class Session:
             final_sigs=(self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER)),
             turn_limit=self.turn_limit if self._rules_bytes else 0,
             commit_sig=self._commit_sig,
-            forfeit=None if f is None else ForfeitRecord(f.seat, f.reason),
+            forfeit=None if f is None else ForfeitRecord(f.seat, f.reason, f.sig),
             missing=self.missing,
         )
 

@@ -165,6 +165,7 @@ class ActionMsg:
 class ResignMsg:
     seq: int
     sig: bytes
+    reason: str | None = None  # "time": the sender's program resigned as its time ran out
     v: int = PROTOCOL_VERSION
 
 
@@ -410,6 +411,7 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
     "resign": (
         ("seq", _SEQ, f"a whole number 1..{MAX_SEQ}", False),
         ("sig", _B64, "64 bytes", False),
+        ("reason", lambda v: v == "time", '"time"', True),
     ),
     "over": (
         ("hash", _B32, "32 bytes", False),

@@ -8,6 +8,8 @@ not) and passes its ``choose``.
 A chooser that raises a :class:`KoiKoiError` (a ``cmd:`` bot whose external
 engine crashed, hung or misbehaved) forfeits: we resign on its behalf, emit a
 ``forfeit`` event saying why, and the match still ends with both signatures.
+A chooser still thinking when the agreed turn limit runs out is abandoned (the
+link warns first, ``time_warning``, then resigns on our behalf: ``time_out``).
 """
 
 from __future__ import annotations
@@ -87,9 +89,18 @@ async def play_headless(
                 continue
             view = live.view(link.seat)  # the live state (after a resume, updates repeat)
             if view.to_act == link.seat and view.legal_actions:
+                seq = link.session.seq
                 try:
                     if in_thread:
-                        action = await trio.to_thread.run_sync(choose, view, abandon_on_cancel=True)
+                        # a bot that hangs past the turn limit is abandoned: the link
+                        # resigns for us then (time_out), and the match ends signed
+                        action = None
+                        with trio.move_on_at(link.turn_deadline()):
+                            action = await trio.to_thread.run_sync(
+                                choose, view, abandon_on_cancel=True
+                            )
+                        if action is None:
+                            continue
                     else:
                         action = choose(view)
                 except KoiKoiError as exc:
@@ -97,6 +108,8 @@ async def play_headless(
                     emit({"event": "forfeit", "by": ROLES[link.seat], "reason": reason})
                     await link.resign(reason)
                     continue
+                if link.session.seq != seq or link.finished:
+                    continue  # too late: the turn limit ran out meanwhile
                 await link.act(action)
         elif update.kind == "status":
             continue  # already emitted as a note
