@@ -48,25 +48,32 @@ def sha256(*parts: bytes) -> bytes:
     return h.digest()
 
 
+_U32: Final = struct.Struct(">I").pack
+_U64: Final = struct.Struct(">Q").pack
+
+
 def lp(field: Field) -> bytes:
     """Length-prefixed field: u32 big-endian length then the bytes.
 
     ``str`` is UTF-8; ``int`` is 8 bytes big-endian unsigned (so its length is 8).
     """
-    if isinstance(field, bool):
-        raise TypeError("booleans are not transcript fields")
-    if isinstance(field, int):
-        data = struct.pack(">Q", field)
+    # the common kinds first: this runs for every field of every action
+    if isinstance(field, bytes):
+        data = field
     elif isinstance(field, str):
         data = field.encode("utf-8")
+    elif isinstance(field, bool):
+        raise TypeError("booleans are not transcript fields")
+    elif isinstance(field, int):
+        data = _U64(field)
     else:
         data = bytes(field)
-    return struct.pack(">I", len(data)) + data
+    return _U32(len(data)) + data
 
 
 def entry(kind: str, *fields: Field) -> bytes:
     """Canonical bytes of one transcript entry: ``lp(kind) || lp(field) ...``."""
-    return lp(kind) + b"".join(lp(f) for f in fields)
+    return lp(kind) + b"".join(map(lp, fields))
 
 
 # --------------------------------------------------------------------------- handshake
