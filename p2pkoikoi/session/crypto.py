@@ -12,16 +12,19 @@ import base64
 import functools
 import hashlib
 import struct
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from p2pkoikoi.session.errors import RemoteProtocolError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+# The key exchange, the key derivation and the channel's cipher are imported by the
+# functions that use them (once per connection): ``verify`` needs only Ed25519 and
+# SHA-256, and these modules were a fifth of its start-up.
 
 TAG_HANDSHAKE: Final = b"p2pkoikoi/v1/handshake\x00"
 TAG_KEY_H2J: Final = b"p2pkoikoi/v1/key/host-to-joiner\x00"
@@ -83,6 +86,8 @@ def handshake_hash(host_hello: bytes, joiner_hello: bytes) -> bytes:
 
 
 def x25519_private(seed: bytes) -> X25519PrivateKey:
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
     if len(seed) != 32:
         raise ValueError("an X25519 private key seed is 32 bytes")
     return X25519PrivateKey.from_private_bytes(seed)
@@ -94,6 +99,8 @@ def x25519_public(private: X25519PrivateKey) -> bytes:
 
 def shared_secret(private: X25519PrivateKey, peer_public: bytes) -> bytes:
     """X25519; a low-order peer key (all-zero result) is a protocol error."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
+
     try:
         shared = private.exchange(X25519PublicKey.from_public_bytes(peer_public))
     except ValueError:
@@ -105,6 +112,9 @@ def shared_secret(private: X25519PrivateKey, peer_public: bytes) -> bytes:
 
 def hkdf(psk: bytes, shared: bytes, label: bytes, h0: bytes) -> bytes:
     """HKDF-SHA256(salt=psk, ikm=shared, info=label || h0), 32 bytes."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=psk, info=label + h0).derive(shared)
 
 
@@ -124,6 +134,8 @@ class Channel:
     __slots__ = ("_aead", "counter")
 
     def __init__(self, key: bytes) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
         self._aead = ChaCha20Poly1305(key)
         self.counter = 0
 
