@@ -284,8 +284,8 @@ class NetworkLink:
             raise IllegalActionError("the connection is closed")
 
     def _after_local(self, data: bytes) -> None:
+        self._save_record()  # our move is in the record before any byte of it leaves
         self._write(data)
-        self._save_record()
         events = self._session.last_local_events
         self._push_state(events, self.seat)
         self._after_step()
@@ -508,12 +508,19 @@ class NetworkLink:
             self._fail(exc)
 
     def _process(self) -> None:
-        """Pull every event the session has; one place turns them into updates."""
+        """Pull every event the session has; one place turns them into updates.
+
+        What the session queued while producing an event (our final signature
+        after the peer's last action, a handshake reply) is sent after the
+        event is handled, so after the record holds it: sends go out at once
+        now (:meth:`_send_now`), and the journal is written before the peer
+        can see anything it covers.
+        """
         s = self._session
         while not self._stopped.is_set():
             ev = s.next_event()
-            self._flush()
             if ev is NEED_DATA:
+                self._flush()
                 break
             # a message, not a byte, proves the peer alive: a frame trickled a byte
             # at a time never completes, and the silence bound ends it (slowloris)
@@ -558,11 +565,14 @@ class NetworkLink:
             elif isinstance(ev, MatchOver):
                 self._on_over(ev)
             elif isinstance(ev, ConnectionClosed):
+                self._flush()
                 if not ev.clean:
                     self._fail(TransportError(ev.reason))
                 else:
                     self._stop()
                 return
+            self._save_record()
+            self._flush()
         self._save_record()
         self._wake()
 
