@@ -508,19 +508,17 @@ class NetworkLink:
             self._fail(exc)
 
     def _process(self) -> None:
-        """Pull every event the session has; one place turns them into updates.
-
-        What the session queued while producing an event (our final signature
-        after the peer's last action, a handshake reply) is sent after the
-        event is handled, so after the record holds it: sends go out at once
-        now (:meth:`_send_now`), and the journal is written before the peer
-        can see anything it covers.
-        """
+        """Pull every event the session has; one place turns them into updates."""
         s = self._session
         while not self._stopped.is_set():
             ev = s.next_event()
+            if isinstance(ev, ActionReceived | PeerResigned):
+                # the peer's last move makes the session queue our final signature:
+                # the record holds both before that signature leaves (sends go out at
+                # once, see _send_now)
+                self._save_record()
+            self._flush()
             if ev is NEED_DATA:
-                self._flush()
                 break
             # a message, not a byte, proves the peer alive: a frame trickled a byte
             # at a time never completes, and the silence bound ends it (slowloris)
@@ -565,14 +563,11 @@ class NetworkLink:
             elif isinstance(ev, MatchOver):
                 self._on_over(ev)
             elif isinstance(ev, ConnectionClosed):
-                self._flush()
                 if not ev.clean:
                     self._fail(TransportError(ev.reason))
                 else:
                     self._stop()
                 return
-            self._save_record()
-            self._flush()
         self._save_record()
         self._wake()
 
