@@ -3,7 +3,7 @@
 A figure, never a test.  For each records directory (by default one on disk
 under the system temporary directory's parent filesystem, and ``/dev/shm``, a
 tmpfs), it runs a headless host and joiner (``p2pkoikoi host|join --headless
---bot random``) for a 12-round match and for a 1-round match with the same
+--bot random``) for a 12-round match (``--rounds N``: longer) and for a 1-round match with the same
 bot seeds, and reports per side:
 
 * wall time per action of the 12-round match (connect to match end);
@@ -109,15 +109,22 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
     return {"actions": actions, "wall": wall, "host_cpu": hcpu, "joiner_cpu": jcpu}
 
 
-def measure(directory: Path, repeat: int, seed: int) -> dict[str, Any]:
-    longs = [one_match(directory, 12, seed + 10 * i) for i in range(repeat)]
-    shorts = [one_match(directory, 1, seed + 10 * i) for i in range(repeat)]
+def measure(directory: Path, repeat: int, seed: int, rounds: int = 12) -> dict[str, Any]:
+    longs, shorts = [], []
+    for i in range(repeat):  # long and short alternate: a busy spell slows both
+        longs.append(one_match(directory, rounds, seed + 10 * i))
+        shorts.append(one_match(directory, 1, seed + 10 * i))
 
     def med(runs: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
     a12, a1 = med(longs, "actions"), med(shorts, "actions")
-    out: dict[str, Any] = {"directory": str(directory), "actions_12_rounds": a12, "runs": repeat}
+    out: dict[str, Any] = {
+        "directory": str(directory),
+        "rounds": rounds,
+        "actions_12_rounds": a12,
+        "runs": repeat,
+    }
     for key in ("wall", "host_cpu", "joiner_cpu"):
         per = statistics.median(r[key] / r["actions"] for r in longs)
         marginal = statistics.median(
@@ -136,18 +143,25 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="matches per directory and length")
     parser.add_argument("--dirs", nargs="*", help="records directories (default: disk, /dev/shm)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=12,
+        help="rounds of the long match (default 12; more actions make the marginal "
+        "figures steadier on a busy machine)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     dirs = [Path(d) for d in args.dirs] if args.dirs else [Path("/var/tmp")]
     if not args.dirs and Path("/dev/shm").is_dir():
         dirs.append(Path("/dev/shm"))
-    results = [measure(d, args.repeat, args.seed) for d in dirs]
+    results = [measure(d, args.repeat, args.seed, args.rounds) for d in dirs]
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
     for r in results:
         print(f"records in {r['directory']} ({r['runs']} runs, {r['actions_12_rounds']:.0f} actions,"
-              f" {r['seconds_12_rounds']:.2f} s per 12-round match):")  # fmt: skip
+              f" {r['seconds_12_rounds']:.2f} s per {r['rounds']}-round match):")  # fmt: skip
         for key, label in (
             ("wall", "wall"),
             ("host_cpu", "host CPU"),
