@@ -3,8 +3,8 @@
 A figure, never a test.  For each records directory (by default one on disk
 under the system temporary directory's parent filesystem, and ``/dev/shm``, a
 tmpfs), it runs a headless host and joiner (``p2pkoikoi host|join --headless
---bot random``) for a 12-round match (``--rounds N``: longer) and for a 1-round match with the same
-bot seeds, and reports per side:
+--bot random``) for a 12-round match (``--rounds N``: longer) and for a
+1-round match with the same bot seeds, and reports per side:
 
 * wall time per action of the 12-round match (connect to match end);
 * CPU (user + system, from ``wait4``'s rusage of each child) per action;
