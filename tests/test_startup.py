@@ -98,8 +98,14 @@ def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
     result = run_probe("verify", str(path))
     assert result["code"] == 0, result
     modules = result["modules"]
-    assert loaded(modules, "cryptography")  # the signatures need it
-    for name in ("trio", "prompt_toolkit", "msgpack", "p2pkoikoi.session.session"):
+    assert loaded(modules, "nacl")  # the signatures need it
+    for name in (
+        "trio",
+        "prompt_toolkit",
+        "msgpack",
+        "cryptography",  # keys, key exchange, cipher: the network's, not the checks'
+        "p2pkoikoi.session.session",
+    ):
         assert not loaded(modules, name), f"verify imported {name}"
 
 

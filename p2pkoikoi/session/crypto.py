@@ -9,22 +9,29 @@ test vector in ``protocol/vectors``.
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import struct
 from typing import TYPE_CHECKING, Final
 
-from cryptography.exceptions import InvalidSignature, InvalidTag
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+import nacl.bindings as _sodium
+from nacl.exceptions import BadSignatureError
 
 from p2pkoikoi.session.errors import RemoteProtocolError
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
-# The key exchange, the key derivation and the channel's cipher are imported by the
-# functions that use them (once per connection): ``verify`` needs only Ed25519 and
-# SHA-256, and these modules were a fifth of its start-up.
+# Signatures are made and checked by libsodium (PyNaCl): an Ed25519 check takes
+# half the time of OpenSSL's here, and one is made or checked for every action
+# (Ed25519 is deterministic: the same key and message give the same bytes with
+# either library).  Keys stay ``cryptography`` objects (the identity file, the
+# key exchange, the key derivation and the channel's cipher); those modules are
+# imported by the functions that use them, once per connection, so ``verify``
+# loads none of them.
 
 TAG_HANDSHAKE: Final = b"p2pkoikoi/v1/handshake\x00"
 TAG_KEY_H2J: Final = b"p2pkoikoi/v1/key/host-to-joiner\x00"
@@ -151,6 +158,8 @@ class Channel:
             raise RemoteProtocolError("encrypted channel exhausted: too many frames")
         if len(ciphertext) < TAG_LEN:
             raise RemoteProtocolError("bad frame from peer: too short to be encrypted")
+        from cryptography.exceptions import InvalidTag
+
         try:
             pt = self._aead.decrypt(nonce(self.counter), ciphertext, None)
         except InvalidTag:
@@ -208,30 +217,44 @@ def derive_seed(host_value: bytes, joiner_value: bytes, transcript: bytes) -> by
 
 # --------------------------------------------------------------------------- identities
 def public_bytes(key: Ed25519PrivateKey | Ed25519PublicKey) -> bytes:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     pub = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
     # public_bytes_raw, not public_bytes(Encoding.Raw, ...): the serialization module
     # imports the SSH and cipher code, a third of verify's import time
     return pub.public_bytes_raw()
 
 
+#: libsodium's 64-byte secret key for each recent signing key (an identity signs
+#: every action of a match: deriving it each time would cost a third of a signature)
+_SECRET: dict[int, tuple[Ed25519PrivateKey, bytes]] = {}
+
+
+def _secret(key: Ed25519PrivateKey) -> bytes:
+    got = _SECRET.get(id(key))
+    if got is None or got[0] is not key:
+        _, secret = _sodium.crypto_sign_seed_keypair(key.private_bytes_raw())
+        if len(_SECRET) >= 16:
+            del _SECRET[next(iter(_SECRET))]
+        got = _SECRET[id(key)] = (key, secret)
+    return got[1]
+
+
 def sign(key: Ed25519PrivateKey, message: bytes) -> bytes:
-    return key.sign(message)
+    """The Ed25519 signature (RFC 8032) by ``key`` over ``message``."""
+    signed: bytes = _sodium.crypto_sign(message, _secret(key))
+    return signed[:64]
 
 
 def verify_sig(public_key: bytes, signature: bytes, message: bytes) -> bool:
     """True when ``signature`` by ``public_key`` over ``message`` holds."""
+    if len(public_key) != 32 or len(signature) != 64:
+        return False
     try:
-        _public_key(public_key).verify(signature, message)
-    except (InvalidSignature, ValueError):
+        _sodium.crypto_sign_open(bytes(signature) + message, bytes(public_key))
+    except (BadSignatureError, ValueError, TypeError):
         return False
     return True
-
-
-@functools.lru_cache(maxsize=16)
-def _public_key(data: bytes) -> Ed25519PublicKey:
-    """The key object for 32 bytes (a match checks ~200 signatures by two keys:
-    decoding the point each time costs a fifth of a verification)."""
-    return Ed25519PublicKey.from_public_bytes(data)
 
 
 def fingerprint(public_key_bytes: bytes) -> str:
