@@ -137,6 +137,8 @@ def test_each_command_is_built_from_the_module_that_registers_it() -> None:
         importlib.import_module(name).register(sub)
         for command in sub.choices:
             registered[command] = name
+    # a new command needs its line in COMMAND_MODULE (without it, it still works,
+    # but builds every command's parser)
     assert registered == COMMAND_MODULE
     for command in COMMAND_MODULE:
         actions = build_parser(command)._subparsers._group_actions  # type: ignore[union-attr]

@@ -47,6 +47,8 @@ COMMAND_MODULE = {
     "rules": "p2pkoikoi.cli.engine_cmds",
     "bench": "p2pkoikoi.cli.engine_cmds",
     "verify": "p2pkoikoi.cli.verify_cmd",
+    "history": "p2pkoikoi.cli.history_cmd",
+    "replay": "p2pkoikoi.cli.replay_cmd",
     "selfplay": "p2pkoikoi.cli.selfplay_cmd",
 }
 
