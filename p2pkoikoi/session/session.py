@@ -1103,14 +1103,7 @@ class Session:
 
     def _on_action(self, msg: wire.ActionMsg) -> None:
         m, seat, key = self._check_turn(msg.seq, "action")
-        try:
-            action = Action.parse(msg.action)
-        except InputError as exc:
-            raise RemoteProtocolError(f"malformed action {msg.seq} from peer: {exc}") from None
-        if str(action) != msg.action:
-            raise RemoteProtocolError(
-                f"action {msg.seq} from peer is not in canonical form: {msg.action!r}"
-            )
+        action = _parse_canonical(msg.seq, msg.action)
         try:
             new, events = m.apply(action)
         except IllegalActionError as exc:
@@ -1372,6 +1365,25 @@ class Session:
             forfeit=None if f is None else ForfeitRecord(f.seat, f.reason, f.sig),
             missing=self.missing,
         )
+
+
+#: canonical action texts already parsed (a few hundred exist; each is seen again and again)
+_CANONICAL: dict[str, Action] = {}
+
+
+def _parse_canonical(seq: int, text: str) -> Action:
+    """The action a peer's text names; it must be in canonical form."""
+    action = _CANONICAL.get(text)
+    if action is not None:
+        return action
+    try:
+        action = Action.parse(text)
+    except InputError as exc:
+        raise RemoteProtocolError(f"malformed action {seq} from peer: {exc}") from None
+    if str(action) != text:
+        raise RemoteProtocolError(f"action {seq} from peer is not in canonical form: {text!r}")
+    _CANONICAL[text] = action
+    return action
 
 
 _HANDLERS: Final[dict[type, Callable[[Session, Any], None]]] = {

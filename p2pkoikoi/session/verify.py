@@ -194,11 +194,10 @@ def _verify(r: Record, rep: _Report) -> None:
     rep.add("deal", True, f"first dealer: seat {m.dealer}")
     keys = (r.host.key, r.joiner.key)
     for i, a in enumerate(r.actions):
-        n = i + 1
-        if not _action(rep, n, a.seq, a.seat, a.action, a.state_hash, a.sig, m, keys, t):
+        step = _action(rep, i + 1, a.seq, a.seat, a.action, a.state_hash, a.sig, m, keys, t)
+        if step is None:
             return
-        t_new, m = _step(m, a.seq, a.seat, a.action, a.state_hash, t)
-        t = t_new
+        m, t = step
     rep.add("actions", True, f"{len(r.actions)} actions: turn, legality, state hash, signature")
     for a in r.actions:
         if resign_reason(a.action) == TIME_FORFEIT:
@@ -338,7 +337,9 @@ def _action(
     m: MatchState,
     keys: tuple[bytes, bytes],
     t: bytes,
-) -> bool:
+) -> tuple[MatchState, bytes] | None:
+    """Check one action; the state and transcript after it, or None (the failed
+    check is in ``rep``).  The replay is done once, here."""
     name = f"action {n}"
     if seq != n or m.to_act != seat:
         why = (
@@ -346,7 +347,8 @@ def _action(
             if seq != n
             else f"seat {seat} acted, seat {m.to_act} was to act"
         )
-        return rep.add(f"{name} turn", False, why)
+        rep.add(f"{name} turn", False, why)
+        return None
     reason = resign_reason(text)
     if reason is not None:
         new, _ = m.resign(seat)
@@ -357,24 +359,16 @@ def _action(
                 raise InputError(f"not canonical: {text!r}")
             new, _ = m.apply(action)
         except (InputError, IllegalActionError) as exc:
-            return rep.add(f"{name} legal", False, f"{text}: {exc}")
+            rep.add(f"{name} legal", False, f"{text}: {exc}")
+            return None
     if new.state_hash() != state_hash:
-        return rep.add(f"{name} state hash", False, f"{text}: the replayed state differs")
+        rep.add(f"{name} state hash", False, f"{text}: the replayed state differs")
+        return None
     if reason is not None:
         t_new = crypto.absorb(t, "resign", *crypto.resign_fields(seq, seat, state_hash, reason))
     else:
         t_new = crypto.absorb(t, "action", seq, seat, text, state_hash)
     if not crypto.verify_sig(keys[seat], sig, crypto.sig_message(t_new)):
-        return rep.add(f"{name} signature", False, f"{text}: signature by seat {seat} fails")
-    return True
-
-
-def _step(
-    m: MatchState, seq: int, seat: int, text: str, state_hash: bytes, t: bytes
-) -> tuple[bytes, MatchState]:
-    reason = resign_reason(text)
-    if reason is not None:
-        fields = crypto.resign_fields(seq, seat, state_hash, reason)
-        return crypto.absorb(t, "resign", *fields), m.resign(seat)[0]
-    new = m.apply(Action.parse(text))[0]
-    return crypto.absorb(t, "action", seq, seat, text, state_hash), new
+        rep.add(f"{name} signature", False, f"{text}: signature by seat {seat} fails")
+        return None
+    return new, t_new

@@ -53,6 +53,7 @@ comes from (listening, dialling, refusing strangers) is
 from __future__ import annotations
 
 import math
+import os
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -60,7 +61,14 @@ from pathlib import Path
 
 import trio
 
-from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, PlayerView, RuleSet
+from p2pkoikoi.engine import (
+    Action,
+    IllegalActionError,
+    KoiKoiError,
+    MatchState,
+    PlayerView,
+    RuleSet,
+)
 from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.session import (
     NEED_DATA,
@@ -181,6 +189,7 @@ class NetworkLink:
         self._ping_no = 0
         self._nursery: trio.Nursery | None = None
         self._online = True  # a connection is up (false while reconnecting)
+        self._view_cache: tuple[MatchState, PlayerView] | None = None  # see view
         self._lost = trio.Event()  # the current connection is gone
         self._lost_error: KoiKoiError | None = None
         self._awaiting_final = False
@@ -212,10 +221,22 @@ class NetworkLink:
 
     @property
     def view(self) -> PlayerView:
+        """Our seat's view of the live state (made once per state: every update
+        carries one, and the player to act asks again)."""
         m = self._session.match
         if m is None:
             raise LocalProtocolError("the match has not started")
-        return m.view(self.seat)
+        cached = self._view_cache
+        if cached is not None and cached[0] is m:
+            return cached[1]
+        view = m.view(self.seat)
+        self._view_cache = (m, view)
+        return view
+
+    @property
+    def online(self) -> bool:
+        """A connection is up (False while reconnecting: moves wait for it)."""
+        return self._online
 
     @property
     def finished(self) -> bool:
@@ -298,14 +319,15 @@ class NetworkLink:
             raise IllegalActionError("the connection is closed")
 
     def _after_local(self, data: bytes) -> None:
+        self._save_record()  # our move is in the record before any byte of it leaves
         self._write(data)
-        self._save_record()
         events = self._session.last_local_events
         self._push_state(events, self.seat)
         self._after_step()
 
     def _write(self, data: bytes) -> None:
-        """Hand bytes to the writer task: the only path to the stream.
+        """Hand bytes to the stream, in order: at once when nothing waits for the
+        writer task (see :meth:`_send_now`), else through the writer task.
 
         What waits for the writer is counted: past :data:`OUTGOING_LIMIT` the
         peer is not reading, and the connection is dropped rather than our
@@ -321,12 +343,48 @@ class NetworkLink:
                 )
             )
             return
+        if self._pending == 0:
+            sent = self._send_now(data)
+            if sent:
+                self._last_tx = trio.current_time()
+                if sent == len(data):
+                    return
+                data = data[sent:]
         try:
             self._out_tx.send_nowait(data)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             return
         self._pending += len(data)
         self._last_tx = trio.current_time()
+
+    def _send_now(self, data: bytes) -> int:
+        """Bytes of ``data`` the kernel took at once (0: leave it all to the writer task).
+
+        The common case during play: nothing is queued and a TCP socket's send
+        buffer has room, so the bytes go out from the task that made them,
+        without waking the writer task (two trio task switches and a
+        scheduler pass per message).  Anything unusual (another kind of
+        stream, a closed or shut socket, a full buffer, an error) returns 0
+        or a partial count, and the writer task sends the rest and meets the
+        error itself, as before.  Only while nothing is queued, so the order
+        of bytes on the stream is the order of the calls.
+        """
+        stream = self._stream
+        if (
+            not isinstance(stream, trio.SocketStream)
+            or not self._online
+            or self._lost.is_set()
+            or self._stopped.is_set()
+        ):
+            return 0
+        sock = stream.socket
+        fd = sock.fileno()
+        if fd < 0 or sock.did_shutdown_SHUT_WR:
+            return 0
+        try:
+            return os.write(fd, data)
+        except OSError:  # a full buffer or a broken connection: the writer task's job
+            return 0
 
     @property
     def _writer_blocked(self) -> bool:
@@ -511,6 +569,11 @@ class NetworkLink:
         s = self._session
         while not self._stopped.is_set():
             ev = self._early.popleft() if self._early else s.next_event()
+            if isinstance(ev, ActionReceived | PeerResigned):
+                # the peer's last move makes the session queue our final signature:
+                # the record holds both before that signature leaves (sends go out at
+                # once, see _send_now)
+                self._save_record()
             self._flush()
             if ev is NEED_DATA:
                 break
