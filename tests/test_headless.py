@@ -91,7 +91,9 @@ def verify(path: Path) -> subprocess.CompletedProcess[str]:
 
 def play(tmp_path: Path, bind: str) -> tuple[Path, Path, dict[str, Any], dict[str, Any]]:
     hrec, jrec = tmp_path / "host.koikoi", tmp_path / "joiner.koikoi"
-    host, first = start_host(tmp_path, "--bind", bind, "--rounds", "2", "--record", str(hrec))
+    host, first = start_host(
+        tmp_path, "--bind", bind, "--rounds", "2", "--record", str(hrec), "--turn-limit", "45"
+    )
     joined = run_join(tmp_path, first["invite"], "--record", str(jrec))
     code, out, err = finish(host)
     assert joined.returncode == 0, joined.stderr
@@ -102,7 +104,8 @@ def play(tmp_path: Path, bind: str) -> tuple[Path, Path, dict[str, Any], dict[st
     assert reach["text"] == f"reachable from this machine only: it listens on {bind} (--bind)"
     assert h[0]["event"] == "connected" and h[-1]["event"] == "match_over"
     assert j[-1]["event"] == "match_over"
-    assert any(e["event"] == "rules_proposed" for e in j)  # accepted without --expect-rules
+    # accepted without --expect-rules; the host's --turn-limit is part of the proposal
+    assert [e["turn_limit"] for e in j if e["event"] == "rules_proposed"] == [45]
     assert any(e["event"] == "handshake" for e in h)
     assert h[-1]["final_hash"] == j[-1]["final_hash"]
     assert h[-1]["scores"] == j[-1]["scores"]

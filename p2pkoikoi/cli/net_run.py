@@ -24,7 +24,7 @@ from p2pkoikoi import doc_url
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, get_preset
 from p2pkoikoi.session import RulesProposed
-from p2pkoikoi.session.wire import MAX_NAME
+from p2pkoikoi.session.wire import MAX_NAME, MAX_TURN_LIMIT
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
 from p2pkoikoi.transport.identity import (
@@ -108,6 +108,7 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
         ping_interval=_env_seconds("P2PKOIKOI_PING_INTERVAL", base.ping_interval) or 1.0,
         silence_warn=_env_seconds("P2PKOIKOI_SILENCE_WARN", base.silence_warn) or 1.0,
         silence_fail=_env_seconds("P2PKOIKOI_SILENCE_FAIL", base.silence_fail) or 1.0,
+        turn_grace=min(base.turn_grace, t),  # latency past the other's turn limit
     )
 
 
@@ -183,6 +184,10 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
         rules = rules_from_args(args)
         if not 0 <= args.port <= 65535:
             raise InputError(f"--port {args.port} is outside 0..65535")
+        if not 0 <= args.turn_limit <= MAX_TURN_LIMIT:
+            raise InputError(
+                f"--turn-limit {args.turn_limit} is outside 0..{MAX_TURN_LIMIT} seconds"
+            )
 
         def open_(
             notify: Callable[[Note], None], ask_rules: AskRules | None = None
@@ -200,6 +205,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 record_path=record,
                 notify=notify,
                 known_peers=known,
+                turn_limit=args.turn_limit,
             )
 
         return open_
@@ -397,6 +403,7 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 warning=warning,
                 seen_before=seen,
                 own_fingerprint=me,
+                turn_limit=proposal.turn_limit,
             )
 
         async def hold(

@@ -26,7 +26,7 @@ from p2pkoikoi.session.errors import (
 from p2pkoikoi.session.events import ActionReceived, HiddenProgress
 from p2pkoikoi.session.mental.errors import HiddenDealError
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
-from p2pkoikoi.session.record import ActionRecord, Evidence, Record
+from p2pkoikoi.session.record import ActionRecord, Evidence, Record, resign_reason
 
 if TYPE_CHECKING:
     from p2pkoikoi.session.session import Session
@@ -206,7 +206,9 @@ def rebuild(s: Session, r: Record) -> None:
     for a in r.actions:
         if a.kind == "":  # a resignation
             h.resign(a.seat)
-            t = crypto.absorb(s._transcript, "resign", a.seq, a.seat, a.state_hash)
+            reason = resign_reason(a.action) or ""
+            fields = crypto.resign_fields(a.seq, a.seat, a.state_hash, reason)
+            t = crypto.absorb(s._transcript, "resign", *fields)
             s._commit_step(h.state, t, a)
             continue
         move = CardMove(a.kind, a.seat, a.action, -1 if a.pos is None else a.pos, a.deck, a.keys)

@@ -42,6 +42,7 @@ from p2pkoikoi.session.code import (
 )
 from p2pkoikoi.session.invite import SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.wire import DEFAULT_TURN_LIMIT
 from p2pkoikoi.transport.addresses import DEFAULT_PORT, Candidate, dedupe, is_local_only
 from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
 from p2pkoikoi.transport.discovery import announce, find_host
@@ -81,6 +82,7 @@ async def open_host(
     gate_limits: GateLimits | None = None,
     port_mapping: bool = True,
     announce: bool = True,
+    turn_limit: int = DEFAULT_TURN_LIMIT,
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite and code (a ``listening`` note), admit one player, play.
 
@@ -132,6 +134,7 @@ async def open_host(
                 short=short,
                 gate_limits=gate_limits,
                 announce_as=ad,
+                turn_limit=turn_limit,
                 reachability={
                     **reach.to_event(),
                     "waited": round(waited, 3),
@@ -174,6 +177,7 @@ async def _hosting_match(
     short: ShortCode | None,
     gate_limits: GateLimits | None,
     announce_as: Announcement | None,
+    turn_limit: int,
     reachability: Note,
 ) -> AsyncIterator[NetworkLink]:
     """:func:`open_host` once the candidates are known: the invite, then one player."""
@@ -203,6 +207,7 @@ async def _hosting_match(
             entropy=session_entropy(),
             rules=rules,
             code=code_now,
+            turn_limit=turn_limit,
         )
 
     if gate_limits is None:  # a stranger gets at most the handshake step's time

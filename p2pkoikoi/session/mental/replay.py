@@ -35,7 +35,7 @@ from p2pkoikoi.session.errors import ProtocolError
 from p2pkoikoi.session.mental.deck import SEAT_NAME, DeckSecrets
 from p2pkoikoi.session.mental.errors import HiddenDealError
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
-from p2pkoikoi.session.record import ActionRecord, Evidence
+from p2pkoikoi.session.record import ActionRecord, Evidence, resign_reason
 
 Add = Callable[[str, bool, str], bool]
 
@@ -114,7 +114,8 @@ def replay_hidden(
             return fail(f"card move {n} turn", f"seq {a.seq}, expected {n}")
         ref = sides[o] if live[o] else sides[s] if live[s] else None
         if a.kind == "":
-            if a.action != "resign":
+            reason = resign_reason(a.action)
+            if reason is None:
                 return fail(f"card move {n}", f"{a.action!r} is not a card move")
             if ref is not None and ref.expecting != ("act", s):
                 return fail(f"card move {n} turn", f"seat {s} resigned out of turn")
@@ -123,7 +124,7 @@ def replay_hidden(
                     sides[i].resign(s)
             if ref is not None and ref.state_hash() != a.state_hash:
                 return fail(f"card move {n} state hash", "resign: the replayed state differs")
-            t = crypto.absorb(t, "resign", a.seq, s, a.state_hash)
+            t = crypto.absorb(t, "resign", *crypto.resign_fields(a.seq, s, a.state_hash, reason))
             if not crypto.verify_sig(keys[s], a.sig, crypto.sig_message(t)):
                 return fail(f"card move {n} signature", f"resign: signature by seat {s} fails")
             continue
