@@ -123,3 +123,42 @@ def test_an_open_action_message_in_a_hidden_match_is_refused() -> None:
     host.receive_data(frame)
     with pytest.raises(RemoteProtocolError, match="action message in a hidden-deal match"):
         drain(host)
+
+
+@pytest.mark.parametrize("reason", ["", "time"])
+def test_a_resignation_in_a_hidden_match_carries_its_reason_and_verifies(reason: str) -> None:
+    """A resignation (a plain one, or by time: protocol v2) ends a hidden match; both
+    records hold it with its reason, verify, and a resumed side rebuilds it."""
+    from p2pkoikoi.session.events import Resign
+    from p2pkoikoi.session.session import Session, WaitingFor
+    from p2pkoikoi.session.testing import det_bytes, drain
+    from p2pkoikoi.session.verify import verify_record
+
+    host, joiner = make_pair(hidden("online", rounds=1), label="resign" + reason)
+    run_pair(host, joiner, None)  # the deal's masking steps; then the first decision waits
+    actor = next(s for s in (host, joiner) if s.waiting_for is WaitingFor.LOCAL_ACTION)
+    other = joiner if actor is host else host
+    other.receive_data(actor.send(Resign(reason)))
+    drain(other)
+    run_pair(host, joiner, None)
+    text = "resign:time" if reason else "resign"
+    for s in (host, joiner):
+        rec = s.record()
+        assert rec.actions[-1].action == text and rec.actions[-1].kind == ""
+        report = verify_record(rec)
+        # a resigned deal is never audited: with no deal audited, the result cannot be
+        # replayed, so the record is valid but incomplete (verify exits 3), saying why
+        assert rec.is_complete and report.ok, report.to_dict()
+        names = {c.name: c.status for c in report.checks}
+        assert names["final signature host"] == names["final signature joiner"] == "pass"
+        assert names["result"] == "skip"
+        assert [lack for lack in report.lacks if "resigned before any deal" in lack]
+    again = Session.resume(
+        actor.record(),
+        actor.role,
+        identity_key=actor._key,
+        resume_secret=actor.resume_secret,
+        entropy=det_bytes("e/resign"),
+        hidden_secret=actor.hidden_secret,
+    )
+    assert again.transcript_hash == actor.transcript_hash

@@ -117,6 +117,11 @@ def _lacks(r: Record, rep: _Report) -> list[str]:
         out.append(f"the {who} forfeited ({r.forfeit.reason}): one player's account")
     elif r.result is None:
         out.append("the match did not finish")
+    elif any(c.name == "result" and c.detail == _UNREPLAYED for c in rep.checks):
+        out.append(
+            "a replay of the result: the hidden-deal match was resigned before any deal's"
+            " audit, so its cards never opened (both players' final signatures are checked)"
+        )
     for seat, role in enumerate(("host", "joiner")):
         player = (r.host, r.joiner)[seat]
         name = f" ({player.name})" if player is not None else ""
@@ -303,7 +308,11 @@ def _verify_hidden(
     res = r.result
     h = out.state
     if h is None:
-        rep.skip("result", "no deal could be replayed")
+        # a resignation before any deal was audited: a resigned deal is never audited
+        # (hidden-deal.md section 6), so nothing can recompute the result; both
+        # players' final signatures over it are still checked
+        rep.skip("result", _UNREPLAYED)
+        _final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
         return
     m = h.state
     problems = []
@@ -319,6 +328,18 @@ def _verify_hidden(
         problems.append("final transcript hash differs")
     if not rep.add("result", not problems, "; ".join(problems) or f"scores {m.scores}"):
         return
+    _final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
+
+
+_UNREPLAYED = (
+    "no deal could be replayed (the match was resigned before any deal's audit):"
+    " the result rests on the players' final signatures"
+)
+
+
+def _final_sigs(
+    r: Record, rep: _Report, keys: tuple[bytes, bytes], transcript: bytes, final_hash: bytes
+) -> None:
     for role, key, sig in (
         ("host", keys[0], r.final_sigs[0]),
         ("joiner", keys[1], r.final_sigs[1]),
@@ -328,7 +349,7 @@ def _verify_hidden(
             continue
         rep.add(
             f"final signature {role}",
-            crypto.verify_sig(key, sig, crypto.final_message(out.transcript, res.final_state_hash)),
+            crypto.verify_sig(key, sig, crypto.final_message(transcript, final_hash)),
         )
 
 
