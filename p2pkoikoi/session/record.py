@@ -79,6 +79,10 @@ class Record:
     forfeit: ForfeitRecord | None = None
     #: why a final signature is missing, in the words of the record's writer
     missing: str | None = None
+    #: which match of its connection (1: the first; a rematch is 2, 3, ...)
+    match_number: int = 1
+    #: a rematch: the final transcript hash of the connection's match before it
+    previous: bytes | None = None
 
     @property
     def is_complete(self) -> bool:
@@ -144,6 +148,12 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         if record.forfeit is None
         else {"seat": record.forfeit.seat, "reason": record.forfeit.reason},
         "missing": record.missing,
+        # a rematch only: a first match's record is as before
+        **(
+            {"match": record.match_number, "previous": _hex(record.previous)}
+            if record.match_number > 1
+            else {}
+        ),
     }
 
 
@@ -237,6 +247,8 @@ _TOP_KEYS: Final = {
     "final_sigs",
     "forfeit",
     "missing",
+    "match",
+    "previous",
 }
 
 
@@ -313,6 +325,10 @@ def record_from_dict(obj: Any) -> Record:
     fs = _map(
         top.get("final_sigs", {"host": None, "joiner": None}), "final_sigs", {"host", "joiner"}
     )
+    match_number = _int(top.get("match", 1), "match", 1, 2**31 - 1)
+    previous = _bytes(top.get("previous"), 32, "previous")
+    if (match_number > 1) != (previous is not None):
+        raise _fail("'match' above 1 (a rematch) and 'previous' go together")
     accepted = top.get("accepted", False)
     if not isinstance(accepted, bool):
         raise _fail("'accepted' must be true or false")
@@ -337,6 +353,8 @@ def record_from_dict(obj: Any) -> Record:
         turn_limit=turn_limit,
         forfeit=forfeit,
         missing=missing,
+        match_number=match_number,
+        previous=previous,
     )
 
 
