@@ -34,6 +34,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     run_pair,
 )
+from p2pkoikoi.session.vectors_rematch import rematch
 from p2pkoikoi.session.wordlist import EVEN, ODD
 
 FILES = (
@@ -47,6 +48,7 @@ FILES = (
     "transcript",
     "resume",
     "records",
+    "rematch",
 )
 
 
@@ -100,6 +102,8 @@ def _samples() -> list[wire.Message]:
         wire.ByeMsg(),
         wire.ResumeMsg(seq=7, tx=b32, hash=b32, sig=b64),
         wire.RefuseMsg(reason="this match already has its two players"),
+        wire.AgainMsg(n=2, tx=b32),
+        wire.NoAgainMsg(reason="not now, thanks"),
     ]
 
 
@@ -649,6 +653,7 @@ def build(name: str) -> dict[str, Any]:
         "resume": resume,
         "crypto": crypto_vectors,
         "transcript": transcript,
+        "rematch": rematch,
     }[name]()
 
 
