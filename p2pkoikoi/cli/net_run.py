@@ -238,12 +238,18 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
 
 
 # ---------------------------------------------------------------------- headless
-async def _headless(opener: Opener, player: _Player) -> int:
+async def _headless(opener: Opener, player: _Player, rematch: int = 0) -> int:
+    """Play one match, then ``rematch`` more on the same connection (protocol
+    section 13): each side offers at once, so two ``--rematch N`` players agree."""
     emit = json_emitter()
     async with opener(emit) as link:
-        final = await play_headless(link, player.choose, emit, in_thread=player.in_thread)
-    if final is None:
-        raise TransportError("the match ended unfinished")
+        for n in range(rematch + 1):
+            if n and not await link.play_again(timeout=link.timeouts.rules_decision):
+                why = link.rematch_declined or "it left or did not answer"
+                raise TransportError(f"the other player did not play match {n + 1}: {why}")
+            final = await play_headless(link, player.choose, emit, in_thread=player.in_thread)
+            if final is None:
+                raise TransportError("the match ended unfinished")
     return 0
 
 
@@ -251,9 +257,11 @@ def run_match(args: argparse.Namespace, host: bool) -> int:
     opener = _opener(args, host)
     if not args.headless:
         return run_network_table(opener, ascii=args.ascii, me=_own_fingerprint(args))
+    if not 0 <= args.rematch <= 99:
+        raise InputError(f"--rematch {args.rematch} is outside 0..99")
     player = _chooser(args.bot, args.bot_seed)
     try:
-        return trio.run(_headless, opener, player)
+        return trio.run(_headless, opener, player, args.rematch)
     finally:
         player.close()
 
