@@ -312,6 +312,12 @@ class NetworkLink:
         """The other player's reason, after it declined our last rematch offer."""
         return self._declined
 
+    async def wait_offer(self) -> bool:
+        """Until the other player offers a rematch (True) or the connection ends (False)."""
+        while not self.rematch_offered and not self._stopped.is_set():
+            await self._progress.wait()
+        return self.rematch_offered
+
     async def decline_again(self, reason: str = "") -> None:
         """Say no to the other player's rematch offer (the connection stays open)."""
         if not self.rematch_offered or self._stopped.is_set():
