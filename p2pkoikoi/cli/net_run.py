@@ -393,7 +393,9 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 async with opener(notify, ask) as link:
                     started = True
                     task_status.started(link)
-                    await link.wait_ended()
+                    # after a match the connection stays for "r: play again" until
+                    # either player leaves the table (which cancels this task)
+                    await link.wait_closed()
             except KoiKoiError:
                 if not started:
                     raise

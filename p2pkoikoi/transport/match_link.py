@@ -224,6 +224,11 @@ class NetworkLink:
         """Until the match is over (both signatures) or the link stopped on an error."""
         await self._ended.wait()
 
+    async def wait_closed(self) -> None:
+        """Until the connection is over for good (the other player left, an error):
+        after a match the link stays open for a rematch until then."""
+        await self._stopped.wait()
+
     async def act(self, action: Action) -> None:
         """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
         self._check_alive()

@@ -604,6 +604,10 @@ def over_lines(st: TableState) -> list[StyleAndTextTuples]:
         lines.append([("class:dim", " No record is kept for a practice match.")])
     if upd.final_hash:
         lines.append([("class:dim", f" Final state hash: {upd.final_hash[:32]}...")])
+    if st.rematch:
+        lines.append([("class:prompt", " " + st.rematch)])
+    elif st.rematch_possible:
+        lines.append([("class:prompt", " Press r to play again (same opponent, a new deal).")])
     lines.append([("class:prompt", " Press q or Enter to leave.")])
     return lines
 
