@@ -30,9 +30,10 @@ from p2pkoikoi.session.events import (
     RematchDeclined,
     RematchOffered,
     RematchStarted,
+    SendAction,
 )
 from p2pkoikoi.session.record import Record, decode_record, encode_record
-from p2pkoikoi.session.testing import det_bytes, make_pair, random_chooser, run_pair
+from p2pkoikoi.session.testing import det_bytes, det_key, make_pair, random_chooser, run_pair
 from p2pkoikoi.session.verify import verify_record
 
 RULES = dataclasses.replace(get_preset("nintendo"), rounds=1)
@@ -192,3 +193,38 @@ def test_a_record_with_match_but_no_previous_is_malformed() -> None:
         decode_record(bad.encode())
     # and a first match's record is written as before: no match/previous keys
     assert '"match"' not in encode_record(make_pair(RULES)[0].record()).decode()
+
+
+def test_a_rematch_cut_mid_match_resumes_from_its_own_record() -> None:
+    host, joiner = _played()
+    host.receive_data(_offer(joiner, "j"))
+    run_pair(host, joiner)
+    joiner.receive_data(_offer(host, "h"))
+    choose = random_chooser(13)
+    run_pair(host, joiner)  # the commit-reveal; nobody has played yet
+    for _ in range(6):  # a few actions, then the connection breaks
+        m = host.match
+        assert m is not None and m.to_act is not None
+        side = (host, joiner)[m.to_act]
+        (joiner, host)[m.to_act].receive_data(side.send(SendAction(choose(m))))
+        run_pair(host, joiner)
+    assert host.match_number == 2 and host.seq == 6
+    news = []
+    for old in (host, joiner):
+        assert old.resume_secret is not None
+        news.append(
+            Session.resume(
+                old.record(),
+                old.role,
+                identity_key=det_key(old.role.value),
+                resume_secret=old.resume_secret,
+                entropy=det_bytes("entropy/resume/" + old.role.value),
+            )
+        )
+    nh, nj = news
+    assert nh.match_number == 2
+    run_pair(nh, nj, random_chooser(14))
+    assert nh.state is State.DONE and nj.state is State.DONE
+    rec = nh.record()
+    assert rec == nj.record() and rec.match_number == 2
+    assert verify_record(rec).complete

@@ -16,7 +16,8 @@ after received data, and a last ``abort`` or ``decline`` after an error.
 The protocol runs in lock-step phases (``session.state``)::
 
     HELLO -> AUTH -> RULES -> SEED -> PLAY -> FINISH -> DONE -> CLOSED
-                                                  (any) -> ERROR
+                             ^                        |   (any) -> ERROR
+                             +--- again / again ------+   (a rematch)
 
 1. Both sides send a plaintext ``hello`` at once (version, role, ephemeral
    X25519 key, a SPAKE2 message; the host adds a second SPAKE2 message when it
@@ -39,6 +40,12 @@ The protocol runs in lock-step phases (``session.state``)::
 5. The player to act sends ``action`` (seq, text, state hash, signature over
    the transcript); the other side checks turn, seq, legality, hash and
    signature.  At the end both sign the final transcript (``over``).
+
+6. A rematch (protocol/README.md section 13): in DONE either side sends
+   ``again`` (:class:`OfferRematch`), the other answers ``again`` or
+   ``no_again``; once a side has sent and received ``again`` the per-match
+   state is reset and step 4 runs again on the same keys, with a transcript
+   that starts from H0, the match number and the previous final transcript.
 
 Before a side has received an authenticated frame, its errors go out as a
 plaintext ``abort`` (the peer may not share its keys); after, encrypted.
