@@ -242,14 +242,21 @@ async def _headless(opener: Opener, player: _Player, rematch: int = 0) -> int:
     """Play one match, then ``rematch`` more on the same connection (protocol
     section 13): each side offers at once, so two ``--rematch N`` players agree."""
     emit = json_emitter()
-    async with opener(emit) as link:
+    final: dict[str, object] | None = None
+    refused = ""
+    async with opener(emit) as link:  # a link error is raised when the block ends
         for n in range(rematch + 1):
             if n and not await link.play_again(timeout=link.timeouts.rules_decision):
                 why = link.rematch_declined or "it left or did not answer"
-                raise TransportError(f"the other player did not play match {n + 1}: {why}")
+                refused = f"the other player did not play match {n + 1}: {why}"
+                break
             final = await play_headless(link, player.choose, emit, in_thread=player.in_thread)
             if final is None:
-                raise TransportError("the match ended unfinished")
+                break
+    if final is None:
+        raise TransportError("the match ended unfinished")
+    if refused:
+        raise TransportError(refused)
     return 0
 
 
