@@ -26,7 +26,12 @@ async def play_to_match_end(table: TableApp, inp: PipeInput) -> None:
         await key(table, inp, ENTER)
     else:
         raise AssertionError("the match did not end")
-    await on_screen(table, "Press r to play again")
+
+    def offered() -> bool:  # ours to make, or the other side's already made
+        screen = table.screen_text()
+        return "Press r to play again" in screen or "wants to play again" in screen
+
+    await table.wait_for(offered, "r: play again on the end page")
 
 
 async def second_match(table: TableApp) -> None:
@@ -47,7 +52,15 @@ def test_play_again_from_the_end_page(tmp_path: Path) -> None:
         await table.wait_for(lambda: table.state.view is not None, "the match")
         await play_to_match_end(table, inp)
         inp.send_text("r")
-        await on_screen(table, "Waiting for the other player's answer")
+        # the joiner accepts only once it saw our offer, so this shows first (unless
+        # the second deal already replaced the end page before the next render)
+        await table.wait_for(
+            lambda: (
+                "Waiting for the other player's answer" in table.screen_text()
+                or table.state.over is None
+            ),
+            "the waiting line",
+        )
         await second_match(table)
 
     async def joiner(table: TableApp, inp: PipeInput) -> None:
