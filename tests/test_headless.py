@@ -156,11 +156,16 @@ def test_rules_mismatch_fails_on_both_sides(tmp_path: Path) -> None:
     joined = run_join(tmp_path, first["invite"], "--expect-rules", "nintendo")
     code, _, err = finish(host)
     assert joined.returncode != 0 and code != 0
-    for text in (joined.stderr, err):
+    for text, head in (
+        (joined.stderr, "the host plays online, you expect nintendo"),
+        (err, "the joiner plays nintendo, you propose online"),
+    ):
         msg = text.strip().splitlines()
-        assert len(msg) == 1, text  # one line, no traceback
+        assert "Traceback" not in text and "'" not in "".join(msg[1:]), text  # no reprs
         assert "rules" in msg[0], msg
-        assert "koikoi_multiplier" in msg[0] and "scoring" in msg[0], msg
+        assert msg[1].strip() == head, msg  # the presets first...
+        assert "  koikoi_multiplier: " in text and "  scoring: " in text, msg  # ...one per line
+        assert "all calls plus one" in text, msg
 
 
 def test_bad_invite_and_refused_connection(tmp_path: Path) -> None:

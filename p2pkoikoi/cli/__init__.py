@@ -27,6 +27,8 @@ COMMAND_MODULES = (
     "p2pkoikoi.cli.id_cmd",
     "p2pkoikoi.cli.engine_cmds",
     "p2pkoikoi.cli.verify_cmd",
+    "p2pkoikoi.cli.history_cmd",
+    "p2pkoikoi.cli.replay_cmd",
     "p2pkoikoi.cli.selfplay_cmd",
 )
 

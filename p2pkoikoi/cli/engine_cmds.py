@@ -53,18 +53,21 @@ def rules_from_args(args: argparse.Namespace) -> RuleSet:
         rules = rules.apply_setting(assignment)
     n = getattr(args, "rounds", None)
     if n is not None:
+        if not 1 <= n <= 99:
+            raise InputError(f"--rounds must be between 1 and 99, not {n}")
         rules = rules.with_settings(rounds=n)
     return rules
 
 
-def parse_seed_hex(text: str) -> bytes:
-    """A 32-byte seed from 64 hex digits, or :class:`InputError`."""
+def parse_seed_hex(text: str, option: str = "--match-seed") -> bytes:
+    """A 32-byte seed from 64 hex digits, or :class:`InputError` naming ``option``
+    (one wording for ``practice --seed`` and ``deal --match-seed``)."""
     try:
         seed = bytes.fromhex(text.strip())
     except ValueError:
-        raise InputError(f"bad hex in seed: {text!r}") from None
+        raise InputError(f"{option} must be 64 hex digits (0-9, a-f), not {text!r}") from None
     if len(seed) != 32:
-        raise InputError(f"seed must be 32 bytes (64 hex digits), got {len(seed)} bytes")
+        raise InputError(f"{option} must be 64 hex digits (32 bytes), not {2 * len(seed)} digits")
     return seed
 
 
@@ -275,7 +278,12 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("score", help="the yaku in a captured pile and what stopping is worth")
+    p = sub.add_parser(
+        "score",
+        help="the yaku in a captured pile and what stopping is worth",
+        description="Name the yaku that a pile of captured cards makes under a rule set, and "
+        "what stopping with them is worth after the given koi-koi calls.",
+    )
     add_rules_options(p, rounds=False)
     p.add_argument(
         "--calls-self", type=int, default=0, metavar="N", help="koi-koi calls by the scorer"
@@ -283,30 +291,55 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--calls-opponent", type=int, default=0, metavar="N", help="koi-koi calls by the opponent"
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("cards", nargs="+", metavar="CARD", help="card codes (1b, 9a) or names (crane)")
     p.set_defaults(func=run_score)
 
-    p = sub.add_parser("deal", help="the deal a match seed gives (to check a shuffle by hand)")
-    p.add_argument("--match-seed", required=True, metavar="HEX", help="64 hex digits")
-    p.add_argument("--round", type=int, default=1, metavar="N")
+    p = sub.add_parser(
+        "deal",
+        help="the deal a match seed gives (to check a shuffle by hand)",
+        description="Print the hands, field and stock that a match seed deals for a round, "
+        "as both programs compute them: check a recorded shuffle by hand.",
+    )
+    p.add_argument(
+        "--match-seed", required=True, metavar="HEX", help="the match seed: 64 hex digits"
+    )
+    p.add_argument("--round", type=int, default=1, metavar="N", help="the round (default 1)")
     p.add_argument(
         "--attempt", type=int, default=0, metavar="K", help="0 for the first deal, +1 per redeal"
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.set_defaults(func=run_deal)
 
-    p = sub.add_parser("rules", help="show a rule preset, or compare two")
-    p.add_argument("preset", nargs="?", metavar="PRESET")
-    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="settings")
-    p.add_argument("--diff", nargs=2, metavar=("A", "B"))
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser(
+        "rules",
+        help="show a rule preset, or compare two",
+        description="With no PRESET, list the presets and where their rules come from; with "
+        "one, every setting and what it means; --diff A B shows where two presets differ.",
+    )
+    p.add_argument("preset", nargs="?", metavar="PRESET", help=f"one of {', '.join(PRESETS)}")
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        dest="settings",
+        help="change one setting of PRESET (repeatable)",
+    )
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"), help="compare two presets")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=run_rules)
 
     p = sub.add_parser(
-        "bench", help="engine speed on one core, the protocol's cost per move, start-up time"
+        "bench",
+        help="engine speed on one core, the protocol's cost per move, start-up time",
+        description="Measure random-playout speed of the engine on one core (best and median "
+        "of five slices), the protocol's cost per move and the start-up time: figures to "
+        "compare machines and versions, not a test.",
     )
-    p.add_argument("--seconds", type=float, default=5.0, help="time per figure (default 5)")
+    p.add_argument(
+        "--seconds", type=float, default=5.0, metavar="S", help="time per figure (default 5)"
+    )
     p.add_argument(
         "--startup-runs",
         type=int,
@@ -314,5 +347,5 @@ def register(sub: Any) -> None:
         metavar="N",
         help="new processes per start-up figure, the fastest counts (default 5; 0 skips)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.set_defaults(func=run_bench)

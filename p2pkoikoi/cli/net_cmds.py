@@ -22,10 +22,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--headless", action="store_true", help="no table: a bot plays, JSON lines on stdout"
     )
     p.add_argument(
+        "--my-bot",
         "--bot",
+        dest="bot",
         default="random",
         metavar="SPEC",
-        help="headless player: random, easy, medium, hard, cmd:COMMAND (default random)",
+        help="with --headless, the bot that plays for YOU: random, easy, medium, hard, "
+        "cmd:COMMAND (default random)",
     )
     p.add_argument(
         "--bot-seed", type=int, metavar="N", help="seed the headless bot (default: random)"
@@ -61,6 +64,15 @@ def _common(p: argparse.ArgumentParser) -> None:
     _reconnect_option(p)
     _accept_new_key_option(p)
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+    _quiet_option(p)
+
+
+def _quiet_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="table: no terminal bell when it becomes your turn (it rings by default)",
+    )
 
 
 def _accept_new_key_option(p: argparse.ArgumentParser) -> None:
@@ -152,7 +164,14 @@ def register(sub: Any) -> None:
     r.add_argument(
         "--headless", action="store_true", help="no table: a bot plays, JSON lines on stdout"
     )
-    r.add_argument("--bot", default="random", metavar="SPEC", help="headless player")
+    r.add_argument(
+        "--my-bot",
+        "--bot",
+        dest="bot",
+        default="random",
+        metavar="SPEC",
+        help="with --headless, the bot that plays for YOU (default random)",
+    )
     r.add_argument("--bot-seed", type=int, metavar="N", help="seed the headless bot")
     r.add_argument("--config-dir", metavar="DIR", help="where your identity is")
     r.add_argument(
@@ -161,6 +180,7 @@ def register(sub: Any) -> None:
     _reconnect_option(r)
     _accept_new_key_option(r)
     r.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+    _quiet_option(r)
     r.set_defaults(func=run_resume)
 
 

@@ -63,6 +63,16 @@ def _env_seconds(name: str, default: float) -> float:
 _NAME_BAD = re.compile(r"[^\w .-]+")
 
 
+def login_name() -> str:
+    """The login name made safe for the protocol's name field ("player" if none)."""
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):
+        login = ""
+    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
+    return clean or "player"
+
+
 def _name(args: argparse.Namespace) -> str:
     if args.name is not None:
         name = str(args.name)
@@ -76,12 +86,7 @@ def _name(args: argparse.Namespace) -> str:
                 f"--name must be 1..{MAX_NAME} printable characters without surrounding spaces"
             )
         return name
-    try:
-        login = getpass.getuser()
-    except (KeyError, OSError):
-        login = ""
-    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
-    return clean or "player"
+    return login_name()
 
 
 def _timeouts(args: argparse.Namespace) -> Timeouts:
@@ -263,7 +268,9 @@ async def _headless(opener: Opener, player: _Player, rematch: int = 0) -> int:
 def run_match(args: argparse.Namespace, host: bool) -> int:
     opener = _opener(args, host)
     if not args.headless:
-        return run_network_table(opener, ascii=args.ascii, me=_own_fingerprint(args))
+        return run_network_table(
+            opener, ascii=args.ascii, me=_own_fingerprint(args), bell=not args.quiet
+        )
     if not 0 <= args.rematch <= 99:
         raise InputError(f"--rematch {args.rematch} is outside 0..99")
     player = _chooser(args.bot, args.bot_seed)
@@ -295,7 +302,9 @@ def run_resume(args: argparse.Namespace) -> int:
         )
 
     if not args.headless:
-        return run_network_table(open_, ascii=args.ascii, me=own_fingerprint(identity))
+        return run_network_table(
+            open_, ascii=args.ascii, me=own_fingerprint(identity), bell=not args.quiet
+        )
     player = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, open_, player)
@@ -304,12 +313,15 @@ def run_resume(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- table
-def run_network_table(opener: Opener, *, ascii: bool = False, me: str = "") -> int:
+def run_network_table(
+    opener: Opener, *, ascii: bool = False, me: str = "", bell: bool = True
+) -> int:
     """Open the terminal table on a network match (the UI's ``run_table`` entry point);
-    ``me`` is the player's own fingerprint, shown beside the peer's."""
+    ``me`` is the player's own fingerprint, shown beside the peer's; ``bell`` rings
+    the terminal's bell when it becomes your turn."""
     from p2pkoikoi.ui.app import run_table
 
-    return run_table(network_table_factory(opener, me), ascii=ascii)
+    return run_table(network_table_factory(opener, me), ascii=ascii, bell=bell)
 
 
 def invite_lines(invite: str, port: int, code: str | None = None) -> tuple[str, ...]:

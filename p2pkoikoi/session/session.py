@@ -218,8 +218,11 @@ class Forfeit:
     reason: str
 
 
-def describe_diff(diff: list[tuple[str, object, object]], mine: str, theirs: str) -> str:
-    return "; ".join(f"{name}: {mine} {a!r}, {theirs} {b!r}" for name, a, b in diff)
+def describe_diff(mine_rules: RuleSet, theirs_rules: RuleSet, mine: str, theirs: str) -> str:
+    """Which presets the two sides play, then one differing setting per line."""
+    from p2pkoikoi.engine.presets import describe_mismatch
+
+    return describe_mismatch(mine_rules, theirs_rules, mine, theirs)
 
 
 class Session:
@@ -912,14 +915,16 @@ class Session:
             else:
                 diff = self._expected.diff(self.rules)
                 if diff:
-                    text = describe_diff(diff, "you expect", "the host proposes")
+                    text = describe_diff(
+                        self._expected, self.rules, "you expect", "the host proposes"
+                    )
                     self._queue(
                         wire.DeclineMsg(
                             reason=f"rules differ: {text}"[: wire.MAX_REASON],
                             expected=self._expected.encode(),
                         )
                     )
-                    raise RulesMismatchError(f"the host's rules differ from yours: {text}")
+                    raise RulesMismatchError(f"the host's rules differ from yours:\n{text}")
                 self._accept()
 
     def _decode_rules(self, data: bytes, who: str) -> RuleSet:
@@ -983,8 +988,8 @@ class Session:
             except InputError:
                 expected = None
             if expected is not None and self.rules.diff(expected):
-                text = describe_diff(self.rules.diff(expected), "you propose", "the joiner expects")
-                raise RulesMismatchError(f"the joiner expects other rules: {text}")
+                text = describe_diff(self.rules, expected, "you propose", "the joiner expects")
+                raise RulesMismatchError(f"the joiner expects other rules:\n{text}")
         reason = sanitize(msg.reason) or "no reason given"
         raise RulesMismatchError(f"the joiner declined the rules: {reason}")
 

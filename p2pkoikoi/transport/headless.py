@@ -75,6 +75,9 @@ async def play_headless(
         if update.kind == "state":
             for ev in update.events:
                 out = ev.to_dict()
+                if out.get("event") == "match_ended":  # one shape for scores, as match_over
+                    sc = out["scores"]
+                    out["scores"] = {ROLES[0]: sc[0], ROLES[1]: sc[1]}
                 if update.actor is not None:
                     out.setdefault("by", ROLES[update.actor])
                 emit(out)
