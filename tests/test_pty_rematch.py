@@ -52,9 +52,10 @@ def test_table_accepts_a_rematch_and_both_matches_verify(tmp_path: Path) -> None
         screen = play_to_end_page(term, lambda s: "wants to play again: press r" in s)
         assert "The match is over" in screen
         term.send("r")
-        term.wait_for(lambda s: "The match is over" not in s)  # match 2 is dealt
+        # the end page gives way to match 2's table (its log still says the match was over)
+        term.wait_for(lambda s: "q or Enter: leave" not in s)
         screen = play_to_end_page(
-            term, lambda s: "The match is over" in s and "The other player has left." in s
+            term, lambda s: "q or Enter: leave" in s and "The other player has left." in s
         )
         term.send("q")
         assert term.finish() == 0

@@ -13,7 +13,7 @@ from p2pkoikoi.ui.state import Page
 from tests.test_ui_net import ENTER, LIMIT, Side, argv, finish, host_invite, key, on_screen
 
 
-async def play_to_match_end(table: TableApp, inp: PipeInput) -> None:
+async def play_to_match_end(table: TableApp, inp: PipeInput, *, offer: bool = True) -> None:
     """Enter at every decision and on every round page until the end-of-match page."""
     st = table.state
     for _ in range(200):
@@ -26,6 +26,8 @@ async def play_to_match_end(table: TableApp, inp: PipeInput) -> None:
         await key(table, inp, ENTER)
     else:
         raise AssertionError("the match did not end")
+    if not offer:  # the last match: the other table may already have closed
+        return
 
     def offered() -> bool:  # ours to make, or the other side's already made
         screen = table.screen_text()
@@ -34,7 +36,7 @@ async def play_to_match_end(table: TableApp, inp: PipeInput) -> None:
     await table.wait_for(offered, "r: play again on the end page")
 
 
-async def second_match(table: TableApp) -> None:
+async def second_match(table: TableApp, inp: PipeInput) -> None:
     st = table.state
     await table.wait_for(
         lambda: st.over is None and st.view is not None and not st.rematch_possible,
@@ -42,6 +44,7 @@ async def second_match(table: TableApp) -> None:
     )
     link = table.link
     assert link is not None and link.match_number == 2  # type: ignore[attr-defined]
+    await play_to_match_end(table, inp, offer=False)  # the second match is played out too
 
 
 def test_play_again_from_the_end_page(tmp_path: Path) -> None:
@@ -61,7 +64,7 @@ def test_play_again_from_the_end_page(tmp_path: Path) -> None:
             ),
             "the waiting line",
         )
-        await second_match(table)
+        await second_match(table, inp)
 
     async def joiner(table: TableApp, inp: PipeInput) -> None:
         await on_screen(table, "Alice invites you to a match")
@@ -70,7 +73,7 @@ def test_play_again_from_the_end_page(tmp_path: Path) -> None:
         await play_to_match_end(table, inp)
         await on_screen(table, "The other player wants to play again: press r to accept.")
         inp.send_text("r")
-        await second_match(table)
+        await second_match(table, inp)
 
     h = Side(argv(tmp_path, "host", "--rounds", "1"), host).start()
     invite = invites.get(timeout=LIMIT)
