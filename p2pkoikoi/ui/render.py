@@ -387,7 +387,8 @@ def footer_fragments(st: TableState) -> StyleAndTextTuples:
     elif st.page is Page.ROUND:
         text = " Enter: continue   ↑↓: scroll   ?: rules"
     elif st.page is Page.OVER:
-        text = " q or Enter: leave   ↑↓: scroll"
+        again = "r: play again   " if st.rematch_possible else ""
+        text = f" {again}q or Enter: leave   ↑↓: scroll"
     elif st.page is Page.UNSEEN:
         text = " u/Enter/Esc: back to the table"
     elif st.page is Page.WAITING and st.offer is not None:
