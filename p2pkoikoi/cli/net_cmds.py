@@ -59,7 +59,8 @@ def _common(p: argparse.ArgumentParser) -> None:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="deadline for each handshake step and the reveal (default 30)",
+        help="deadline for each handshake step and the reveal (default 30); also the "
+        "grace for latency past the other player's turn limit (at most 10)",
     )
     _reconnect_option(p)
     _accept_new_key_option(p)
@@ -117,7 +118,30 @@ def register(sub: Any) -> None:
     h.add_argument(
         "--advertise",
         metavar="ADDR",
-        help="the address written into the invite (e.g. your public IP or DNS name)",
+        help="an extra address written first into the invite (e.g. your DNS name); the "
+        "invite lists this machine's LAN and IPv6 addresses and the router's anyway",
+    )
+    h.add_argument(
+        "--no-port-mapping",
+        dest="port_mapping",
+        action="store_false",
+        help="do not ask the router to open the port (UPnP, NAT-PMP, PCP): "
+        "friends on this network only, or a port you forwarded by hand",
+    )
+    h.add_argument(
+        "--no-announce",
+        dest="announce",
+        action="store_false",
+        help="do not announce the waiting match on this network (multicast DNS); "
+        "friends then need the invite, as the code is found by the announcement",
+    )
+    h.add_argument(
+        "--turn-limit",
+        type=int,
+        default=600,
+        metavar="SECONDS",
+        help="seconds each player may take per decision (default 600; 0: no limit); a "
+        "warning comes before it runs out, and running out forfeits the match",
     )
     add_rules_options(h)
     _common(h)

@@ -139,6 +139,7 @@ class TableContext:
         warning: str = "",
         seen_before: bool | None = None,
         own_fingerprint: str = "",
+        turn_limit: int = 0,
     ) -> bool:
         """Show who invites and their rules (what differs from ``preset_name``, or else
         from the closest preset); wait for Accept (True) or Decline (False).
@@ -164,6 +165,7 @@ class TableContext:
             warning=warning,
             seen_before=seen_before,
             own_fingerprint=own_fingerprint,
+            turn_limit=turn_limit,
         )
         self.state.show_offer(offer, reply)
         self._redraw()

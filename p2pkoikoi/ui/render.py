@@ -718,6 +718,15 @@ def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
     else:
         head = f" Rules: {where}, {n} setting{'s' if n != 1 else ''} differ{'' if n != 1 else 's'}:"
     lines.append([("class:heading", st.p(head))])
+    limit = offer.turn_limit
+    clock = f"{limit // 60} min" if limit and limit % 60 == 0 else f"{limit} s"
+    lines.append(
+        [
+            ("class:label", st.p(" Time per decision: ")),
+            ("class:name", st.p(clock if limit else "no limit")),
+            ("class:dim", st.p("  (running out forfeits the match)" if limit else "")),
+        ]
+    )
     for setting, mine, theirs in offer.diffs:
         lines.append(
             [

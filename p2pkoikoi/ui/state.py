@@ -92,6 +92,7 @@ class RulesOffer:
     warning: str = ""  # the known-peers warning when this name's key changed
     seen_before: bool | None = None  # True: a known peer with this key; False: new
     own_fingerprint: str = ""  # yours, to compare out of band
+    turn_limit: int = 0  # seconds per decision the host proposes (0: none)
 
 
 def make_offer(
@@ -103,6 +104,7 @@ def make_offer(
     warning: str = "",
     seen_before: bool | None = None,
     own_fingerprint: str = "",
+    turn_limit: int = 0,
 ) -> RulesOffer:
     """A :class:`RulesOffer`, comparing against ``preset`` or else the closest preset."""
     from p2pkoikoi.engine.presets import closest_preset
@@ -122,6 +124,7 @@ def make_offer(
         warning,
         seen_before,
         own_fingerprint,
+        turn_limit,
     )
 
 
