@@ -47,6 +47,8 @@ SAMPLES: list[wire.Message] = [
     wire.StartMsg(sig=B64),
     wire.ResumeMsg(seq=0, tx=B32, hash=B32, sig=B64),
     wire.RefuseMsg(reason="a match is in progress"),
+    wire.AgainMsg(n=2, tx=B32),
+    wire.NoAgainMsg(reason="later"),
 ]
 
 
@@ -254,3 +256,9 @@ def test_wrong_typed_fields_raise_only_protocol_errors(
 ) -> None:
     with contextlib.suppress(RemoteProtocolError):
         wire.decode_message(pack({"type": mtype, **fields}))
+
+
+def test_again_needs_a_match_number_of_two_or_more() -> None:
+    bad = wire.encode_message(wire.AgainMsg(n=1, tx=B32))
+    with pytest.raises(RemoteProtocolError, match="bad again message"):
+        wire.decode_message(bad)

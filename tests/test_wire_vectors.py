@@ -209,3 +209,22 @@ def test_plaintext_abort_frame() -> None:
     assert payload is not None and rest == b""
     msg = wire.decode_message(payload)
     assert isinstance(msg, wire.AbortMsg) and "code does not match" in msg.reason
+
+
+def test_rematch_vector_records_verify_and_chain() -> None:
+    v = load("rematch")
+    first, second = (record_from_dict(r) for r in v["records"])
+    assert verify_record(first).complete and verify_record(second).complete
+    assert first.session_id == second.session_id is not None
+    assert first.result is not None and second.previous == first.result.transcript_hash
+    assert second.match_number == 2
+    # T0 of the second match, recomputed from its definition (README section 13)
+    entry = b"".join(
+        len(b).to_bytes(4, "big") + b
+        for b in (b"rematch", (2).to_bytes(8, "big"), first.result.transcript_hash)
+    )
+    assert entry.hex() == v["second_match_t0"]["entry"]
+    t0 = crypto.sha256(b"p2pkoikoi/v2/rematch\x00", second.session_id or b"", entry)
+    assert t0.hex() == v["second_match_t0"]["t0"]
+    parts = [f["part"] for f in v["frames"]]
+    assert parts.index("rematch agreement") < parts.index("second match")

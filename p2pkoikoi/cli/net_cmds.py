@@ -34,6 +34,14 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--bot-seed", type=int, metavar="N", help="seed the headless bot (default: random)"
     )
     p.add_argument(
+        "--rematch",
+        type=int,
+        default=0,
+        metavar="N",
+        help="headless: play N more matches on the same connection after the first "
+        "(the other side needs --rematch too, or a person who accepts; default 0)",
+    )
+    p.add_argument(
         "--name", metavar="NAME", help="your name as the other player sees it (default: your login)"
     )
     p.add_argument(

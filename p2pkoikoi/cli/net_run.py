@@ -247,12 +247,25 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
 
 
 # ---------------------------------------------------------------------- headless
-async def _headless(opener: Opener, player: _Player) -> int:
+async def _headless(opener: Opener, player: _Player, rematch: int = 0) -> int:
+    """Play one match, then ``rematch`` more on the same connection (protocol
+    section 13): each side offers at once, so two ``--rematch N`` players agree."""
     emit = json_emitter()
-    async with opener(emit) as link:
-        final = await play_headless(link, player.choose, emit, in_thread=player.in_thread)
+    final: dict[str, object] | None = None
+    refused = ""
+    async with opener(emit) as link:  # a link error is raised when the block ends
+        for n in range(rematch + 1):
+            if n and not await link.play_again(timeout=link.timeouts.rules_decision):
+                why = link.rematch_declined or "it left or did not answer"
+                refused = f"the other player did not play match {n + 1}: {why}"
+                break
+            final = await play_headless(link, player.choose, emit, in_thread=player.in_thread)
+            if final is None:
+                break
     if final is None:
         raise TransportError("the match ended unfinished")
+    if refused:
+        raise TransportError(refused)
     return 0
 
 
@@ -262,9 +275,11 @@ def run_match(args: argparse.Namespace, host: bool) -> int:
         return run_network_table(
             opener, ascii=args.ascii, me=_own_fingerprint(args), bell=not args.quiet
         )
+    if not 0 <= args.rematch <= 99:
+        raise InputError(f"--rematch {args.rematch} is outside 0..99")
     player = _chooser(args.bot, args.bot_seed)
     try:
-        return trio.run(_headless, opener, player)
+        return trio.run(_headless, opener, player, args.rematch)
     finally:
         player.close()
 
@@ -414,7 +429,9 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 async with opener(notify, ask) as link:
                     started = True
                     task_status.started(link)
-                    await link.wait_ended()
+                    # after a match the connection stays for "r: play again" until
+                    # either player leaves the table (which cancels this task)
+                    await link.wait_closed()
             except KoiKoiError:
                 if not started:
                     raise

@@ -48,6 +48,7 @@ TAG_IDENTITY: Final = b"p2pkoikoi/v2/identity\x00"
 TAG_RESUME: Final = b"p2pkoikoi/v2/resume\x00"
 TAG_COMMIT_SIG: Final = b"p2pkoikoi/v2/commit-sig\x00"
 TAG_START: Final = b"p2pkoikoi/v2/start\x00"
+TAG_REMATCH: Final = b"p2pkoikoi/v2/rematch\x00"
 TAG_FORFEIT: Final = b"p2pkoikoi/v2/forfeit\x00"
 TAG_RESUME_SECRET: Final = b"p2pkoikoi/v2/resume-secret\x00"
 TAG_RESUME_PASSWORD: Final = b"p2pkoikoi/v2/resume\x00"
@@ -207,6 +208,16 @@ class Channel:
 def transcript_start(h0: bytes) -> bytes:
     """T0 = SHA-256(tag || H0)."""
     return sha256(TAG_TRANSCRIPT, h0)
+
+
+def rematch_start(h0: bytes, number: int, previous: bytes) -> bytes:
+    """T0 of match ``number`` (2, 3, ...) of one connection:
+    SHA-256(tag || H0 || entry("rematch", u64 number, previous final transcript)).
+
+    Chaining each match to the final transcript of the one before makes every
+    signature of the new match cover which match of the connection it is and what
+    came before, so records cannot be renumbered, reordered or spliced."""
+    return sha256(TAG_REMATCH, h0, entry("rematch", number, previous))
 
 
 def absorb(transcript: bytes, kind: str, *fields: Field) -> bytes:

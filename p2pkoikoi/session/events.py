@@ -132,6 +132,31 @@ class Resumed:
     peer_seq: int
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class RematchOffered:
+    """The other player offers to play match ``match_number`` on this connection:
+    answer with :class:`OfferRematch` (accept) or :class:`DeclineRematch`."""
+
+    match_number: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RematchDeclined:
+    """The other player declined our rematch offer (the connection stays open)."""
+
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RematchStarted:
+    """Both players want match ``match_number``: its commit-reveal runs now (a
+    :class:`MatchStarted` follows).  The previous match's record is final: from
+    here ``session.record()`` is the new match's record."""
+
+    match_number: int
+    previous: bytes  # the previous match's final transcript hash
+
+
 # --------------------------------------------------------------------------- both ways
 @dataclasses.dataclass(frozen=True, slots=True)
 class Ping:
@@ -179,6 +204,22 @@ class SendChat:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class OfferRematch:
+    """After both final signatures: offer a new match on this connection, or accept
+    the other player's offer.  ``entropy``: 32 fresh random bytes, our value for the
+    new commit-reveal (the host's committed value, the joiner's value)."""
+
+    entropy: bytes
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeclineRematch:
+    """Decline the other player's rematch offer (the connection stays open)."""
+
+    reason: str = "the other player does not want to play again"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Goodbye:
     """Close politely; after this the session sends nothing more."""
 
@@ -194,7 +235,21 @@ Event = (
     | MatchOver
     | ConnectionClosed
     | Resumed
+    | RematchOffered
+    | RematchDeclined
+    | RematchStarted
     | Ping
     | Pong
 )
-SendEvent = AcceptRules | DeclineRules | SendAction | Resign | SendChat | Ping | Pong | Goodbye
+SendEvent = (
+    AcceptRules
+    | DeclineRules
+    | SendAction
+    | Resign
+    | SendChat
+    | Ping
+    | Pong
+    | Goodbye
+    | OfferRematch
+    | DeclineRematch
+)

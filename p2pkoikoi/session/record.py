@@ -116,6 +116,10 @@ class Record:
     missing: str | None = None
     #: hidden deal: a side that caught a cheat publishes its own secrets for that deal
     evidence: Evidence | None = None
+    #: which match of its connection (1: the first; a rematch is 2, 3, ...)
+    match_number: int = 1
+    #: a rematch: the final transcript hash of the connection's match before it
+    previous: bytes | None = None
 
     @property
     def is_complete(self) -> bool:
@@ -176,6 +180,12 @@ def record_to_dict(record: Record) -> dict[str, Any]:
             "sig": record.forfeit.sig.hex(),
         },
         "missing": record.missing,
+        # a rematch only: a first match's record is as before
+        **(
+            {"match": record.match_number, "previous": _hex(record.previous)}
+            if record.match_number > 1
+            else {}
+        ),
     } | (
         {}
         if record.evidence is None
@@ -309,6 +319,8 @@ _TOP_KEYS: Final = {
     "forfeit",
     "missing",
     "evidence",
+    "match",
+    "previous",
 }
 _CARD_KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act", "draw", "audit")
 
@@ -419,6 +431,10 @@ def record_from_dict(obj: Any) -> Record:
             attempt=_int(_get(e, "attempt", "evidence"), "evidence.attempt", 0, 0xFFFF),
             secrets=_hexdata(_get(e, "secrets", "evidence"), "evidence.secrets"),
         )
+    match_number = _int(top.get("match", 1), "match", 1, 2**31 - 1)
+    previous = _bytes(top.get("previous"), 32, "previous")
+    if (match_number > 1) != (previous is not None):
+        raise _fail("'match' above 1 (a rematch) and 'previous' go together")
     accepted = top.get("accepted", False)
     if not isinstance(accepted, bool):
         raise _fail("'accepted' must be true or false")
@@ -444,6 +460,8 @@ def record_from_dict(obj: Any) -> Record:
         forfeit=forfeit,
         missing=missing,
         evidence=evidence,
+        match_number=match_number,
+        previous=previous,
     )
 
 

@@ -16,7 +16,8 @@ after received data, and a last ``abort`` or ``decline`` after an error.
 The protocol runs in lock-step phases (``session.state``)::
 
     HELLO -> AUTH -> RULES -> SEED -> PLAY -> FINISH -> DONE -> CLOSED
-                                                  (any) -> ERROR
+                             ^                        |   (any) -> ERROR
+                             +--- again / again ------+   (a rematch)
 
 1. Both sides send a plaintext ``hello`` at once (version, role, ephemeral
    X25519 key, a SPAKE2 message; the host adds a second SPAKE2 message when it
@@ -39,6 +40,12 @@ The protocol runs in lock-step phases (``session.state``)::
 5. The player to act sends ``action`` (seq, text, state hash, signature over
    the transcript); the other side checks turn, seq, legality, hash and
    signature.  At the end both sign the final transcript (``over``).
+
+6. A rematch (protocol/README.md section 13): in DONE either side sends
+   ``again`` (:class:`OfferRematch`), the other answers ``again`` or
+   ``no_again``; once a side has sent and received ``again`` the per-match
+   state is reset and step 4 runs again on the same keys, with a transcript
+   that starts from H0, the match number and the previous final transcript.
 
 Before a side has received an authenticated frame, its errors go out as a
 plaintext ``abort`` (the peer may not share its keys); after, encrypted.
@@ -107,6 +114,7 @@ from p2pkoikoi.session.events import (
     ActionReceived,
     ChatReceived,
     ConnectionClosed,
+    DeclineRematch,
     DeclineRules,
     Event,
     Goodbye,
@@ -114,9 +122,13 @@ from p2pkoikoi.session.events import (
     MatchOver,
     MatchStarted,
     NeedData,
+    OfferRematch,
     PeerResigned,
     Ping,
     Pong,
+    RematchDeclined,
+    RematchOffered,
+    RematchStarted,
     Resign,
     Resumed,
     RulesProposed,
@@ -358,6 +370,11 @@ class Session:
         self._resume_state = State.PLAY  # where a resumed session continues
         self._catchup: tuple[int, bytes] | None = None  # the peer's (seq, transcript)
         self.connection_id: bytes | None = None  # this connection's handshake hash
+        # rematches (protocol/README.md section 13): which match of this connection
+        self.match_number = 1
+        self._previous: bytes | None = None  # the previous match's final transcript
+        self._again_value: bytes | None = None  # our value once we offered/accepted
+        self._again_peer = False  # the peer offered (or accepted) the next match
 
     def _make_hello(self, resume: bytes | None) -> bytes:
         host = self.role is Role.HOST
@@ -836,6 +853,7 @@ class Session:
         self._host_value, self._joiner_value = r.host_value, r.joiner_value
         self._t_commit = point.t_commit
         self._t_reveal = point.t_reveal
+        self.match_number, self._previous = r.match_number, r.previous
         self.seed = r.match_seed
         if r.rules.deal is DealMode.HIDDEN:
             assert hidden_secret is not None
@@ -1055,6 +1073,9 @@ class Session:
         self._accepted = True
         self._state = State.SEED
         self._events.append(self._handshake_event())
+        self._send_commit()
+
+    def _send_commit(self) -> None:
         self._host_value = self._my_value
         self._commitment = crypto.commitment(self._t_commit, self._host_value)
         self._transcript = crypto.absorb(self._transcript, "commit", self._commitment)
@@ -1300,6 +1321,91 @@ class Session:
         self._state = State.DONE
         self._events.append(MatchOver(r.scores, r.winner, r.final_state_hash, r.transcript_hash))
 
+    # ------------------------------------------------------------------ rematch
+    def _on_again(self, msg: wire.AgainMsg) -> None:
+        if self._state is not State.DONE or self._again_peer:
+            raise self._unexpected("again")
+        assert self._result is not None
+        if msg.n != self.match_number + 1:
+            raise RemoteProtocolError(
+                f"the other player offers match {msg.n} of this connection; the next is "
+                f"{self.match_number + 1}"
+            )
+        if msg.tx != self._result.transcript_hash:
+            raise RemoteProtocolError(
+                "the other player's rematch offer follows another match (final transcripts differ)"
+            )
+        self._again_peer = True
+        if self._again_value is not None:  # our offer, answered (or crossed): play
+            self._begin_rematch()
+        else:
+            self._events.append(RematchOffered(msg.n))
+
+    def _on_no_again(self, msg: wire.NoAgainMsg) -> None:
+        if self._state is not State.DONE or self._again_value is None:
+            raise self._unexpected("no_again")
+        self._again_value = None
+        reason = sanitize(msg.reason).strip() or "no reason given"
+        self._events.append(RematchDeclined(reason))
+
+    def _send_again(self, event: OfferRematch) -> None:
+        if self._state is not State.DONE:
+            raise LocalProtocolError("a rematch can be offered once both players signed the result")
+        if self._again_value is not None:
+            raise LocalProtocolError("the rematch is offered already: waiting for the answer")
+        if len(event.entropy) < 32:
+            raise LocalProtocolError("a rematch needs 32 random bytes")
+        assert self._result is not None
+        self._again_value = bytes(event.entropy[:32])
+        self._queue(wire.AgainMsg(n=self.match_number + 1, tx=self._result.transcript_hash))
+        if self._again_peer:
+            self._begin_rematch()
+
+    def _send_no_again(self, event: DeclineRematch) -> None:
+        if self._state is not State.DONE or not self._again_peer:
+            raise LocalProtocolError("there is no rematch offer to decline")
+        self._again_peer = False
+        reason = sanitize(event.reason)[: wire.MAX_REASON] or "declined"
+        self._queue(wire.NoAgainMsg(reason=reason))
+
+    def _begin_rematch(self) -> None:
+        """Both want the next match: a fresh commit-reveal on the same keys, the same
+        players in the same roles, the same rules; a new transcript chained to the
+        last one (so each match has its own record, unspliceable)."""
+        assert self._result is not None and self._again_value is not None
+        assert self.session_id is not None and self.peer_name is not None
+        previous = self._result.transcript_hash
+        self.match_number += 1
+        self._previous = previous
+        self._my_value, self._again_value, self._again_peer = self._again_value, None, False
+        self._start_sigs = {}
+        self._commitment = self._commit_sig = None
+        self._host_value = self._joiner_value = self.seed = None
+        self._match = None
+        self._seq = 0
+        self._actions = []
+        self._final_sigs = {}
+        self._result = None
+        self.forfeit = None
+        self.missing = None
+        self.last_local_events = ()
+        self._tx_at, self._hash_at = [], []
+        host = self.role is Role.HOST
+        names = (self.name, self.peer_name) if host else (self.peer_name, self.name)
+        assert self.peer_key is not None
+        keys = (self._pub, self.peer_key) if host else (self.peer_key, self._pub)
+        assert self.rules is not None
+        t = crypto.rematch_start(self.session_id, self.match_number, previous)
+        t = crypto.absorb(t, "auth", "host", names[0], keys[0], self._rules_bytes, self.turn_limit)
+        t = crypto.absorb(t, "auth", "joiner", names[1], keys[1], b"", 0)
+        self._transcript = crypto.absorb(t, "accept", self.rules.fingerprint())
+        self._t_commit = self._transcript
+        self._t_reveal = b""
+        self._state = State.SEED
+        self._events.append(RematchStarted(self.match_number, previous))
+        if host:
+            self._send_commit()
+
     # ------------------------------------------------------------------ side channel
     def _need_channel(self, what: str) -> None:
         if self._state in (State.HELLO, State.ERROR, State.CLOSED):
@@ -1356,6 +1462,10 @@ class Session:
                 raise LocalProtocolError(f"a ping nonce is at most {wire.MAX_NONCE} bytes")
             cls = wire.PingMsg if isinstance(event, Ping) else wire.PongMsg
             self._queue(cls(nonce=event.nonce))
+        elif isinstance(event, OfferRematch):
+            self._send_again(event)
+        elif isinstance(event, DeclineRematch):
+            self._send_no_again(event)
         elif isinstance(event, Goodbye):
             if self._sent_first:
                 self._queue(wire.ByeMsg())
@@ -1492,6 +1602,8 @@ class Session:
             forfeit=None if f is None else ForfeitRecord(f.seat, f.reason, f.sig),
             missing=self.missing,
             evidence=self._evidence,
+            match_number=self.match_number,
+            previous=self._previous,
         )
 
 
@@ -1532,4 +1644,6 @@ _HANDLERS: Final[dict[type, Callable[[Session, Any], None]]] = {
     wire.AbortMsg: Session._on_abort,
     wire.ByeMsg: Session._on_bye,
     wire.ResumeMsg: Session._on_resume,
+    wire.AgainMsg: Session._on_again,
+    wire.NoAgainMsg: Session._on_no_again,
 }

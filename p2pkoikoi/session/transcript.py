@@ -15,7 +15,15 @@ def transcript_to_accept(r: Record) -> bytes:
     assert r.session_id is not None and r.rules is not None
     assert r.host is not None and r.joiner is not None
     rules = r.rules.encode()
-    t = crypto.transcript_start(r.session_id)
+    t = transcript_origin(r.session_id, r.match_number, r.previous)
     t = crypto.absorb(t, "auth", "host", r.host.name, r.host.key, rules, r.turn_limit)
     t = crypto.absorb(t, "auth", "joiner", r.joiner.name, r.joiner.key, b"", 0)
     return crypto.absorb(t, "accept", r.rules.fingerprint())
+
+
+def transcript_origin(h0: bytes, match_number: int, previous: bytes | None) -> bytes:
+    """T0: the connection's first match starts from H0 alone, a rematch from H0, its
+    number and the previous match's final transcript (protocol/README.md section 13)."""
+    if match_number == 1 or previous is None:
+        return crypto.transcript_start(h0)
+    return crypto.rematch_start(h0, match_number, previous)

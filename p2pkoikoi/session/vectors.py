@@ -39,6 +39,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     run_pair,
 )
+from p2pkoikoi.session.vectors_rematch import rematch
 from p2pkoikoi.session.wordlist import EVEN, ODD
 
 FILES = (
@@ -53,6 +54,7 @@ FILES = (
     "resume",
     "records",
     "hidden",
+    "rematch",
 )
 
 
@@ -108,6 +110,8 @@ def _samples() -> list[wire.Message]:
         wire.ByeMsg(),
         wire.ResumeMsg(seq=7, tx=b32, hash=b32, sig=b64),
         wire.RefuseMsg(reason="this match already has its two players"),
+        wire.AgainMsg(n=2, tx=b32),
+        wire.NoAgainMsg(reason="not now, thanks"),
     ]
 
 
@@ -674,6 +678,7 @@ def build(name: str) -> dict[str, Any]:
         "crypto": crypto_vectors,
         "transcript": transcript,
         "hidden": _hidden,
+        "rematch": rematch,
     }[name]()
 
 

@@ -142,6 +142,13 @@ def _verify(r: Record, rep: _Report) -> None:
     rules = r.rules
     rules_bytes = rules.encode()
     rep.add("rules", True, f"fingerprint {rules.fingerprint()[:16]}...")
+    if r.match_number > 1 and r.previous is not None:
+        rep.add(
+            "rematch",
+            True,
+            f"match {r.match_number} of its connection, chained to the previous match "
+            f"(final transcript {r.previous.hex()[:16]}...): every signature below covers both",
+        )
     h0 = r.session_id
     for role, p, rb, limit in (
         ("host", r.host, rules_bytes, r.turn_limit),

@@ -230,6 +230,23 @@ class ByeMsg:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class AgainMsg:
+    """After both final signatures: offer (or accept) match ``n`` on this connection."""
+
+    n: int  # the new match's number (the connection's first match is 1)
+    tx: bytes  # the final transcript hash of the match just finished
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NoAgainMsg:
+    """Decline the other player's rematch offer."""
+
+    reason: str
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ResumeMsg:
     """First encrypted message of a resumed connection: where our record ends, signed."""
 
@@ -268,6 +285,8 @@ Message: TypeAlias = (
     | ByeMsg
     | ResumeMsg
     | RefuseMsg
+    | AgainMsg
+    | NoAgainMsg
 )
 
 #: wire name of each message type
@@ -291,6 +310,8 @@ TYPE_NAMES: Final[dict[type, str]] = {
     ByeMsg: "bye",
     ResumeMsg: "resume",
     RefuseMsg: "refuse",
+    AgainMsg: "again",
+    NoAgainMsg: "no_again",
 }
 _BY_NAME: Final = {name: cls for cls, name in TYPE_NAMES.items()}
 
@@ -487,6 +508,13 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
         ("sig", _B64, "64 bytes", False),
     ),
     "refuse": (
+        ("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters", False),
+    ),
+    "again": (
+        ("n", _is_int(2, MAX_SEQ), f"a whole number 2..{MAX_SEQ}", False),
+        ("tx", _B32, "32 bytes", False),
+    ),
+    "no_again": (
         ("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters", False),
     ),
 }

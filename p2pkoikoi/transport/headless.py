@@ -92,6 +92,7 @@ def match_over_event(link: NetworkLink) -> dict[str, Any]:
         "record": str(link.record_path) if link.record_path else None,
         "final_hash": result.final_hash.hex(),
         "transcript_hash": result.transcript_hash.hex(),
+        "match": link.match_number,  # which match of this connection (--rematch)
         **({"forfeit": link.forfeit_reason} if link.forfeit_reason else {}),
     }
 

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -76,6 +77,7 @@ from p2pkoikoi.session import (
     ActionReceived,
     ChatReceived,
     ConnectionClosed,
+    DeclineRematch,
     DeclineRules,
     Goodbye,
     HandshakeComplete,
@@ -83,10 +85,14 @@ from p2pkoikoi.session import (
     LocalProtocolError,
     MatchOver,
     MatchStarted,
+    OfferRematch,
     PeerResigned,
     Ping,
     Pong,
     ProtocolError,
+    RematchDeclined,
+    RematchOffered,
+    RematchStarted,
     Resign,
     ResumeError,
     RulesProposed,
@@ -123,7 +129,7 @@ from p2pkoikoi.transport.limits import (
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.transport.notes import Note, Notify, nop
 from p2pkoikoi.transport.reconnect import Reconnect, reaccept, redial
-from p2pkoikoi.transport.record_files import RecordKeeper
+from p2pkoikoi.transport.record_files import RecordKeeper, next_match_path
 
 DecideRules = Callable[[RulesProposed], Awaitable[bool]]
 
@@ -196,6 +202,13 @@ class NetworkLink:
         self._lost_error: KoiKoiError | None = None
         self._awaiting_final = False
         self.reconnects = 0
+        self._conn_nursery: trio.Nursery | None = None  # the current connection's tasks
+        self._heartbeat_on = False
+        #: the records of this connection's finished matches, oldest first
+        self.finished_records: list[Path] = []
+        #: the other player offers a rematch we have not answered yet
+        self.rematch_offered = False
+        self._declined: str | None = None  # why the other player declined our offer
         # the turn clock (see _turn_clock): the seq whose next decision is being
         # timed, since when, and an event set when a new decision starts
         self._turn_seq = -1
@@ -249,6 +262,11 @@ class NetworkLink:
         """Until the match is over (both signatures) or the link stopped on an error."""
         await self._ended.wait()
 
+    async def wait_closed(self) -> None:
+        """Until the connection is over for good (the other player left, an error):
+        after a match the link stays open for a rematch until then."""
+        await self._stopped.wait()
+
     async def act(self, action: Action) -> None:
         """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
         self._check_alive()
@@ -294,6 +312,62 @@ class NetworkLink:
         elif s.state is State.PLAY:
             s.missing = "you left the table before your turn came: the resignation was not sent"
         self._save_record()
+
+    @property
+    def match_number(self) -> int:
+        """Which match of this connection is played (1, then 2, 3... after rematches)."""
+        return self._session.match_number
+
+    async def play_again(self, *, timeout: float = math.inf) -> bool:
+        """Offer a rematch, or accept the other player's offer (protocol section 13).
+
+        Returns True once the new match has started (its commit-reveal done under
+        the handshake deadlines; ``updates`` is then a new channel and the record a
+        new file), False when the other player declines (:attr:`rematch_declined`
+        says why), leaves, or does not answer within ``timeout`` seconds.  An
+        error during the new commit-reveal raises, as in :func:`open_link`.
+        """
+        self._check_alive()
+        s = self._session
+        if s.state is not State.DONE:
+            raise IllegalActionError("a rematch can be offered once both players signed the result")
+        number = s.match_number
+        self._declined = None
+        try:
+            data = s.send(OfferRematch(secrets.token_bytes(32)))
+        except LocalProtocolError as exc:
+            raise IllegalActionError(str(exc)) from None
+        self.rematch_offered = False
+        self._write(data)
+        self._process()  # an offer already received: the new match starts at once
+        with trio.move_on_after(timeout):
+            while (
+                s.match_number == number and self._declined is None and not self._stopped.is_set()
+            ):
+                await self._progress.wait()
+        if s.match_number == number:
+            return False
+        await self._handshake()
+        return True
+
+    @property
+    def rematch_declined(self) -> str | None:
+        """The other player's reason, after it declined our last rematch offer."""
+        return self._declined
+
+    async def wait_offer(self) -> bool:
+        """Until the other player offers a rematch (True) or the connection ends (False)."""
+        while not self.rematch_offered and not self._stopped.is_set():
+            await self._progress.wait()
+        return self.rematch_offered
+
+    async def decline_again(self, reason: str = "") -> None:
+        """Say no to the other player's rematch offer (the connection stays open)."""
+        if not self.rematch_offered or self._stopped.is_set():
+            return
+        self.rematch_offered = False
+        with suppress(LocalProtocolError):
+            self._write(self._session.send(DeclineRematch(reason or "not this time")))
 
     async def chat(self, text: str) -> None:
         self._check_alive()
@@ -634,6 +708,26 @@ class NetworkLink:
                     self._push(Update("chat", self.view, text=ev.text, sender=peer))
             elif isinstance(ev, MatchOver):
                 self._on_over(ev)
+            elif isinstance(ev, RematchOffered):
+                self.rematch_offered = True
+                self._notify(
+                    {
+                        "event": "rematch_offered",
+                        "match": ev.match_number,
+                        "text": "the other player offers to play again",
+                    }
+                )
+            elif isinstance(ev, RematchDeclined):
+                self._declined = ev.reason
+                self._notify(
+                    {
+                        "event": "rematch_declined",
+                        "reason": ev.reason,
+                        "text": f"the other player does not want to play again: {ev.reason}",
+                    }
+                )
+            elif isinstance(ev, RematchStarted):
+                self._next_match(ev)
             elif isinstance(ev, ConnectionClosed):
                 if not ev.clean:
                     self._fail(TransportError(ev.reason))
@@ -709,6 +803,35 @@ class NetworkLink:
         )
         self._up_tx.close()
         self._ended.set()
+
+    def _next_match(self, ev: RematchStarted) -> None:
+        """Both want another match: a new record file, a new ``updates`` channel, the
+        per-match state reset; the commit-reveal runs next (:meth:`play_again`)."""
+        previous = self._records.path
+        if previous is not None:
+            self.finished_records.append(previous)
+        self._records = RecordKeeper(next_match_path(previous, ev.match_number))
+        self.result = None
+        self.final_hash = ""
+        self.forfeit_reason = ""
+        self._resign_pending = None
+        self._awaiting_final = False
+        self.rematch_offered = False
+        self._turn_seq = -1  # the turn clock starts again with the new match's seq 0
+        self._timed_out = False
+        self._started = trio.Event()
+        self._ended = trio.Event()
+        self._up_tx, self.updates = trio.open_memory_channel[Update](math.inf)
+        self._last_rx = self._last_tx = trio.current_time()
+        self._notify(
+            {
+                "event": "rematch",
+                "match": ev.match_number,
+                "text": f"match {ev.match_number} on this connection: dealing",
+            }
+        )
+        if self._conn_nursery is not None and not self._heartbeat_on:
+            self._conn_nursery.start_soon(self._heartbeat)
 
     async def _decide(self, proposal: RulesProposed) -> None:
         ok = await self._decide_rules(proposal)
@@ -838,6 +961,15 @@ class NetworkLink:
         )
 
     async def _heartbeat(self) -> None:
+        """Pings and the silence bound during a match (not between matches, where a
+        person may take their time over a rematch)."""
+        self._heartbeat_on = True
+        try:
+            await self._heartbeat_loop()
+        finally:
+            self._heartbeat_on = False
+
+    async def _heartbeat_loop(self) -> None:
         t = self.timeouts
         tick = min(t.ping_interval, t.silence_warn / 2, t.silence_fail / 4, t.handshake / 4)
         warned = False
@@ -919,6 +1051,7 @@ class NetworkLink:
         self._last_rx = self._last_tx = trio.current_time()
         try:
             async with trio.open_nursery() as nursery:
+                self._conn_nursery = nursery
                 nursery.start_soon(self._writer)
                 self._flush()  # our hello, through the writer like everything else
                 if self.reconnects:

@@ -76,6 +76,22 @@ class RecordKeeper:
                 sidecar_path(self.path).unlink()
 
 
+def next_match_path(previous: Path | None, number: int) -> Path | None:
+    """Where match ``number`` of a connection is recorded: beside the previous
+    match's record, ``NAME-match2.koikoi`` (never an existing file).  None when the
+    previous match had no file yet (the default place is chosen at the first write)."""
+    if previous is None:
+        return None
+    stem = previous.stem
+    base = stem.rsplit("-match", 1)[0] if "-match" in stem else stem
+    path = previous.with_name(f"{base}-match{number}{previous.suffix}")
+    extra = 2
+    while path.exists():
+        path = previous.with_name(f"{base}-match{number}-{extra}{previous.suffix}")
+        extra += 1
+    return path
+
+
 def read_record(path: Path) -> Record:
     """The record a resume continues from: the file's compact record or, after a
     crash, its journal's complete entries (a crash can cut a journal anywhere;

@@ -213,6 +213,7 @@ class TableApp:
     _token: trio.lowlevel.TrioToken | None = field(default=None, init=False)
     _leave: trio.Event | None = field(default=None, init=False)
     _nursery: trio.Nursery | None = field(default=None, init=False)
+    _next: trio.Event | None = field(default=None, init=False)  # a rematch has started
     _chat: Buffer = field(init=False)
     _chatting: bool = field(default=False, init=False)
     _renders: int = field(default=0, init=False)
@@ -512,6 +513,9 @@ class TableApp:
 
         @kb.add("r", filter=not_chatting)
         def _(event: KeyPressEvent) -> None:
+            if st.page is Page.OVER and st.rematch_possible:
+                self._in_trio(self._again_task)
+                return
             if st.page is None and st.view is not None and st.over is None and not st.closed:
                 st.open_dialog(Dialog.RESIGN)
 
@@ -637,6 +641,39 @@ class TableApp:
         if then_exit:
             self.exit()
 
+    async def _watch_offer(self, link: Any) -> None:
+        """Between matches: the other player's offer, or its leaving, on the end page."""
+        if await link.wait_offer():
+            if self.state.rematch == "":
+                self.state.set_rematch("The other player wants to play again: press r to accept.")
+        elif self._next is not None and not self._next.is_set():
+            self.state.set_rematch("The other player has left.", possible=False)
+        self.app.invalidate()
+
+    async def _again_task(self) -> None:
+        """``r`` on the end page: offer a rematch, or accept the other player's."""
+        link: Any = self.link
+        if link is None or not hasattr(link, "play_again"):
+            return
+        self.state.set_rematch(
+            "Waiting for the other player's answer (q: leave)...", possible=False
+        )
+        self.app.invalidate()
+        try:
+            started = await link.play_again()
+        except KoiKoiError as exc:
+            self.state.set_rematch(f"No rematch: {exc}", possible=False)
+            self.app.invalidate()
+            return
+        if started:
+            if self._next is not None:
+                self._next.set()
+            return
+        why = link.rematch_declined
+        text = f"The other player declined: {why}" if why else "The other player has left."
+        self.state.set_rematch(text + " Press q to leave.", possible=why is not None)
+        self.app.invalidate()
+
     async def _trio_main(self) -> None:
         self._leave = trio.Event()
         async with trio.open_nursery() as nursery:
@@ -659,15 +696,28 @@ class TableApp:
         async with trio.open_nursery() as inner:
 
             async def pump() -> None:
-                async for upd in link.updates:
-                    was_my_turn = self.state.my_turn
-                    self.state.apply_update(upd, time.monotonic())
-                    if self.state.bell and self.state.my_turn and not was_my_turn:
-                        self.app.output.bell()  # "your turn", noticed in another window
-                        self.app.output.flush()
+                while True:
+                    async for upd in link.updates:
+                        was_my_turn = self.state.my_turn
+                        self.state.apply_update(upd, time.monotonic())
+                        if self.state.bell and self.state.my_turn and not was_my_turn:
+                            self.app.output.bell()  # "your turn", noticed in another window
+                            self.app.output.flush()
+                        self.app.invalidate()
+                    self.state.link_closed()
                     self.app.invalidate()
-                self.state.link_closed()
-                self.app.invalidate()
+                    if self.state.over is None or not hasattr(link, "play_again"):
+                        return
+                    # a network match is over: "r: play again" until a rematch starts
+                    self._next = trio.Event()
+                    self.state.set_rematch("")
+                    self.app.invalidate()
+                    async with trio.open_nursery() as watch:
+                        watch.start_soon(self._watch_offer, link)
+                        await self._next.wait()
+                        watch.cancel_scope.cancel()
+                    self.state.next_match(link.match_number)  # type: ignore[attr-defined]
+                    self.app.invalidate()
 
             inner.start_soon(pump)
             await self._leave.wait()

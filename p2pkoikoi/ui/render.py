@@ -387,7 +387,8 @@ def footer_fragments(st: TableState) -> StyleAndTextTuples:
     elif st.page is Page.ROUND:
         text = " Enter: continue   ↑↓: scroll   ?: rules"
     elif st.page is Page.OVER:
-        text = " q or Enter: leave   ↑↓: scroll"
+        again = "r: play again   " if st.rematch_possible else ""
+        text = f" {again}q or Enter: leave   ↑↓: scroll"
     elif st.page is Page.UNSEEN:
         text = " u/Enter/Esc: back to the table"
     elif st.page is Page.WAITING and st.offer is not None:
@@ -641,6 +642,10 @@ def over_lines(st: TableState) -> list[StyleAndTextTuples]:
         lines.append([("class:dim", " No record is kept for this match.")])
     if upd.final_hash:
         lines.append([("class:dim", f" Final state hash: {upd.final_hash[:32]}...")])
+    if st.rematch:
+        lines.append([("class:prompt", " " + st.rematch)])
+    elif st.rematch_possible:
+        lines.append([("class:prompt", " Press r to play again (same opponent, a new deal).")])
     lines.append([("class:prompt", " Press q or Enter to leave.")])
     return lines
 

@@ -177,6 +177,9 @@ class TableState:
     status_bad: bool = False
     over: Update | None = None
     closed: bool = False  # the link's updates ended before the match did
+    #: network matches: the end page offers "r: play again" (protocol section 13)
+    rematch_possible: bool = False
+    rematch: str = ""  # where a rematch stands, for the end page ("" = not asked yet)
     wait_since: float = 0.0  # when the opponent's turn began (monotonic seconds)
     opp_last: tuple[str, ...] = ()  # the opponent's last play and draw, as text
     opp_moves: tuple[tuple[str, Card, tuple[Card, ...]], ...] = ()  # (verb, card, captured)
@@ -715,6 +718,32 @@ class TableState:
     def action_failed(self, text: str) -> None:
         self.busy = False
         self.message = text
+        self.changed()
+
+    def set_rematch(self, text: str, *, possible: bool = True) -> None:
+        """The end page's line about playing again (and whether ``r`` still can)."""
+        self.rematch, self.rematch_possible = text, possible
+        self.changed()
+
+    def next_match(self, number: int) -> None:
+        """A rematch on the same connection was agreed: clear the finished match
+        (its record is kept; the log stays) and wait for the new deal."""
+        self.view = None
+        self.over = None
+        self.pages = []
+        self.summaries = []
+        self.round_reasons = {}
+        self.dialog = None
+        self.scroll = self.cursor = self.target_cursor = self.dialog_cursor = 0
+        self.choosing = None
+        self.busy = False
+        self.message = ""
+        self.opp_last, self.opp_moves = (), ()
+        self._piles = [0, 0]
+        self._hand_yaku = []
+        self._calls = (0, 0)
+        self.rematch, self.rematch_possible = "", False
+        self._log("class:log.status", f"match {number}: a new deal on the same connection")
         self.changed()
 
     def link_closed(self) -> None:
