@@ -413,7 +413,9 @@ def cut_link(pair: Pair, host: HonestProcess, seconds: float, *, reset: bool) ->
 
 def match_with_a_cut(pair: Pair, tmp_path: Path, *, reset: bool) -> tuple[Outcome, Outcome]:
     hrec, jrec = tmp_path / "h.koikoi", tmp_path / "j.koikoi"
-    common = ("--headless", "--bot", "random", "--timeout", "60")
+    # a bot that thinks 40 ms a decision: a 12-round match lasts several seconds, so
+    # the cut falls mid-match (random bots finish one in under a second now)
+    common = ("--headless", "--bot", "hard:40", "--timeout", "60")
     host = start(
         pair,
         0,
