@@ -1,0 +1,251 @@
+"""Known answers for the state encoding, positions set up by hand, views and small queries.
+
+The state encoding is rebuilt here field by field from protocol/deal.md ("State
+hash"), independently of ``MatchState.encode_state``; the hex digests are the known
+answers that encoding gives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from p2pkoikoi.engine import (
+    CARDS,
+    Action,
+    MatchState,
+    Phase,
+    RuleSet,
+    derive_deck,
+    determinize,
+    get_preset,
+    parse_cards,
+)
+from p2pkoikoi.engine.events import RoundEnded, RoundStarted
+
+ONLINE = get_preset("online")
+NINTENDO = get_preset("nintendo")
+
+
+def mask(codes: str) -> int:
+    m = 0
+    for c in parse_cards(codes.split()):
+        m |= c.bit
+    return m
+
+
+def ids(codes: str) -> list[int]:
+    return [c.id for c in parse_cards(codes.split())]
+
+
+def spec_encoding(
+    rules: RuleSet,
+    *,
+    round: int,
+    attempt: int,
+    dealer: int,
+    phase: int,
+    to_act: int,
+    scores: tuple[int, int],
+    hands: tuple[str, str],
+    field: str,
+    piles: tuple[str, str],
+    calls: tuple[int, int],
+    last: tuple[int, int],
+    pending: int,
+    winner: int,
+    finished: int,
+    stock: list[int],
+) -> bytes:
+    """protocol/deal.md, "State hash", one field at a time (all big-endian)."""
+
+    def u(n: int, width: int) -> bytes:
+        return n.to_bytes(width, "big")
+
+    out = bytes.fromhex(rules.fingerprint())
+    out += u(round, 2) + u(attempt, 2) + u(dealer, 1) + u(phase, 1) + u(to_act, 1)
+    out += u(scores[0], 4) + u(scores[1], 4)
+    for codes in (*hands, field, *piles):
+        out += u(mask(codes), 8)
+    out += u(calls[0], 1) + u(calls[1], 1) + u(last[0], 2) + u(last[1], 2)
+    out += u(pending, 1) + u(winner, 1) + u(finished, 1)
+    return out + u(len(stock), 1) + bytes(stock)
+
+
+def spec_hash(encoding: bytes) -> str:
+    return hashlib.sha256(b"p2pkoikoi/state/v1\x00" + encoding).hexdigest()
+
+
+# Seat 0 holds Sankō (5; two of the Inoshikachō animals) and has called once; seat 1 holds Tsukimi and Akatan (10) and
+# has called twice.
+CALLED = dict(
+    hands=("12c1 2c1 10c2", "9c1 4c1 4c2"),
+    field="10a 11c",
+    piles=("1b 3b 12b 6a 7a", "8b 9a 1r 2r 3r"),
+    stock="5c1 6c1",
+    dealer=1,
+    to_act=0,
+    calls=(1, 2),
+    scores=(20, 30),
+    round=3,
+)
+
+
+def rest_of_stock(named: str, *elsewhere: str) -> list[int]:
+    """position(): the named stock cards, then every card not named anywhere, by id."""
+    used = set(ids(named))
+    for codes in elsewhere:
+        used |= set(ids(codes))
+    return ids(named) + [i for i in range(48) if i not in used]
+
+
+def test_state_hash_known_answer_with_calls_and_last_totals() -> None:
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    stock = rest_of_stock("5c1 6c1", *CALLED["hands"], CALLED["field"], *CALLED["piles"])  # type: ignore[misc]
+    enc = spec_encoding(
+        ONLINE,
+        round=3,
+        attempt=0,
+        dealer=1,
+        phase=1,
+        to_act=0,
+        scores=(20, 30),
+        hands=CALLED["hands"],  # type: ignore[arg-type]
+        field="10a 11c",
+        piles=CALLED["piles"],  # type: ignore[arg-type]
+        calls=(1, 2),
+        last=(5, 10),
+        pending=255,
+        winner=255,
+        finished=0,
+        stock=stock,
+    )
+    assert m.encode_state() == enc
+    assert m.state_hash().hex() == spec_hash(enc)
+    assert spec_hash(enc) == "d661f45b55d26ce0556a201bcb16ef56dd269f2c9748238aff6760e71e0b8c9e"
+
+
+def test_state_hash_after_a_koikoi_call() -> None:
+    # Seat 0 takes the Deer with 10c2: Inoshikachō beside Sankō raises 5 to 10; it
+    # calls koi-koi again: calls (2, 2), last totals (10, 10).
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    m, _ = m.apply(Action.parse("play 10c2"))
+    m, _ = m.apply(Action.parse("koikoi"))
+    stock = rest_of_stock("5c1 6c1", *CALLED["hands"], CALLED["field"], *CALLED["piles"])  # type: ignore[misc]
+    enc = spec_encoding(
+        ONLINE,
+        round=3,
+        attempt=0,
+        dealer=1,
+        phase=1,
+        to_act=1,
+        scores=(20, 30),
+        hands=("12c1 2c1", "9c1 4c1 4c2"),
+        field="11c 5c1",
+        piles=("1b 3b 12b 6a 7a 10a 10c2", "8b 9a 1r 2r 3r"),
+        calls=(2, 2),
+        last=(10, 10),
+        pending=255,
+        winner=255,
+        finished=0,
+        stock=stock[1:],
+    )
+    assert m.encode_state() == enc
+    assert m.state_hash().hex() == spec_hash(enc)
+
+
+# ---------------------------------------------------------------------- position()
+def test_position_fills_the_stock_and_defaults() -> None:
+    m = MatchState.position(ONLINE, hands=("1b", "2a"), field="3b", stock="12c3 5a")
+    assert [c.id for c in m.stock] == rest_of_stock("12c3 5a", "1b", "2a", "3b")
+    assert len(m.stock) == 48 - 3
+    assert m.calls == (0, 0) and (m.last_total(0), m.last_total(1)) == (0, 0)
+    assert m.round == 1 and m.dealer == 0 and m.to_act == 0 and m.scores == (25, 25)
+    assert m.phase is Phase.PLAY and m.attempt == 0 and m.results == ()
+
+
+def test_position_round_argument_and_the_next_deal_from_the_seed() -> None:
+    seed = bytes(range(32))
+    m = MatchState.position(
+        ONLINE.with_settings(rounds=6),
+        hands=("4c1", "6c1"),
+        field="11c 12c3",
+        piles=("1c1 2c1 3c1", "5c1 7c1"),
+        stock="10c1 10c2",
+        round=4,
+        seed=seed,
+    )
+    assert m.round == 4
+    m, _ = m.apply(Action.parse("play 4c1"))
+    m, ev = m.apply(Action.parse("play 6c1"))  # a drawn round: round 5 is dealt
+    (end,) = [e for e in ev if isinstance(e, RoundEnded)]
+    assert end.round == 4
+    start = [e for e in ev if isinstance(e, RoundStarted)][0]
+    deck = derive_deck(seed, 5, 0)
+    field = sorted(deck[r + k] for r in range(0, 24, 6) for k in (2, 3))
+    assert (start.round, start.attempt) == (5, 0)
+    assert [c.id for c in start.field] == field
+    assert m.round == 5 and m.results[0].round == 4
+
+
+def test_position_last_total_of_a_caller_is_their_current_total() -> None:
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    assert (m.last_total(0), m.last_total(1)) == (5, 10)
+    only1 = MatchState.position(ONLINE, **{**CALLED, "calls": (0, 1)})  # type: ignore[arg-type]
+    assert (only1.last_total(0), only1.last_total(1)) == (0, 10)
+    # With rain-out on the field, 11c on the field spoils Hanami: the total is 0.
+    rain = ONLINE.with_settings(rain_out="field")
+    held = dict(hands=("2c1", "4c1"), piles=("3b 9a", ""), calls=(1, 0))
+    assert MatchState.position(rain, field="11c", **held).last_total(0) == 0  # type: ignore[arg-type]
+    assert MatchState.position(rain, field="10c1", **held).last_total(0) == 5  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- small queries
+def test_potential_score_for_each_seat_under_opponent_double() -> None:
+    m = MatchState.position(NINTENDO, **{**CALLED, "calls": (0, 1)})  # type: ignore[arg-type]
+    # Seat 1 called: its own call does not double (10 >= 7 doubles: 20); seat 0's
+    # Sankō 5 is doubled for the opponent's call: 10.
+    assert m.potential_score(1).score == 20
+    assert m.potential_score(0).score == 10
+    assert m.yaku_total(0) == 5 and m.yaku_total(1) == 10
+
+
+def test_is_legal() -> None:
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    assert m.is_legal(Action.parse("play 2c1"))
+    assert not m.is_legal(Action.parse("play 9c1"))  # seat 1's card
+    assert not m.is_legal(Action.parse("koikoi"))
+    assert m.is_legal(Action.parse("play 12c1"))
+    assert not m.is_legal(Action.parse("play 12c1 12b"))
+
+
+def test_view_opponent_and_piles() -> None:
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    for seat in (0, 1):
+        v = m.view(seat)
+        assert v.seat == seat and v.opponent == 1 - seat
+        assert v.my_pile == m.pile(seat) and v.opponent_pile == m.pile(1 - seat)
+        assert v.calls == (1, 2) and v.last_totals == (5, 10)
+        assert v.hand_size == len(m.hand(seat)) and v.opponent_hand_size == len(m.hand(1 - seat))
+    assert m.view(0).legal_actions == m.legal_actions() and m.view(1).legal_actions == ()
+
+
+def test_a_pending_drawn_card_with_id_0() -> None:
+    # The drawn card is the Crane (1b, id 0) and two January cards lie on the field.
+    m = MatchState.position(
+        ONLINE, hands=("5c1 5c2", "6c1 6c2"), field="1r 1c1 10c1", stock="1b"
+    )
+    m, ev = m.apply(Action.parse("play 5c1"))
+    assert m.phase is Phase.DRAW_CHOICE and m.to_act == 0
+    assert m.drawn_card is CARDS[0]
+    v = m.view(0)
+    assert v.drawn is CARDS[0] and CARDS[0] not in v.unseen
+    assert [str(a) for a in m.legal_actions()] == ["take 1r", "take 1c1"]
+    # the encoding names the pending card 0, not "none" (255)
+    enc = m.encode_state()
+    assert enc[32 + 2 + 2 + 1 + 1 + 1 + 4 + 4 + 40 + 1 + 1 + 2 + 2] == 0
+    opp = m.hand(1).mask
+    d = determinize(v, opp, tuple(c.id for c in m.stock))
+    assert d.view(0) == v and d.drawn_card is CARDS[0]
+    m2, _ = m.apply(Action.parse("take 1c1"))
+    assert {"1b", "1c1"} <= set(m2.pile(0).codes()) and "1r" in m2.field.codes()
+    assert m2.drawn_card is None and m2.to_act == 1
