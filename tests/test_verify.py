@@ -12,7 +12,7 @@ import pytest
 from p2pkoikoi.cli.verify_cmd import add_parser, run
 from p2pkoikoi.engine import Action, get_preset
 from p2pkoikoi.session import Record, decode_record, encode_record
-from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
+from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
 from p2pkoikoi.session.verify import verify_record
 
 
@@ -227,3 +227,43 @@ def record_actions() -> tuple[Any, ...]:
     host, joiner = make_pair(get_preset("online"), label="early-actions")
     run_pair(host, joiner, random_chooser(5))
     return host.record().actions[:2]
+
+
+def _cut_after_the_commitment() -> tuple[Record, Record]:
+    """(host, joiner) records once the joiner holds the commitment and sent its value,
+    before the host's reveal arrives."""
+    host, joiner = make_pair(get_preset("online"), label="commit")
+    for _ in range(10):
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        if joiner.record().commitment is not None:
+            return host.record(), joiner.record()
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+    raise AssertionError("no commitment")
+
+
+def test_record_that_stops_between_the_commitment_and_the_reveal() -> None:
+    host_rec, rec = _cut_after_the_commitment()
+    assert rec.commitment is not None and rec.joiner_value is not None
+    assert rec.host_value is None and rec.match_seed is None and rec.accepted
+    report = verify_record(rec)
+    assert report.ok and not report.complete
+    assert [(c.name, c.status) for c in report.checks] == [
+        ("rules", "pass"),
+        ("identity host", "pass"),
+        ("identity joiner", "pass"),
+        ("commitment", "skip"),
+    ]
+    assert report.checks[-1].detail == "the record stops before the reveal"
+    # the host has committed but not yet seen the joiner's value
+    assert host_rec.commitment == rec.commitment and host_rec.joiner_value is None
+    assert [(c.name, c.status) for c in verify_record(host_rec).checks][-1] == ("commitment", "skip")
+
+
+def test_a_match_without_the_reveal_does_not_verify(record: Record) -> None:
+    # Actions, a result and final signatures that no reveal backs cannot be checked.
+    no_reveal = dataclasses.replace(record, host_value=None)
+    assert first_failure(no_reveal) == "commitment"
+    not_accepted = dataclasses.replace(record, accepted=False)
+    assert first_failure(not_accepted) == "commitment"

@@ -216,6 +216,7 @@ class Session:
         self._error: ProtocolError | None = None
         self._in = bytearray()
         self._eof = False
+        self._flooded = False  # the peer sent more than MAX_BUFFER unread bytes
         self._out = bytearray()
         self._events: deque[Event] = deque()
         self._send: crypto.Channel | None = None
@@ -324,7 +325,7 @@ class Session:
         if not data:
             self._eof = True
             return
-        if self._state in (State.ERROR, State.CLOSED):
+        if self._state in (State.ERROR, State.CLOSED) or self._flooded:
             return  # nothing more is read
         self._in += data
         if len(self._in) >= wire.HEADER:
@@ -333,7 +334,11 @@ class Session:
             except RemoteProtocolError:
                 del self._in[wire.HEADER :]  # never buffer a frame we will reject
         if len(self._in) > MAX_BUFFER:
-            del self._in[MAX_BUFFER + 1 :]  # next_event reports the flood
+            # More unread bytes than a transport that drains events after each read
+            # ever holds: a flood, however it is framed.  Keep none of it, and let
+            # next_event refuse the peer (after the events already decoded).
+            self._in.clear()
+            self._flooded = True
 
     def next_event(self) -> Event | NeedData:
         """The next event, or :data:`NEED_DATA`; raises the protocol's errors."""
@@ -365,6 +370,8 @@ class Session:
                 return self._events.popleft()
             if self._state is State.CLOSED:
                 return NEED_DATA
+            if self._flooded:
+                raise RemoteProtocolError("the peer sent too much data at once")
             if len(self._in) >= wire.HEADER:
                 length = wire.frame_length(bytes(self._in[: wire.HEADER]))
                 if len(self._in) >= wire.HEADER + length:
@@ -372,8 +379,6 @@ class Session:
                     del self._in[: wire.HEADER + length]
                     self._handle_frame(payload)
                     continue
-            if len(self._in) > MAX_BUFFER:
-                raise RemoteProtocolError("the peer sent too much data at once")
             if self._eof:
                 if self._in:
                     raise RemoteProtocolError("connection closed in the middle of a frame")

@@ -99,12 +99,12 @@ def _verify(r: Record, rep: _Report) -> None:
     t = crypto.absorb(t, "auth", "host", r.host.name, r.host.key, rules_bytes)
     t = crypto.absorb(t, "auth", "joiner", r.joiner.name, r.joiner.key, b"")
     if not r.accepted:
-        rep.skip("commitment", "the joiner did not accept the rules")
+        _stop_early(rep, r, "the joiner did not accept the rules", commit=True)
         return
     t = crypto.absorb(t, "accept", rules.fingerprint())
     t_commit = t
     if r.commitment is None or r.joiner_value is None or r.host_value is None:
-        rep.skip("commitment", "the record stops before the reveal")
+        _stop_early(rep, r, "the record stops before the reveal", commit=False)
         return
     if not rep.add(
         "commitment",
@@ -160,6 +160,29 @@ def _verify(r: Record, rep: _Report) -> None:
             f"final signature {role}",
             crypto.verify_sig(key, sig, crypto.final_message(t, res.final_state_hash)),
         )
+
+
+def _stop_early(rep: _Report, r: Record, why: str, *, commit: bool) -> None:
+    """The record ends before the match seed: honest if nothing later is recorded.
+
+    A match (seed, actions, result, final signatures) without the reveal that
+    derives its seed cannot be checked, so it fails instead of passing unchecked;
+    ``commit`` also counts the seed exchange itself as "later" (no acceptance).
+    """
+    later = (
+        r.match_seed is not None
+        or r.actions
+        or r.result is not None
+        or any(sig is not None for sig in r.final_sigs)
+        or (
+            commit
+            and (r.commitment is not None or r.joiner_value is not None or r.host_value is not None)
+        )
+    )
+    if later:
+        rep.add("commitment", False, f"{why}, yet it records more of the match")
+    else:
+        rep.skip("commitment", why)
 
 
 def _verify_early(r: Record, rep: _Report) -> None:

@@ -1,0 +1,204 @@
+"""Session limits and rarely taken paths, each with its exact outcome: the flood guard,
+the invite secret's minimum length, a decline's ``expected`` rules, resuming a record
+that holds a resignation, and a resume whose catch-up ends on another transcript."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2pkoikoi.engine import get_preset
+from p2pkoikoi.session import (
+    LocalProtocolError,
+    MatchOver,
+    PeerResigned,
+    RemoteProtocolError,
+    Resign,
+    Resumed,
+    ResumeError,
+    RulesMismatchError,
+    SendAction,
+    Session,
+    State,
+    wire,
+)
+from p2pkoikoi.session.events import Ping
+from p2pkoikoi.session.session import MAX_BUFFER, SECRET_MIN
+from p2pkoikoi.session.testing import (
+    SECRET,
+    det_bytes,
+    det_key,
+    drain,
+    make_pair,
+    random_chooser,
+    run_pair,
+)
+from p2pkoikoi.session.verify import verify_record
+
+RULES = get_preset("online")
+
+
+def forge(sender: Session, msg: wire.Message) -> bytes:
+    """An encrypted frame as ``sender`` would write it (advancing its counter)."""
+    assert sender._send is not None
+    return wire.encode_frame(sender._send.seal(wire.encode_message(msg)))
+
+
+def playing() -> tuple[Session, Session]:
+    """(actor, other) at the first decision of a match."""
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    assert host.state is State.PLAY and host.match is not None
+    return (host, joiner) if host.match.to_act == 0 else (joiner, host)
+
+
+def pings(sender: Session, size: int) -> bytes:
+    """Valid ping frames from ``sender``, cut to exactly ``size`` bytes."""
+    out = bytearray()
+    while len(out) < size:
+        out += forge(sender, wire.PingMsg(nonce=b"x" * 32))
+    return bytes(out[:size])
+
+
+# ---------------------------------------------------------------------- the flood guard
+def test_a_buffer_at_the_limit_is_not_a_flood() -> None:
+    actor, other = playing()
+    other.receive_data(pings(actor, MAX_BUFFER))  # all at once, before reading anything
+    events = drain(other)
+    assert len(events) == MAX_BUFFER // len(forge(actor, wire.PingMsg(nonce=b"x" * 32)))
+    assert all(isinstance(e, Ping) for e in events)
+    assert other.state is State.PLAY
+
+
+def test_one_byte_over_the_limit_is_refused_as_a_flood() -> None:
+    actor, other = playing()
+    other.receive_data(pings(actor, MAX_BUFFER + 1))
+    assert len(other._in) == 0  # nothing of a flood is kept
+    with pytest.raises(RemoteProtocolError, match="peer sent too much data"):
+        drain(other)
+    assert other.state is State.ERROR
+    assert other.data_to_send()  # the abort that tells the peer why
+    other.receive_data(b"more")  # ignored from now on
+    with pytest.raises(RemoteProtocolError, match="peer sent too much data"):
+        other.next_event()
+
+
+def test_events_decoded_before_a_flood_are_still_delivered() -> None:
+    actor, other = playing()
+    other.receive_data(pings(actor, 200))
+    (first,) = drain(other)[:1]
+    assert isinstance(first, Ping)
+    other.receive_data(pings(actor, MAX_BUFFER + 1))
+    with pytest.raises(RemoteProtocolError, match="peer sent too much data"):
+        drain(other)
+
+
+# ---------------------------------------------------------------------- invite secret
+def test_invite_secret_minimum_length() -> None:
+    assert SECRET_MIN == 16
+    with pytest.raises(LocalProtocolError, match="at least 16 bytes"):
+        make_pair(RULES, secret=bytes(range(15)))
+    host, joiner = make_pair(RULES, secret=bytes(range(16)))
+    run_pair(host, joiner)
+    assert host.state is State.PLAY and joiner.state is State.PLAY
+
+
+# ---------------------------------------------------------------------- a decline's rules
+def _host_waiting_for_the_decision() -> tuple[Session, Session]:
+    host, joiner = make_pair(RULES, auto_accept=False)
+    joiner.receive_data(host.data_to_send())
+    host.receive_data(joiner.data_to_send())
+    drain(host)
+    joiner.receive_data(host.data_to_send())
+    drain(joiner)
+    host.receive_data(joiner.data_to_send())  # the joiner's auth
+    drain(host)
+    assert host.state is State.RULES
+    return host, joiner
+
+
+@pytest.mark.parametrize(
+    ("expected", "message"),
+    [
+        (None, "the joiner declined the rules: too long"),
+        (b"\x00 not a rule set", "the joiner declined the rules: too long"),
+        ("same", "the joiner declined the rules: too long"),
+        ("other", "the joiner expects other rules: "),
+    ],
+)
+def test_decline_names_other_rules_only_when_they_decode_and_differ(
+    expected: object, message: str
+) -> None:
+    host, joiner = _host_waiting_for_the_decision()
+    if expected == "same":
+        expected = RULES.encode()
+    elif expected == "other":
+        expected = RULES.with_settings(rounds=12).encode()
+    host.receive_data(forge(joiner, wire.DeclineMsg(reason="too long", expected=expected)))  # type: ignore[arg-type]
+    with pytest.raises(RulesMismatchError) as exc:
+        drain(host)
+    assert str(exc.value).startswith(message)
+    if message.startswith("the joiner expects"):
+        assert "rounds" in str(exc.value) and "12" in str(exc.value)
+
+
+# ---------------------------------------------------------------------- resume
+def _resumed(old: Session, label: str) -> Session:
+    return Session.resume(
+        old.record(),
+        old.role,
+        identity_key=det_key(old.role.value),
+        invite_secret=SECRET,
+        entropy=det_bytes("entropy/edges/" + label),
+    )
+
+
+def _play_some(host: Session, joiner: Session, turns: int) -> None:
+    choose = random_chooser(7)
+    sides = (host, joiner)
+    for _ in range(turns):
+        actor = next(s for s in sides if s.match is not None and s.match.to_act == s.our_seat)
+        other = joiner if actor is host else host
+        other.receive_data(actor.send(SendAction(choose(actor.match))))  # type: ignore[arg-type]
+        drain(other)
+
+
+def test_resuming_a_record_that_holds_a_resignation() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    _play_some(host, joiner, 3)
+    actor = host if host.match.to_act == 0 else joiner  # type: ignore[union-attr]
+    other = joiner if actor is host else host
+    actor.send(Resign())  # the connection breaks: the other side never hears of it
+    assert actor.state is State.FINISH and actor.record().actions[-1].action == "resign"
+    n_actor, n_other = _resumed(actor, "a"), _resumed(other, "o")
+    assert n_actor.match is not None and n_actor.match.is_over
+    assert n_actor.match.winner == other.our_seat
+    ev = run_pair(*((n_actor, n_other) if actor is host else (n_other, n_actor)))
+    other_events = ev[1] if actor is host else ev[0]
+    assert isinstance(other_events[0], Resumed)
+    assert [type(e) for e in other_events[1:3]] == [PeerResigned, MatchOver]
+    assert other_events[1].seat == actor.our_seat  # type: ignore[attr-defined]
+    for s in (n_actor, n_other):
+        assert s.state is State.DONE
+        report = verify_record(s.record())
+        assert report.ok and report.complete
+        assert s.record().result.winner == other.our_seat  # type: ignore[union-attr]
+
+
+def test_a_catch_up_that_ends_on_another_transcript_is_refused() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    _play_some(host, joiner, 2)
+    actor = host if host.match.to_act == 0 else joiner  # type: ignore[union-attr]
+    other = joiner if actor is host else host
+    actor.send(SendAction(random_chooser(1)(actor.match)))  # type: ignore[arg-type]  # lost
+    assert actor.seq == other.seq + 1
+    ahead, behind = _resumed(actor, "ahead"), _resumed(other, "behind")
+    ahead._transcript = bytes(32)  # it claims a transcript the re-sent action cannot reach
+    behind.receive_data(ahead.data_to_send())
+    drain(behind)
+    ahead.receive_data(behind.data_to_send())
+    drain(ahead)
+    behind.receive_data(ahead.data_to_send())
+    with pytest.raises(ResumeError, match=f"after catching up to action {actor.seq} the transcripts differ"):
+        drain(behind)
