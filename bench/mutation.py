@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-import copy
+import contextlib
 import json
 import os
 import random
@@ -60,7 +60,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -241,7 +241,9 @@ def _short(node: ast.AST) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _changes(node: ast.AST, in_func: bool, parent_is_annassign_nov: bool) -> Iterator[tuple[str, str]]:
+def _changes(
+    node: ast.AST, in_func: bool, parent_is_annassign_nov: bool
+) -> Iterator[tuple[str, str]]:
     """(operator label, variant) for each mutant of ``node``."""
     if isinstance(node, ast.Compare):
         for i, op in enumerate(node.ops):
@@ -437,9 +439,13 @@ class ForkServer:
         return pid
 
     def run(
-        self, jobs: list[tuple[Mutant | None, str, str | None, tuple[str, ...]]]
+        self,
+        jobs: list[tuple[Mutant | None, str, str | None, tuple[str, ...]]],
+        done: Callable[[int, str, float], None] | None = None,
     ) -> list[tuple[str, float]]:
-        """Run each (mutant, file, source, tests); status per job in order."""
+        """Run each (mutant, file, source, tests); status per job in order.
+
+        ``done(job, status, seconds)`` is called as each job finishes."""
         results: list[tuple[str, float]] = [("", 0.0)] * len(jobs)
         pending = list(range(len(jobs)))
         running: dict[int, tuple[int, int, int, float]] = {}  # pidfd -> (job, pid, slot, start)
@@ -464,16 +470,16 @@ class ForkServer:
                     code = os.waitstatus_to_exitcode(status)
                     results[j] = ("survived" if code == 0 else f"killed:{code}", now - st)
                 elif self.timeout is not None and now - st >= self.timeout:
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.killpg(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
                     os.waitpid(pid, 0)
                     results[j] = ("timeout", now - st)
                 else:
                     continue
                 os.close(fd)
                 del running[fd]
+                if done is not None:
+                    done(j, *results[j])
                 free.append(slot)
                 # restore the slot's copy for the next job
                 orig = jobs[j][1]
@@ -555,18 +561,24 @@ def main(argv: list[str] | None = None) -> int:
                 f" (baseline {secs:.1f} s, timeout {server.timeout:.0f} s)",
                 flush=True,
             )
-            jobs = [(m, f, mutate_source(m), tests) for m in plan[f]]
-            for m, (status, secs) in zip(plan[f], server.run(jobs), strict=True):
-                kind = status.split(":")[0]
-                rep.outcomes.append(Outcome(m, kind, secs))
-                if kind == "survived":
-                    tag = " (equivalent)" if m.key in equivalent else ""
-                    print(f"  survived{tag}: {m.key}  [line {m.line}]", flush=True)
+            jobs: list[tuple[Mutant | None, str, str | None, tuple[str, ...]]] = [
+                (m, f, mutate_source(m), tests) for m in plan[f]
+            ]
+
+            def done(j: int, status: str, secs: float, ms: list[Mutant] = plan[f]) -> None:
+                if status == "survived":
+                    tag = " (equivalent)" if ms[j].key in equivalent else ""
+                    print(f"  survived{tag}: {ms[j].key}  [line {ms[j].line}]", flush=True)
+
+            for m, (status, secs) in zip(plan[f], server.run(jobs, done), strict=True):
+                rep.outcomes.append(Outcome(m, status.split(":")[0], secs))
     finally:
         server.close()
 
     print()
-    print(f"{'file':28} {'mutants':>7} {'killed':>6} {'t/o':>4} {'surv':>5} {'equiv':>5} {'rate':>7}")
+    print(
+        f"{'file':28} {'mutants':>7} {'killed':>6} {'t/o':>4} {'surv':>5} {'equiv':>5} {'rate':>7}"
+    )
     for rep in reports:
         if not rep.outcomes:
             continue
@@ -581,7 +593,10 @@ def main(argv: list[str] | None = None) -> int:
             f" {len(surv):5d} {len(eq):5d} {rate:6.1f}%"
         )
     survivors = [
-        o for rep in reports for o in rep.outcomes if o.status == "survived" and o.mutant.key not in equivalent
+        o
+        for rep in reports
+        for o in rep.outcomes
+        if o.status == "survived" and o.mutant.key not in equivalent
     ]
     if survivors:
         print("\nsurvivors (not judged equivalent):")

@@ -49,15 +49,20 @@ def mask(codes: str) -> int:
     return m
 
 
+def cards(codes: str) -> tuple:  # type: ignore[type-arg]
+    return parse_cards(codes.split())
+
+
 def scenario_seed(n: int) -> bytes:
     return hashlib.sha256(b"tests15/%d" % n).digest()
 
 
 def spec_coin(seed: bytes, round_no: int) -> int:
     """protocol/deal.md: low bit of the last byte of SHA-256(coin tag || seed || u16 r || u16 0)."""
-    return hashlib.sha256(b"p2pkoikoi/coin/v1" + seed + struct.pack(">HH", round_no, 0)).digest()[
-        -1
-    ] & 1
+    return (
+        hashlib.sha256(b"p2pkoikoi/coin/v1" + seed + struct.pack(">HH", round_no, 0)).digest()[-1]
+        & 1
+    )
 
 
 def of(events: tuple[Event, ...], kind: type) -> list:
@@ -215,8 +220,8 @@ def test_both_hand_yaku_events_name_each_seat_dealer_first() -> None:
     assert ev[0] == DealerChosen(1, "coin")
     # The dealer's hand is checked first; each event carries the whole hand, in id order.
     assert of(ev, HandYaku) == [
-        HandYaku(1, KUTTSUKI, parse_cards("4a 4c2 10a 10r 11a 11r 12c2 12c3".split())),
-        HandYaku(0, TESHI_1, parse_cards("1b 1r 1c1 1c2 2r 7c2 9c1 12c1".split())),
+        HandYaku(1, KUTTSUKI, cards("4a 4c2 10a 10r 11a 11r 12c2 12c3")),
+        HandYaku(0, TESHI_1, cards("1b 1r 1c1 1c2 2r 7c2 9c1 12c1")),
     ]
 
 
@@ -295,7 +300,10 @@ def test_rulebook_swap_then_both_score() -> None:
     assert (end.reason, end.gained, end.scores) == ("both_hand_yaku", (6, 6), (6, 6))
     _, ev = play(m, "keep")
     assert ev[0] == HandSwapDecided(1 - dealer, False)
-    assert {h.seat: h.yaku.id for h in of(ev, HandYaku)} == {dealer: "kuttsuki", 1 - dealer: "teshi"}
+    assert {h.seat: h.yaku.id for h in of(ev, HandYaku)} == {
+        dealer: "kuttsuki",
+        1 - dealer: "teshi",
+    }
 
 
 def test_one_hand_yaku_wins_and_its_holder_deals_next() -> None:
@@ -440,3 +448,95 @@ def test_not_hand_empty_stops_at_once() -> None:
     (end,) = of(ev, RoundEnded)
     assert (end.winner, end.reason, end.gained) == (0, "stop", (5, 0))
     assert m.round == 2
+
+
+# ---------------------------------------------------------------------- redeals, exactly
+# Deals of round 1, attempt 0 (deck[0..23] as protocol/deal.md lays them out):
+# scenario_seed(25): field 2c2 3b 1c1 2r 2c1 10a 2a 6c1 - all four February cards;
+# scenario_seed(153): field 2r 2a 4c1 1b 1c2 5r 5a 4a - four pairs;
+# scenario_seed(56): the dealer's hand 11b 1b 11r 12c1 11c 5c2 3c2 11a holds all four
+#   November cards; scenario_seed(43): the dealer's hand is four pairs;
+# scenario_seed(55948): the non-dealer holds a hand yaku and the field four of a month.
+# Each attempt 1 deals nothing special.
+def _start(rules: RuleSet, n: int) -> tuple[MatchState, tuple[Event, ...]]:
+    return MatchState.start(rules, scenario_seed(n))
+
+
+def test_four_of_a_month_on_the_field_is_dealt_again() -> None:
+    m, ev = _start(ONLINE, 25)
+    assert [e for e in ev if isinstance(e, Redealt)] == [
+        Redealt(1, 1, "four of a month on the field")
+    ]
+    assert [(s.round, s.attempt) for s in of(ev, RoundStarted)] == [(1, 0), (1, 1)]
+    assert m.round == 1 and m.attempt == 1 and m.phase is Phase.PLAY and m.to_act == m.dealer
+    off = ONLINE.with_settings(redeal_field_four_of_month=False)
+    m, ev = _start(off, 25)
+    assert of(ev, Redealt) == [] and m.attempt == 0 and m.phase is Phase.PLAY
+
+
+def test_four_pairs_on_the_field_only_where_the_rules_say() -> None:
+    m, ev = _start(get_preset("traditions"), 153)
+    assert of(ev, Redealt) == [Redealt(1, 1, "four pairs on the field")]
+    assert m.attempt == 1
+    m, ev = _start(ONLINE, 153)  # 002: "This game plays on with four pairs on the table"
+    assert of(ev, Redealt) == [] and m.attempt == 0 and m.phase is Phase.PLAY
+
+
+@pytest.mark.parametrize("n", [56, 43])
+def test_toraco_deals_again_for_a_lucky_hand(n: int) -> None:
+    # 004: "I'll deal again if a hand has four cards of one month or four pairs".
+    m, ev = _start(get_preset("toraco"), n)
+    assert of(ev, Redealt) == [Redealt(1, 1, "a lucky hand")]
+    assert of(ev, HandYaku) == [] and of(ev, RoundEnded) == []
+    assert m.attempt == 1 and m.scores == (0, 0)
+
+
+def test_hand_yaku_checked_before_or_after_the_field() -> None:
+    # Field first (online): the field's redeal voids the deal, hand yaku included.
+    m, ev = _start(ONLINE, 55948)
+    assert of(ev, HandYaku) == [] and of(ev, Redealt) == [
+        Redealt(1, 1, "four of a month on the field")
+    ]
+    # Hands first (the rulebook's order): the non-dealer's hand yaku ends the round.
+    first = ONLINE.with_settings(hand_yaku_before_field_redeal=True)
+    m, ev = _start(first, 55948)
+    assert of(ev, DealerChosen) == [DealerChosen(0, "coin")]
+    assert [(h.seat, h.yaku.points) for h in of(ev, HandYaku)] == [(1, 6)]
+    assert of(ev, Redealt) == []
+    (end,) = of(ev, RoundEnded)
+    assert (end.winner, end.reason, end.gained) == (1, "hand_yaku", (0, 6))
+    assert m.round == 2 and m.dealer == 1
+
+
+def test_field_checked_after_the_hands_still_deals_again() -> None:
+    # rulebook order: hands first "and then the common area for a BAD DEAL".
+    first = ONLINE.with_settings(hand_yaku_before_field_redeal=True)
+    m, ev = _start(first, 25)
+    assert of(ev, Redealt) == [Redealt(1, 1, "four of a month on the field")]
+    assert m.attempt == 1 and m.phase is Phase.PLAY
+
+
+def test_once_per_player_limits_each_seat_separately() -> None:
+    rules = ONLINE.with_settings(koikoi_limit="once_per_player")
+    m = _seat1_calls(rules)
+    m, _ = play(m, "play 9c1", "koikoi")
+    m, ev = play(m, "play 12c1")  # seat 0 has not called: it may
+    assert of(ev, YakuMade)[0].can_koikoi is True
+    m, _ = play(m, "koikoi")
+    assert m.calls == (1, 1)
+    # seat 1 raises again (4c1 takes nothing; 4c2 ... ) - its second call is refused
+    m = MatchState.position(
+        rules,
+        hands=("2c1 2c2", "9c1 4c1"),
+        field="9a 10c1",
+        piles=("", "1b 3b 8b"),
+        stock="5c1 6c1",
+        dealer=0,
+        to_act=1,
+        calls=(0, 1),
+    )
+    m, ev = play(m, "play 9c1")
+    (made,) = of(ev, YakuMade)
+    assert (made.seat, made.total, made.can_koikoi) == (1, 15, False)
+    (end,) = of(ev, RoundEnded)
+    assert (end.winner, end.reason) == (1, "stop")

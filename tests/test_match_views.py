@@ -231,9 +231,7 @@ def test_view_opponent_and_piles() -> None:
 
 def test_a_pending_drawn_card_with_id_0() -> None:
     # The drawn card is the Crane (1b, id 0) and two January cards lie on the field.
-    m = MatchState.position(
-        ONLINE, hands=("5c1 5c2", "6c1 6c2"), field="1r 1c1 10c1", stock="1b"
-    )
+    m = MatchState.position(ONLINE, hands=("5c1 5c2", "6c1 6c2"), field="1r 1c1 10c1", stock="1b")
     m, ev = m.apply(Action.parse("play 5c1"))
     assert m.phase is Phase.DRAW_CHOICE and m.to_act == 0
     assert m.drawn_card is CARDS[0]
@@ -249,3 +247,100 @@ def test_a_pending_drawn_card_with_id_0() -> None:
     m2, _ = m.apply(Action.parse("take 1c1"))
     assert {"1b", "1c1"} <= set(m2.pile(0).codes()) and "1r" in m2.field.codes()
     assert m2.drawn_card is None and m2.to_act == 1
+
+
+def test_legal_actions_in_id_order_around_a_choice() -> None:
+    # 1b (id 0) sorts before 5a's two choices, 6c1 after them.
+    m = MatchState.position(ONLINE, hands=("1b 5a 6c1", "2a"), field="5r 5c1 7a")
+    assert [str(a) for a in m.legal_actions()] == [
+        "play 1b",
+        "play 5a 5r",
+        "play 5a 5c1",
+        "play 6c1",
+    ]
+
+
+def test_start_checks_its_arguments_and_keeps_the_seed() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import InputError
+
+    seed = bytes(range(32))
+    m, _ = MatchState.start(ONLINE, seed)
+    assert m.match_seed == seed and m.round == 1
+    for bad in (bytes(31), bytes(33), "x" * 32):
+        with pytest.raises(InputError, match="exactly 32 bytes"):
+            MatchState.start(ONLINE, bad)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="RuleSet"):
+        MatchState.start("online", seed)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="appears twice"):
+        MatchState.position(ONLINE, hands=("1b", "2a"), field="1b")
+    with pytest.raises(InputError, match="appears twice"):
+        MatchState.position(ONLINE, hands=("1b", "2a"), field="3b", stock="2a")
+
+
+def test_resign_guards_and_the_over_state_encoding() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import IllegalActionError, InputError
+
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="seat must be 0 or 1"):
+        m.resign(2)
+    over, _ = m.resign(1)
+    assert over.is_over and over.winner == 0 and over.end_reason == "resign"
+    with pytest.raises(IllegalActionError, match="already over"):
+        over.resign(0)
+    stock = rest_of_stock("5c1 6c1", *CALLED["hands"], CALLED["field"], *CALLED["piles"])  # type: ignore[misc]
+    enc = spec_encoding(
+        ONLINE,
+        round=3,
+        attempt=0,
+        dealer=1,
+        phase=4,
+        to_act=255,
+        scores=(20, 30),
+        hands=CALLED["hands"],  # type: ignore[arg-type]
+        field="10a 11c",
+        piles=CALLED["piles"],  # type: ignore[arg-type]
+        calls=(1, 2),
+        last=(5, 10),
+        pending=255,
+        winner=0,
+        finished=0,
+        stock=stock,
+    )
+    assert over.encode_state() == enc
+
+
+def test_repr_names_round_phase_scores_and_hash() -> None:
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    h = m.state_hash().hex()
+    assert repr(m) == f"<MatchState round 3/6 play to_act=0 scores=(20, 30) hash={h[:12]}>"
+
+
+def test_determinize_keeps_the_results_and_refuses_before_looking() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import InputError, new_match
+
+    m = MatchState.position(
+        ONLINE,
+        hands=("4c1 5c1", "6c1 5c2"),
+        field="11c 12c3",
+        piles=("1c1 2c1 3c1", "7c1"),
+        stock="10c1 10c2",
+    )
+    for t in ("play 4c1", "play 6c1", "play 5c1", "play 5c2"):  # a drawn round: round 2
+        m, _ = m.apply(Action.parse(t))
+    assert len(m.results) == 1 and m.round == 2
+    seat = m.to_act
+    assert seat is not None
+    v = m.view(seat)
+    d = determinize(v, m.hand(1 - seat).mask, tuple(c.id for c in m.stock))
+    assert d.results == m.results and d.view(seat) == v
+    swap = new_match(get_preset("rulebook"), bytes(range(32)))
+    assert swap.phase is Phase.HAND_SWAP
+    sv = swap.view(swap.to_act)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="before the hands are looked at"):
+        determinize(sv, 0, ())

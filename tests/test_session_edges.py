@@ -200,5 +200,7 @@ def test_a_catch_up_that_ends_on_another_transcript_is_refused() -> None:
     ahead.receive_data(behind.data_to_send())
     drain(ahead)
     behind.receive_data(ahead.data_to_send())
-    with pytest.raises(ResumeError, match=f"after catching up to action {actor.seq} the transcripts differ"):
+    with pytest.raises(
+        ResumeError, match=f"after catching up to action {actor.seq} the transcripts differ"
+    ):
         drain(behind)

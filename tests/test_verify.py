@@ -258,7 +258,10 @@ def test_record_that_stops_between_the_commitment_and_the_reveal() -> None:
     assert report.checks[-1].detail == "the record stops before the reveal"
     # the host has committed but not yet seen the joiner's value
     assert host_rec.commitment == rec.commitment and host_rec.joiner_value is None
-    assert [(c.name, c.status) for c in verify_record(host_rec).checks][-1] == ("commitment", "skip")
+    assert [(c.name, c.status) for c in verify_record(host_rec).checks][-1] == (
+        "commitment",
+        "skip",
+    )
 
 
 def test_a_match_without_the_reveal_does_not_verify(record: Record) -> None:

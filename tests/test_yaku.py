@@ -477,3 +477,35 @@ def test_total_matches_evaluate_any_variant(rules: RuleSet, captured: int, field
 def test_more_cards_never_score_less_online(captured: int, extra: int) -> None:
     """Without rain-out or voids, capturing a card can only keep or raise the total."""
     assert total(captured | 1 << extra, ONLINE) >= total(captured, ONLINE)
+
+
+# ---------------------------------------------------------------- one viewing yaku, lowest values
+@pytest.mark.parametrize(("on", "off"), [("hanami", "tsukimi"), ("tsukimi", "hanami")])
+def test_only_one_viewing_yaku_switched_on(on: str, off: str) -> None:
+    # Curtain, Moon and Sake cup: only the yaku that is on scores (a yaku at 0 is off).
+    rules = ONLINE.with_settings(**{off: 0})
+    pile = m("3b", "8b", "9a")
+    assert ids(pile, rules) == {on: 5}
+    assert total(pile, rules) == 5
+    # with both on they add up; with both off nothing is left
+    assert ids(pile, ONLINE) == {"hanami": 5, "tsukimi": 5}
+    assert ids(pile, rules.with_settings(**{on: 0})) == {}
+    # the one that is on still needs its own bright
+    other_bright = "8b" if on == "hanami" else "3b"
+    assert ids(m(other_bright, "9a"), rules) == {}
+
+
+def test_combined_ribbons_at_their_lowest_value() -> None:
+    # akatan_aotan = 1 (> 0) still replaces Akatan and Aotan: both sets score 1, not 5 + 5.
+    rules = ONLINE.with_settings(akatan_aotan=1)
+    six = m("1r", "2r", "3r", "6r", "9r", "10r")
+    assert ids(six, rules) == {"akatan_aotan": 1, "tan": 2}
+    assert total(six, rules) == 3
+    seven = six | m("4r")
+    assert ids(seven, rules) == {"akatan_aotan": 2, "tan": 3}
+    assert total(seven, rules) == 5
+    flat = rules.with_settings(plus_yaku="tan")
+    assert ids(seven, flat) == {"akatan_aotan": 1, "tan": 3}
+    # at 0 the two sets score side by side again, each counting the other's three
+    # ribbons as extras ("an extra Blue Scroll would be worth 1 additional point")
+    assert ids(six, rules.with_settings(akatan_aotan=0)) == {"akatan": 8, "aotan": 8, "tan": 2}
