@@ -344,3 +344,44 @@ def test_determinize_keeps_the_results_and_refuses_before_looking() -> None:
     sv = swap.view(swap.to_act)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="before the hands are looked at"):
         determinize(sv, 0, ())
+
+
+def _table(m: MatchState) -> tuple[object, ...]:
+    return (
+        m.field,
+        m.hand(0),
+        m.hand(1),
+        m.pile(0),
+        m.pile(1),
+        m.stock,
+        m.calls,
+        (m.last_total(0), m.last_total(1)),
+        m.scores,
+        m.round,
+        m.dealer,
+        m.phase,
+        m.to_act,
+        m.drawn_card,
+        m.winner,
+    )
+
+
+def test_determinize_with_the_true_hidden_cards_rebuilds_the_table() -> None:
+    # The Crane (1b, id 0) is in seat 1's hidden hand: it must not show up anywhere else.
+    m = MatchState.position(
+        ONLINE,
+        hands=("5c1 5c2 4c1", "1b 6c1 4c2"),
+        field="10c1 11c",
+        piles=("3b 8b 12b", "9a 2r"),
+        calls=(1, 1),
+        scores=(21, 29),
+        dealer=1,
+        to_act=0,
+        round=2,
+    )
+    over, _ = m.resign(1)
+    for state in (m, over):
+        for seat in (0, 1):
+            hidden = state.hand(1 - seat).mask
+            d = determinize(state.view(seat), hidden, tuple(c.id for c in state.stock))
+            assert _table(d) == _table(state)
