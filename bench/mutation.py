@@ -165,6 +165,17 @@ class FileReport:
 
 
 # ---------------------------------------------------------------------- generating
+_SOURCES: dict[str, str] = {}
+
+
+def source_of(file: str) -> str:
+    """The module's text as this run first read it: editing the tree during a run
+    changes neither the mutants nor what is restored after each one."""
+    if file not in _SOURCES:
+        _SOURCES[file] = (PACKAGE / file).read_text()
+    return _SOURCES[file]
+
+
 def _skipped_lines(source: str) -> set[int]:
     return {i for i, line in enumerate(source.splitlines(), 1) if PRAGMA.search(line)}
 
@@ -289,7 +300,7 @@ def _changes(
 
 
 def mutants_of(file: str) -> list[Mutant]:
-    source = (PACKAGE / file).read_text()
+    source = source_of(file)
     tree = ast.parse(source)
     info = _annotate(tree, source)
     in_func = _in_function(tree)
@@ -311,7 +322,7 @@ def mutants_of(file: str) -> list[Mutant]:
 
 
 def mutate_source(m: Mutant) -> str:
-    tree = ast.parse((PACKAGE / m.file).read_text())
+    tree = ast.parse(source_of(m.file))
     node = next(n for i, n in enumerate(ast.walk(tree)) if i == m.index)
     op = m.op.split(":")[0].split(" ")[0]
     if op == "cmp":
@@ -409,7 +420,7 @@ class ForkServer:
     def _start(self, slot: int, file: str, source: str | None, tests: tuple[str, ...]) -> int:
         work = self.slots[slot]
         target = work / "p2pkoikoi" / file
-        target.write_text(source if source is not None else (PACKAGE / file).read_text())
+        target.write_text(source if source is not None else source_of(file))
         for pyc in (target.parent / "__pycache__").glob(target.stem + ".*.pyc"):
             pyc.unlink()
         pid = os.fork()
@@ -483,14 +494,14 @@ class ForkServer:
                 free.append(slot)
                 # restore the slot's copy for the next job
                 orig = jobs[j][1]
-                (self.slots[slot] / "p2pkoikoi" / orig).write_text((PACKAGE / orig).read_text())
+                (self.slots[slot] / "p2pkoikoi" / orig).write_text(source_of(orig))
         return results
 
 
 # ---------------------------------------------------------------------- reporting
 def _mutated_line(m: Mutant) -> str:
     """The changed line, as the mutant reads (for the survivor list)."""
-    orig = ast.unparse(ast.parse((PACKAGE / m.file).read_text())).splitlines()
+    orig = ast.unparse(ast.parse(source_of(m.file))).splitlines()
     new = mutate_source(m).splitlines()
     for a, b in zip(orig, new, strict=False):
         if a != b:

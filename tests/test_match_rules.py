@@ -238,7 +238,8 @@ def test_both_hand_yaku_dealer_first() -> None:
         (0, 6),
     )
     assert end.breakdown == ScoreBreakdown((KUTTSUKI,), 6, (), 6)
-    assert m.round == 2 and m.dealer == 1
+    assert m.round == 2 and m.dealer == 1 and m.attempt == 0
+    assert [(s.round, s.dealer, s.attempt) for s in of(ev, RoundStarted)] == [(1, 1, 0), (2, 1, 0)]
 
 
 def test_both_hand_yaku_both_score_and_the_dealer_is_drawn_again() -> None:
@@ -256,7 +257,8 @@ def test_both_hand_yaku_both_score_and_the_dealer_is_drawn_again() -> None:
     )
     redraw = of(ev, DealerChosen)
     assert redraw == [DealerChosen(1, "coin"), DealerChosen(spec_coin(BOTH, 2), "coin")]
-    assert m.round == 2 and m.dealer == spec_coin(BOTH, 2)
+    assert m.round == 2 and m.dealer == spec_coin(BOTH, 2) and m.attempt == 0
+    assert [(s.round, s.attempt) for s in of(ev, RoundStarted)] == [(1, 0), (2, 0)]
 
 
 def test_both_hand_yaku_redeal() -> None:
@@ -281,7 +283,8 @@ def test_both_hand_yaku_draw() -> None:
         (0, 0),
     )
     assert of(ev, DealerChosen) == [DealerChosen(1, "coin")]
-    assert m.round == 2 and m.dealer == 1
+    assert m.round == 2 and m.dealer == 1 and m.attempt == 0
+    assert [(s.round, s.dealer, s.attempt) for s in of(ev, RoundStarted)] == [(1, 1, 0), (2, 1, 0)]
 
 
 def test_rulebook_swap_then_both_score() -> None:
@@ -316,7 +319,8 @@ def test_one_hand_yaku_wins_and_its_holder_deals_next() -> None:
     assert (hy.seat, hy.yaku) == (0, YakuScore("teshi", 6, mask("7a 7r 7c1 7c2")))
     (end,) = of(ev, RoundEnded)
     assert (end.winner, end.reason, end.gained, end.scores) == (0, "hand_yaku", (6, 0), (31, 19))
-    assert m.round == 2 and m.dealer == 0
+    assert m.round == 2 and m.dealer == 0 and m.attempt == 0
+    assert [(s.round, s.dealer, s.attempt) for s in of(ev, RoundStarted)] == [(1, 1, 0), (2, 0, 0)]
 
 
 def test_dealer_hand_yaku_keeps_the_deal() -> None:
@@ -540,3 +544,33 @@ def test_once_per_player_limits_each_seat_separately() -> None:
     assert (made.seat, made.total, made.can_koikoi) == (1, 15, False)
     (end,) = of(ev, RoundEnded)
     assert (end.winner, end.reason) == (1, "stop")
+
+
+def test_a_second_call_by_seat_1_counts_for_seat_1_only() -> None:
+    # Seat 1 called once before (calls (0, 1), standing at Sankō 5); the Sake cup adds
+    # Tsukimi and Hanami: 15, and it calls again.  Seat 0's count stays 0.
+    m = MatchState.position(
+        ONLINE,
+        hands=("2c1 2c2", "9c1 4c1"),
+        field="9a 10c1",
+        piles=("", "1b 3b 8b"),
+        stock="5c1 6c1",
+        dealer=0,
+        to_act=1,
+        calls=(0, 1),
+    )
+    m, ev = play(m, "play 9c1", "koikoi")
+    assert of(ev, KoiKoiCalled) == [KoiKoiCalled(1, 2)]
+    assert m.calls == (0, 2) and (m.last_total(0), m.last_total(1)) == (0, 15)
+    # and the other way round: seat 0, at one call, calls a second time
+    m = MatchState.position(
+        ONLINE,
+        hands=("9c1 4c1", "2c1 2c2"),
+        field="9a 10c1",
+        piles=("1b 3b 8b", ""),
+        stock="5c1 6c1",
+        calls=(1, 0),
+    )
+    m, ev = play(m, "play 9c1", "koikoi")
+    assert of(ev, KoiKoiCalled) == [KoiKoiCalled(0, 2)]
+    assert m.calls == (2, 0) and (m.last_total(0), m.last_total(1)) == (15, 0)

@@ -509,3 +509,13 @@ def test_combined_ribbons_at_their_lowest_value() -> None:
     # at 0 the two sets score side by side again, each counting the other's three
     # ribbons as extras ("an extra Blue Scroll would be worth 1 additional point")
     assert ids(six, rules.with_settings(akatan_aotan=0)) == {"akatan": 8, "aotan": 8, "tan": 2}
+
+
+def test_a_bright_yaku_switched_off_never_scores() -> None:
+    # Three plain brights with Sankō at 0: no bright yaku at all, not one worth 0.
+    rules = ONLINE.with_settings(sanko=0)
+    assert evaluate(m("1b", "3b", "8b"), rules) == ()
+    assert total(m("1b", "3b", "8b"), rules) == 0
+    # all bright yaku off: five brights make nothing
+    off = ONLINE.with_settings(goko=0, shiko=0, ame_shiko=0, sanko=0)
+    assert evaluate(m("1b", "3b", "8b", "11b", "12b"), off) == ()
