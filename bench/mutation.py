@@ -80,6 +80,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "engine/actions.py": ("test_rules.py", "test_match.py"),
     "engine/events.py": ("test_match_rules.py", "test_match.py"),
     "session/session.py": (
+        "test_session_edges.py",
         "test_session_errors.py",
         "test_session_match.py",
         "test_resume_session.py",

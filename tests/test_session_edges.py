@@ -204,3 +204,101 @@ def test_a_catch_up_that_ends_on_another_transcript_is_refused() -> None:
         ResumeError, match=f"after catching up to action {actor.seq} the transcripts differ"
     ):
         drain(behind)
+
+
+# ---------------------------------------------------------------------- construction
+def test_constructor_refuses_misuse() -> None:
+    def new(role: str, **kw: object) -> Session:
+        args: dict[str, object] = dict(
+            identity_key=det_key(role),
+            invite_secret=SECRET,
+            name="Alice",
+            entropy=det_bytes("e/" + role),
+        )
+        if role == "host":
+            args["rules"] = RULES
+        args.update(kw)
+        return Session(role, **args)  # type: ignore[arg-type]
+
+    with pytest.raises(LocalProtocolError, match="the host must propose rules"):
+        new("host", rules=None)
+    with pytest.raises(LocalProtocolError, match="expected_rules is for the joiner"):
+        new("host", expected_rules=RULES)
+    with pytest.raises(LocalProtocolError, match="the joiner does not propose rules"):
+        new("joiner", rules=RULES)
+    with pytest.raises(LocalProtocolError, match="Ed25519 private key"):
+        new("host", identity_key=b"k" * 32)
+    with pytest.raises(LocalProtocolError, match="entropy must be at least 64 bytes"):
+        new("host", entropy=bytes(63))
+    for bad in ("", " Alice", "Al\nice", "x" * (wire.MAX_NAME + 1)):
+        with pytest.raises(LocalProtocolError, match="player name"):
+            new("host", name=bad)
+    assert new("host", name="x" * wire.MAX_NAME).name == "x" * wire.MAX_NAME
+
+
+def test_longer_entropy_still_makes_32_byte_values() -> None:
+    host = Session(
+        "host",
+        identity_key=det_key("h"),
+        invite_secret=SECRET,
+        name="Alice",
+        entropy=det_bytes("long/h", 100),
+        rules=RULES,
+    )
+    joiner = Session(
+        "joiner",
+        identity_key=det_key("j"),
+        invite_secret=SECRET,
+        name="Bob",
+        entropy=det_bytes("long/j", 100),
+        expected_rules=RULES,
+    )
+    run_pair(host, joiner, random_chooser(3))
+    rec = host.record()
+    assert rec.host_value == det_bytes("long/h", 100)[32:64]
+    assert rec.joiner_value == det_bytes("long/j", 100)[32:64]
+    assert host.state is State.DONE and verify_record(rec).complete
+    assert host.transcript_hash == joiner.transcript_hash == rec.result.transcript_hash  # type: ignore[union-attr]
+
+
+def test_waiting_for_at_every_step() -> None:
+    from p2pkoikoi.session import AcceptRules, WaitingFor
+
+    host, joiner = make_pair(RULES, auto_accept=False)
+    assert host.waiting_for is joiner.waiting_for is WaitingFor.PEER_HELLO
+    joiner.receive_data(host.data_to_send())
+    drain(joiner)
+    assert joiner.waiting_for is WaitingFor.PEER_AUTH
+    host.receive_data(joiner.data_to_send())
+    drain(host)
+    assert host.waiting_for is WaitingFor.PEER_RULES_DECISION
+    joiner.receive_data(host.data_to_send())
+    drain(joiner)
+    assert joiner.waiting_for is WaitingFor.LOCAL_RULES_DECISION
+    host.receive_data(joiner.send(AcceptRules()))
+    drain(joiner)
+    assert joiner.waiting_for is WaitingFor.COMMIT
+    drain(host)
+    assert host.waiting_for is WaitingFor.JOINER_VALUE
+    joiner.receive_data(host.data_to_send())
+    drain(joiner)
+    assert joiner.waiting_for is WaitingFor.REVEAL
+    host.receive_data(joiner.data_to_send())
+    drain(host)
+    joiner.receive_data(host.data_to_send())
+    drain(joiner)
+    assert host.match is not None
+    actor, other = (host, joiner) if host.match.to_act == 0 else (joiner, host)
+    assert actor.waiting_for is WaitingFor.LOCAL_ACTION
+    assert other.waiting_for is WaitingFor.PEER_ACTION
+    other.receive_data(actor.send(Resign()))
+    assert actor.waiting_for is WaitingFor.PEER_FINAL
+    drain(other)
+    actor.receive_data(other.data_to_send())
+    drain(actor)
+    assert actor.waiting_for is other.waiting_for is WaitingFor.NOTHING
+    # a resumed session waits for the peer's resume after the hellos
+    n_actor, n_other = _resumed(actor, "w1"), _resumed(other, "w2")
+    n_other.receive_data(n_actor.data_to_send())
+    drain(n_other)
+    assert n_other.waiting_for is WaitingFor.PEER_RESUME
