@@ -302,3 +302,33 @@ def test_waiting_for_at_every_step() -> None:
     n_other.receive_data(n_actor.data_to_send())
     drain(n_other)
     assert n_other.waiting_for is WaitingFor.PEER_RESUME
+
+
+def test_receive_data_after_the_end_of_the_stream_is_a_local_error() -> None:
+    _, joiner = make_pair(RULES)
+    joiner.receive_data(b"")
+    joiner.receive_data(b"")  # saying it twice is fine
+    with pytest.raises(LocalProtocolError, match="receive_data after end of stream"):
+        joiner.receive_data(b"x")
+
+
+def test_a_second_hello_inside_the_encrypted_stream() -> None:
+    actor, other = playing()
+    hello = wire.HelloMsg(role=actor.role.value, program="x", eph=bytes(32))
+    other.receive_data(forge(actor, hello))
+    with pytest.raises(RemoteProtocolError, match="bad message from peer: unexpected hello"):
+        drain(other)
+
+
+def test_a_peer_that_claims_actions_after_the_end_is_refused() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner, random_chooser(2))
+    assert host.state is State.DONE
+    n_host, n_joiner = _resumed(host, "end-h"), _resumed(joiner, "end-j")
+    # the joiner's resume claims one more action than the finished match has
+    n_joiner._seq += 1
+    n_joiner._tx_at.append(bytes(32))
+    n_joiner._hash_at.append(bytes(32))
+    with pytest.raises(ResumeError, match="claims actions after the end of the match"):
+        run_pair(n_host, n_joiner)
+    assert n_host.state is State.ERROR
