@@ -188,7 +188,7 @@ def _annotate(tree: ast.Module, source: str) -> dict[int, tuple[str, bool]]:
     info: dict[int, tuple[str, bool]] = {}
 
     def visit(node: ast.AST, qual: str, skip: bool) -> None:
-        if isinstance(node, ast.stmt) and (
+        if isinstance(node, ast.stmt | ast.excepthandler) and (
             node.lineno in skip_lines or isinstance(node, (ast.Assert, ast.Import, ast.ImportFrom))
         ):
             skip = True

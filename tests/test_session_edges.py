@@ -332,3 +332,26 @@ def test_a_peer_that_claims_actions_after_the_end_is_refused() -> None:
     with pytest.raises(ResumeError, match="claims actions after the end of the match"):
         run_pair(n_host, n_joiner)
     assert n_host.state is State.ERROR
+
+
+def test_bye_closes_the_session_and_nothing_after_it_is_read() -> None:
+    from p2pkoikoi.session import ConnectionClosed, Goodbye
+
+    actor, other = playing()
+    other.receive_data(actor.send(Goodbye()) + forge(actor, wire.PingMsg(nonce=b"late")))
+    assert drain(other) == [
+        ConnectionClosed(clean=False, reason="the other player left before the match ended")
+    ]
+    assert other.state is State.CLOSED and actor.state is State.CLOSED
+    with pytest.raises(LocalProtocolError, match="the session is closed"):
+        actor.send(Goodbye())
+
+
+def test_last_local_events_are_the_engine_events_of_our_action() -> None:
+    actor, _ = playing()
+    m = actor.match
+    assert m is not None
+    action = m.legal_actions()[0]
+    _, events = m.apply(action)
+    actor.send(SendAction(action))
+    assert actor.last_local_events == events and events

@@ -13,7 +13,7 @@ from p2pkoikoi.cli.verify_cmd import add_parser, run
 from p2pkoikoi.engine import Action, get_preset
 from p2pkoikoi.session import Record, decode_record, encode_record
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify import Check, verify_record
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +34,9 @@ def first_failure(rec: Record) -> str:
     assert not report.ok
     fail = report.first_failure
     assert fail is not None
+    # the replay stops at its first failure; only the other final signature may follow
+    after = report.checks[report.checks.index(fail) + 1 :]
+    assert all(c.name.startswith("final signature") for c in after), report
     return fail.name
 
 
@@ -270,3 +273,48 @@ def test_a_match_without_the_reveal_does_not_verify(record: Record) -> None:
     assert first_failure(no_reveal) == "commitment"
     not_accepted = dataclasses.replace(record, accepted=False)
     assert first_failure(not_accepted) == "commitment"
+
+
+@pytest.mark.parametrize(
+    ("change", "detail"),
+    [
+        ("winner", "winner is"),
+        ("final_state_hash", "final state hash differs"),
+        ("transcript_hash", "final transcript hash differs"),
+    ],
+)
+def test_each_part_of_the_result_is_checked(record: Record, change: str, detail: str) -> None:
+    assert record.result is not None
+    res = record.result
+    value: object
+    if change == "winner":
+        value = None if res.winner is not None else 0
+    else:
+        value = flip(getattr(res, change))
+    bad = dataclasses.replace(record, result=dataclasses.replace(res, **{change: value}))
+    assert first_failure(bad) == "result"
+    fail = verify_record(bad).first_failure
+    assert (
+        fail is not None
+        and fail.detail
+        == {
+            "winner": f"winner is {res.winner}, record says {value}",
+            "final_state_hash": "final state hash differs",
+            "transcript_hash": "final transcript hash differs",
+        }[change]
+    )
+    assert detail in fail.detail
+
+
+def test_result_detail_and_a_missing_final_signature(record: Record) -> None:
+    assert record.result is not None
+    report = verify_record(record)
+    (res,) = [c for c in report.checks if c.name == "result"]
+    assert res == Check("result", "pass", f"scores {record.result.scores}")
+    h, _ = record.final_sigs
+    half = verify_record(dataclasses.replace(record, final_sigs=(h, None)))
+    assert half.ok and not half.complete
+    assert [(c.name, c.status, c.detail) for c in half.checks[-2:]] == [
+        ("final signature host", "pass", ""),
+        ("final signature joiner", "skip", "missing"),
+    ]

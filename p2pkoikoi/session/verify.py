@@ -120,7 +120,7 @@ def _verify(r: Record, rep: _Report) -> None:
     t = crypto.absorb(t, "reveal", r.host_value)
     try:
         m, _ = MatchState.start(rules, seed)
-    except KoiKoiError as exc:
+    except KoiKoiError as exc:  # pragma: no cover - decoded rules and a 32-byte seed
         rep.add("deal", False, str(exc))
         return
     rep.add("deal", True, f"first dealer: seat {m.dealer}")
