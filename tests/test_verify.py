@@ -318,3 +318,38 @@ def test_result_detail_and_a_missing_final_signature(record: Record) -> None:
         ("final signature host", "pass", ""),
         ("final signature joiner", "skip", "missing"),
     ]
+
+
+def test_a_declined_match_verifies_so_far_and_nothing_after_a_decline_may_follow() -> None:
+    from p2pkoikoi.session import DeclineRules, RulesMismatchError
+
+    host, joiner = make_pair(get_preset("online"), label="decline", auto_accept=False)
+    joiner.receive_data(host.data_to_send())
+    host.receive_data(joiner.data_to_send())
+    drain(host)
+    joiner.receive_data(host.data_to_send())
+    drain(joiner)
+    host.receive_data(joiner.data_to_send())
+    drain(host)
+    host.receive_data(joiner.send(DeclineRules()))
+    with pytest.raises(RulesMismatchError):
+        drain(host)
+    for rec in (host.record(), joiner.record()):
+        report = verify_record(rec)
+        assert report.ok and not report.complete, report
+        assert report.checks[-1] == Check(
+            "commitment", "skip", "the joiner did not accept the rules"
+        )
+    _, cut = _cut_after_the_commitment()
+    for change in (
+        {"host_value": b"\x01" * 32},
+        {"commitment": cut.commitment, "joiner_value": None},
+        {"commitment": None, "joiner_value": cut.joiner_value},
+    ):
+        bad = dataclasses.replace(cut, accepted=False, commitment=None, joiner_value=None)
+        bad = dataclasses.replace(bad, **change)  # type: ignore[arg-type]
+        assert first_failure(bad) == "commitment"
+        fail = verify_record(bad).first_failure
+        assert fail is not None and fail.detail == (
+            "the joiner did not accept the rules, yet it records more of the match"
+        )
