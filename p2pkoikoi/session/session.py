@@ -875,7 +875,6 @@ class Session:
         self._queue(
             wire.OverMsg(hash=h, tx=self._transcript, scores=m.scores, winner=m.winner, sig=sig)
         )
-        self._state = State.FINISH
 
     def _on_over(self, msg: wire.OverMsg) -> None:
         if self._state is State.DONE and msg.sig == self._final_sigs.get(self.role.other):
@@ -897,20 +896,15 @@ class Session:
         self._events.append(MatchOver(r.scores, r.winner, r.final_state_hash, r.transcript_hash))
 
     # ------------------------------------------------------------------ side channel
-    def _need_channel(self, what: str) -> None:
-        if self._state in (State.HELLO, State.ERROR, State.CLOSED):
-            raise self._unexpected(what)
-
+    # No state check here: these arrive only through the keyed channel (after the
+    # hello), and nothing is decoded after an error or a close (_next_event stops first).
     def _on_ping(self, msg: wire.PingMsg) -> None:
-        self._need_channel("ping")
         self._events.append(Ping(msg.nonce))
 
     def _on_pong(self, msg: wire.PongMsg) -> None:
-        self._need_channel("pong")
         self._events.append(Pong(msg.nonce))
 
     def _on_chat(self, msg: wire.ChatMsg) -> None:
-        self._need_channel("chat")
         text = sanitize(msg.text).strip()
         if text:
             self._events.append(ChatReceived(text))
