@@ -353,3 +353,36 @@ def test_a_declined_match_verifies_so_far_and_nothing_after_a_decline_may_follow
         assert fail is not None and fail.detail == (
             "the joiner did not accept the rules, yet it records more of the match"
         )
+
+
+def test_turn_failures_say_which_rule_broke(record: Record) -> None:
+    a = record.actions[4]
+    bad_seq = _with_action(record, 4, seq=a.seq ^ 1)
+    fail = verify_record(bad_seq).first_failure
+    assert fail is not None and fail.detail == f"seq {a.seq ^ 1}, expected 5"
+    bad_seat = _with_action(record, 4, seat=1 - a.seat)
+    fail = verify_record(bad_seat).first_failure
+    assert fail is not None and fail.name == "action 5 turn"
+    assert fail.detail == f"seat {1 - a.seat} acted, seat {a.seat} was to act"
+
+
+def test_a_record_ending_in_a_resignation() -> None:
+    from p2pkoikoi.session import Resign
+
+    host, joiner = make_pair(get_preset("online"), label="resigned")
+    run_pair(host, joiner)
+    assert host.match is not None
+    actor, other = (host, joiner) if host.match.to_act == 0 else (joiner, host)
+    other.receive_data(actor.send(Resign()))
+    drain(other)
+    actor.receive_data(other.data_to_send())
+    drain(actor)
+    rec = actor.record()
+    assert rec.actions[-1].action == "resign" and rec.result is not None
+    report = verify_record(rec)
+    assert report.ok and report.complete, report
+    assert rec.result.winner == other.our_seat
+    bad = _with_action(rec, len(rec.actions) - 1, state_hash=flip(rec.actions[-1].state_hash))
+    assert first_failure(bad) == f"action {len(rec.actions)} state hash"
+    forged = _with_action(rec, len(rec.actions) - 1, sig=flip(rec.actions[-1].sig, 3))
+    assert first_failure(forged) == f"action {len(rec.actions)} signature"
