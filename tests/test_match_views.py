@@ -385,3 +385,15 @@ def test_determinize_with_the_true_hidden_cards_rebuilds_the_table() -> None:
             hidden = state.hand(1 - seat).mask
             d = determinize(state.view(seat), hidden, tuple(c.id for c in state.stock))
             assert _table(d) == _table(state)
+
+
+def test_states_are_made_only_by_the_constructors_and_keep_their_end_reason() -> None:
+    import pytest
+
+    with pytest.raises(TypeError, match="use new_match"):
+        MatchState()
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    after, _ = m.apply(Action.parse("play 2c1"))
+    assert after.end_reason == "" and not after.is_over
+    over, _ = after.resign(0)
+    assert over.end_reason == "resign"

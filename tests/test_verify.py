@@ -386,3 +386,11 @@ def test_a_record_ending_in_a_resignation() -> None:
     assert first_failure(bad) == f"action {len(rec.actions)} state hash"
     forged = _with_action(rec, len(rec.actions) - 1, sig=flip(rec.actions[-1].sig, 3))
     assert first_failure(forged) == f"action {len(rec.actions)} signature"
+
+
+def test_a_non_canonical_action_text_is_not_legal(record: Record) -> None:
+    text = record.actions[0].action
+    rec = _with_action(record, 0, action=text.upper())
+    assert first_failure(rec) == "action 1 legal"
+    fail = verify_record(rec).first_failure
+    assert fail is not None and fail.detail == f"{text.upper()}: not canonical: {text.upper()!r}"
