@@ -397,3 +397,32 @@ def test_states_are_made_only_by_the_constructors_and_keep_their_end_reason() ->
     assert after.end_reason == "" and not after.is_over
     over, _ = after.resign(0)
     assert over.end_reason == "resign"
+
+
+def test_each_phase_names_the_action_it_expects() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import IllegalActionError, new_match
+
+    def refused(m: MatchState, text: str, expected: str) -> None:
+        with pytest.raises(IllegalActionError, match=f"illegal action {text}: expected {expected}"):
+            m.apply(Action.parse(text))
+
+    m = MatchState.position(ONLINE, hands=("5c1 5c2", "6c1 6c2"), field="1r 1c1 10c1", stock="1b")
+    refused(m, "take 1r", r"a card to play \(play CARD\)")
+    refused(m, "koikoi", r"a card to play \(play CARD\)")
+    choice, _ = m.apply(Action.parse("play 5c1"))
+    assert choice.phase is Phase.DRAW_CHOICE
+    expected = r"the field card to take with the drawn card \(take CARD\)"
+    refused(choice, "play 5c2", expected)
+    refused(choice, "stop", expected)
+    koi, _ = MatchState.position(
+        ONLINE, hands=("12c1 2c1", "4c1 4c2"), field="12b", piles=("1b 3b", "")
+    ).apply(Action.parse("play 12c1"))
+    assert koi.phase is Phase.KOIKOI
+    refused(koi, "play 2c1", "koikoi or stop")
+    refused(koi, "take 12b", "koikoi or stop")
+    swap = new_match(get_preset("rulebook"), bytes(range(32)))
+    assert swap.phase is Phase.HAND_SWAP
+    refused(swap, "stop", "swap or keep")
+    refused(swap, "koikoi", "swap or keep")
