@@ -404,6 +404,12 @@ def test_card_draw_higher_card_breaks_a_month_tie() -> None:
     assert (d.dealer, d.method, _codes(d)) == (0, "card_draw", [("5r", "5c1")])
 
 
+def test_card_draw_higher_card_for_seat_1() -> None:
+    # scenario_seed(28): seat 0 turns 6c2, seat 1 the 6r ribbon, worth more: seat 1 deals.
+    d = _dealer_chosen(CARD_DRAW.with_settings(card_draw_tie="higher_card"), 28)
+    assert (d.dealer, _codes(d)) == (1, [("6c2", "6r")])
+
+
 def test_card_draw_redraw_ignores_the_kinds() -> None:
     # 000: "If tied, repeat": January (seat 1's 1c1) is earlier than October.
     d = _dealer_chosen(CARD_DRAW.with_settings(card_draw_tie="redraw"), 34)

@@ -426,3 +426,14 @@ def test_each_phase_names_the_action_it_expects() -> None:
     assert swap.phase is Phase.HAND_SWAP
     refused(swap, "stop", "swap or keep")
     refused(swap, "koikoi", "swap or keep")
+
+
+def test_view_of_a_seat_that_does_not_exist() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import InputError
+
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    for seat in (-1, 2):
+        with pytest.raises(InputError, match="seat must be 0 or 1"):
+            m.view(seat)
