@@ -399,6 +399,7 @@ class ForkServer:
     def __init__(self, jobs: int, timeout: float | None, verbose: bool) -> None:
         self.timeout = timeout
         self.verbose = verbose
+        self.live: set[int] = set()  # pids of the children running now
         self.root = Path(tempfile.mkdtemp(prefix="p2pkoikoi-mutation-"))
         self.slots: list[Path] = []
         ignore = shutil.ignore_patterns(
@@ -416,6 +417,11 @@ class ForkServer:
             __import__(name)
 
     def close(self) -> None:
+        """Kill the mutants still running (interrupted run) and remove the copies."""
+        for pid in self.live:
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
         shutil.rmtree(self.root, ignore_errors=True)
 
     def _start(self, slot: int, file: str, source: str | None, tests: tuple[str, ...]) -> int:
@@ -468,6 +474,7 @@ class ForkServer:
                 slot = free.pop(0)
                 _, file, source, tests = jobs[j]
                 pid = self._start(slot, file, source, tests)
+                self.live.add(pid)
                 running[os.pidfd_open(pid)] = (j, pid, slot, time.monotonic())
             now = time.monotonic()
             wait = None
@@ -490,6 +497,7 @@ class ForkServer:
                     continue
                 os.close(fd)
                 del running[fd]
+                self.live.discard(pid)
                 if done is not None:
                     done(j, *results[j])
                 free.append(slot)
@@ -522,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write every outcome to this file")
     ap.add_argument("--verbose", action="store_true", help="show pytest's output")
     args = ap.parse_args(argv)
+    # a plain `kill` still cleans up (the children and the private copies)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     if args.files:
         files = [f.removeprefix("p2pkoikoi/") for f in args.files]
