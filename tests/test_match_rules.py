@@ -261,6 +261,14 @@ def test_both_hand_yaku_both_score_and_the_dealer_is_drawn_again() -> None:
     assert [(s.round, s.attempt) for s in of(ev, RoundStarted)] == [(1, 0), (2, 0)]
 
 
+def test_both_score_gives_each_seat_its_own_hand_yaku() -> None:
+    # With Kuttsuki worth 4, seat 0's Teshi scores 6 and seat 1's Kuttsuki 4.
+    rules = ONLINE.with_settings(both_hand_yaku="both_score", scoring="sum", kuttsuki=4)
+    _, ev = MatchState.start(rules, BOTH)
+    (end,) = of(ev, RoundEnded)
+    assert (end.gained, end.scores) == ((6, 4), (6, 4))
+
+
 def test_both_hand_yaku_redeal() -> None:
     # 003: "If both players have one, redeal": the same round, attempt 1, no points.
     m, ev = _both("redeal")
@@ -580,3 +588,20 @@ def test_a_second_call_by_seat_1_counts_for_seat_1_only() -> None:
     m, ev = play(m, "play 9c1", "koikoi")
     assert of(ev, KoiKoiCalled) == [KoiKoiCalled(0, 2)]
     assert m.calls == (2, 0) and (m.last_total(0), m.last_total(1)) == (15, 0)
+
+
+@pytest.mark.parametrize("dealer", [0, 1])
+def test_next_dealer_alternate_passes_the_deal_whoever_wins(dealer: int) -> None:
+    rules = ONLINE.with_settings(next_dealer="alternate")
+    m = MatchState.position(
+        rules,
+        hands=("12c1 2c1", "4c1 4c2"),
+        field="12b",
+        piles=("1b 3b", ""),
+        dealer=dealer,
+        to_act=0,
+    )
+    m, ev = play(m, "play 12c1", "stop")
+    (end,) = of(ev, RoundEnded)
+    assert end.winner == 0
+    assert m.round == 2 and m.dealer == 1 - dealer

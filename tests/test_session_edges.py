@@ -349,6 +349,7 @@ def test_bye_closes_the_session_and_nothing_after_it_is_read() -> None:
 
 def test_last_local_events_are_the_engine_events_of_our_action() -> None:
     actor, _ = playing()
+    assert actor.last_local_events == ()  # nothing played yet
     m = actor.match
     assert m is not None
     action = m.legal_actions()[0]
