@@ -356,3 +356,13 @@ def test_last_local_events_are_the_engine_events_of_our_action() -> None:
     _, events = m.apply(action)
     actor.send(SendAction(action))
     assert actor.last_local_events == events and events
+
+
+def test_a_failed_session_keeps_no_unread_bytes() -> None:
+    actor, other = playing()
+    frame = bytearray(forge(actor, wire.PingMsg(nonce=b"a")))
+    frame[-1] ^= 1  # fails authentication
+    other.receive_data(bytes(frame) + forge(actor, wire.PingMsg(nonce=b"b"))[:10])
+    with pytest.raises(RemoteProtocolError, match="frame failed authentication"):
+        drain(other)
+    assert len(other._in) == 0
