@@ -377,7 +377,8 @@ def test_files_for(file: str) -> tuple[str, ...]:
 
 
 def equivalent_keys() -> dict[str, str]:
-    """Keys listed in docs/mutation.md under "Equivalent mutants", with their reasons."""
+    """Keys listed in docs/mutation.md under "Equivalent mutants", with their reasons:
+    each bullet names one or more keys in backticks, then ``:`` and the reason."""
     if not DOCS.exists():
         return {}
     out: dict[str, str] = {}
@@ -386,9 +387,12 @@ def equivalent_keys() -> dict[str, str]:
         if line.startswith("## "):
             in_section = line.strip().lower().startswith("## equivalent mutants")
             continue
-        mm = re.match(r"^[-*] `([^`]+)`\s*[:\u2014-]?\s*(.*)$", line)
-        if in_section and mm:
-            out[mm.group(1)] = mm.group(2)
+        if not in_section or not re.match(r"^[-*] `", line):
+            continue
+        keys = re.findall(r"`([^`]+#\d+)`", line)
+        reason = line.rsplit("`:", 1)[-1].strip()
+        for k in keys:
+            out[k] = reason
     return out
 
 
