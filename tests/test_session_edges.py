@@ -366,3 +366,48 @@ def test_a_failed_session_keeps_no_unread_bytes() -> None:
     with pytest.raises(RemoteProtocolError, match="frame failed authentication"):
         drain(other)
     assert len(other._in) == 0
+
+
+def test_resume_refuses_another_match_and_a_record_that_does_not_verify() -> None:
+    import dataclasses
+
+    a_host, a_joiner = make_pair(RULES)
+    run_pair(a_host, a_joiner)
+    _play_some(a_host, a_joiner, 2)
+    b_host, b_joiner = make_pair(RULES, label="other")  # another match
+    run_pair(b_host, b_joiner)
+    n_a = _resumed(a_host, "a")
+    n_b = Session.resume(
+        b_joiner.record(),
+        "joiner",
+        identity_key=det_key("joinerother"),
+        invite_secret=SECRET,
+        entropy=det_bytes("b"),
+    )
+    n_a.receive_data(n_b.data_to_send())
+    with pytest.raises(ResumeError, match="the other player resumes a different match"):
+        drain(n_a)
+    rec = a_host.record()
+    bad = dataclasses.replace(
+        rec,
+        actions=(dataclasses.replace(rec.actions[0], sig=bytes(64)), *rec.actions[1:]),
+    )
+    with pytest.raises(
+        LocalProtocolError, match=r"the record does not verify \(action 1 signature"
+    ):
+        Session.resume(
+            bad,
+            "host",
+            identity_key=det_key("host"),
+            invite_secret=SECRET,
+            entropy=det_bytes("x"),
+        )
+    early = dataclasses.replace(rec, host_value=None)
+    with pytest.raises(LocalProtocolError, match="stops before the match started"):
+        Session.resume(
+            early,
+            "host",
+            identity_key=det_key("host"),
+            invite_secret=SECRET,
+            entropy=det_bytes("x"),
+        )
