@@ -10,4 +10,17 @@ Layers, each importing only the ones below it:
 :mod:`p2pkoikoi.bots` sits beside the interface and uses only the engine and a player's view.
 """
 
+# The one place the version is written: pyproject.toml reads it from here
+# ([tool.setuptools.dynamic]), so ``--version`` and the ``hello`` message say the
+# same as the package metadata, installed or run from a checkout.
 __version__ = "0.1.0"
+
+#: The project's home.  Help texts and screens point at documents there: an
+#: installed copy (a wheel, pipx, uv tool) has no docs/ folder on disk.
+HOME_URL = "https://github.com/p2pkoikoi/p2pkoikoi"
+
+
+def doc_url(path: str) -> str:
+    """The web address of the repository file ``path`` on the main branch,
+    e.g. ``doc_url("docs/network.md#records")``."""
+    return f"{HOME_URL}/blob/main/{path}"

@@ -104,9 +104,58 @@ def test_console_script_entry_point() -> None:
     )
     assert proc.returncode == 0 and json.loads(proc.stdout)["score"] == 5
     proc = subprocess.run(
-        [sys.executable, "-m", "p2pkoikoi", "bench", "--seconds", "0.2", "--json"],
+        [sys.executable, "-m", "p2pkoikoi", "bench", "--seconds", "0.2", "--json",
+         "--startup-runs", "1"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(proc.stdout)
+    assert figures["rounds_per_second"] > 0
+    # the protocol's cost per move and start-up times are there for the next engineer
+    assert figures["protocol_cpu_ms_per_action_per_side"] > 0
+    assert figures["protocol_actions"] > 100
+    for name in ("python", "help", "score", "rules", "verify"):
+        assert figures[f"startup_{name}_ms"] > 0
+
+
+def test_rules_diff_koikoijapan(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules", "--diff", "online", "koikoijapan", "--json")
+    diff = {d["setting"]: d for d in json.loads(out)}
+    assert code == 0
+    assert {"viewing_after_koikoi", "koikoi_bonus", "pool_payment_cap"} <= set(diff)
+    assert len(diff) == 18
+
+
+def test_score_koikoijapan_bonus_and_viewing(capsys: pytest.CaptureFixture[str]) -> None:
+    """Hanami is 3 once you have called; two own calls add 2; four calls double instead."""
+    code, out, _ = run(
+        capsys,
+        "score",
+        "--rules",
+        "koikoijapan",
+        "--calls-self",
+        "2",
+        "--json",
+        "curtain",
+        "sake-cup",
     )
-    assert proc.returncode == 0 and json.loads(proc.stdout)["rounds_per_second"] > 0
+    data = json.loads(out)
+    assert code == 0 and data["yaku"] == [{"id": "hanami", "points": 3}]
+    assert (data["base"], data["bonus"], data["multipliers"], data["score"]) == (3, 2, [], 5)
+    code, out, _ = run(
+        capsys,
+        "score",
+        "--rules",
+        "koikoijapan",
+        "--calls-self",
+        "4",
+        "--json",
+        "curtain",
+        "sake-cup",
+    )
+    data = json.loads(out)
+    assert (data["bonus"], [m["factor"] for m in data["multipliers"]], data["score"]) == (0, [2], 6)
+    code, out, _ = run(capsys, "score", "--rules", "koikoijapan", "curtain", "sake-cup")
+    assert "Hanami-zake" in out and "Score: 1" in out

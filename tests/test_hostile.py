@@ -20,6 +20,7 @@ import json
 import os
 import select
 import socket
+import stat
 import threading
 import time
 from pathlib import Path
@@ -41,8 +42,11 @@ from hostile_peer import (
 from p2pkoikoi.cli import main as cli_main
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, get_preset
 from p2pkoikoi.session import NEED_DATA, Role, SendAction, Session, State, crypto, wire
+from p2pkoikoi.session.record import decode_record
 from p2pkoikoi.transport.errors import PeerSilentError
-from p2pkoikoi.transport.net import Timeouts, open_link
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.match_link import open_link
+from p2pkoikoi.transport.record_files import sidecar_path
 
 MEMORY_MB = 200.0  # peak RSS bound for an honest process under attack
 QUICK = 10.0  # seconds from an attack to the honest process's exit (detection is immediate)
@@ -77,7 +81,10 @@ def check_record(path: Path, actions: int) -> dict[str, Any]:
     report = verify_json(path)
     assert report["exit_code"] == 0 and report["ok"], report
     assert report["complete"] is False
-    assert len(json.loads(path.read_text())["actions"]) == actions
+    # mid-match the file is a journal (protocol/records.md): decode_record reads both
+    assert len(decode_record(path.read_bytes()).actions) == actions
+    # unfinished: it holds the match seed, so only its owner may read it
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
     return report
 
 
@@ -149,6 +156,7 @@ def test_garbage_instead_of_hello_then_a_real_match(host: Any, tmp_path: Path) -
     assert h.events[-1]["event"] == j.events[-1]["event"] == "match_over"
     assert h.events[-1]["final_hash"] == j.events[-1]["final_hash"]
     assert verify_json(record)["complete"] is True
+    assert stat.S_IMODE(record.stat().st_mode) == 0o644  # over: shareable
     assert h.peak_rss_mb < MEMORY_MB
 
 
@@ -331,6 +339,8 @@ def test_illegal_action(host: Any) -> None:
     peer.send_raw(signed_action(peer, seq, text, bytes(32), Ed25519PrivateKey.generate()))
     check_stopped(proc.wait_exit(), at, f"the other player sent an illegal action {seq}")
     check_record(record, peer.session.seq)
+    # a cheat ends the match for good: the invite secret to resume it is deleted
+    assert not sidecar_path(record).exists()
     peer.close()
 
 

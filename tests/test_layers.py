@@ -20,8 +20,9 @@ ALLOWED = {
     "session": {"engine", "session"},
     "transport": {"engine", "session", "transport"},
     "bots": {"engine", "bots"},
-    # The interface and the command line are one layer: the start screen runs commands.
-    "ui": {"engine", "session", "transport", "bots", "ui", "cli"},
+    # The command line sits on the interface; the start screen gets what its
+    # choices run as callbacks, so ui never imports cli.
+    "ui": {"engine", "session", "transport", "bots", "ui"},
     "cli": {"engine", "session", "transport", "bots", "ui", "cli"},
 }
 # Banned in the engine even though they are standard library: I/O, clock, global randomness.
@@ -42,14 +43,25 @@ ENGINE_BANNED = {
 }
 
 
-def imports_of(path: Path) -> set[str]:
+def imports_of(path: Path, root: Path = PACKAGE.parent) -> set[str]:
+    """Every module ``path`` imports, anywhere in it, relative imports made absolute."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    # the package a relative import starts from (a module's, or __init__'s own)
+    package = list(path.relative_to(root).parts[:-1])
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                assert node.module is not None
+                out.add(node.module)
+                continue
+            base = package[: len(package) - (node.level - 1)]
+            if node.module:
+                out.add(".".join([*base, node.module]))
+            else:  # from . import x, y: each name may be a module
+                out.update(".".join([*base, a.name]) for a in node.names)
     return out
 
 
@@ -67,7 +79,7 @@ def test_layer_imports_only_lower_layers(layer: str) -> None:
             if top == "p2pkoikoi":
                 parts = mod.split(".")
                 if len(parts) == 1:
-                    continue  # the package root holds only __version__
+                    continue  # the package root holds only the version and the project's URLs
                 assert parts[1] in ALLOWED[layer], f"{path.name} ({layer}) imports {mod}"
 
 
@@ -82,3 +94,13 @@ def test_engine_is_pure_standard_library() -> None:
             assert top not in ENGINE_BANNED, (
                 f"{path.name} imports {mod}: no I/O, clock or global random in the engine"
             )
+
+
+def test_relative_imports_are_checked_too(tmp_path: Path) -> None:
+    """``from ..cli import x`` in ui counts as importing p2pkoikoi.cli (and would fail)."""
+    fake = tmp_path / "p2pkoikoi" / "ui" / "x.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("from ..cli import build_parser\nfrom . import app\n", encoding="utf-8")
+    found = imports_of(fake, root=tmp_path)
+    assert found == {"p2pkoikoi.cli", "p2pkoikoi.ui.app"}
+    assert "cli" not in ALLOWED["ui"]

@@ -24,6 +24,7 @@ from p2pkoikoi.engine.rules import (
     CardDrawTie,
     DrawnRound,
     FirstDealer,
+    KoiKoiBonus,
     KoiKoiLimit,
     KoiKoiMultiplier,
     KoiKoiWhen,
@@ -34,7 +35,16 @@ from p2pkoikoi.engine.rules import (
 )
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-NAMES = ("online", "nintendo", "rulebook", "vanikar", "traditions", "toraco", "fudawiki")
+NAMES = (
+    "online",
+    "nintendo",
+    "rulebook",
+    "vanikar",
+    "traditions",
+    "toraco",
+    "fudawiki",
+    "koikoijapan",
+)
 ALL_PLUS = ("akatan", "akatan_aotan", "aotan", "inoshikacho", "kasu", "tan", "tane")
 
 
@@ -53,7 +63,7 @@ def test_get_preset() -> None:
         get_preset("x")
     assert str(err.value) == (
         "unknown preset: 'x' (choose from: online, nintendo, rulebook, vanikar, "
-        "traditions, toraco, fudawiki)"
+        "traditions, toraco, fudawiki, koikoijapan)"
     )
 
 
@@ -197,6 +207,42 @@ def test_fudawiki() -> None:
     assert r.rounds == 12 and r.scoring is Scoring.SUM
 
 
+def test_koikoijapan() -> None:
+    """guansanghai/KoiKoi-AI koikoigame.py: 8 rounds from 30 points, uncapped payments,
+    +1 per own koi-koi up to 3 then x(calls - 2), viewing 1 (3 after a call), no hand yaku."""
+    r = PRESETS["koikoijapan"]
+    assert (r.goko, r.shiko, r.ame_shiko, r.sanko, r.inoshikacho) == (10, 8, 7, 5, 5)
+    assert (r.akatan, r.aotan, r.akatan_aotan) == (5, 5, 20)
+    assert (r.tane, r.tan, r.kasu) == (1, 1, 1)
+    assert r.plus_yaku == ("kasu", "tan", "tane")
+    assert not r.tane_void_with_inoshikacho and not r.tan_void_with_akatan_aotan
+    assert r.sake_cup is SakeCup.BOTH
+    assert (r.hanami, r.tsukimi, r.viewing_after_koikoi) == (1, 1, 3)
+    assert not r.viewing_needs_other_yaku and r.rain_out is RainOut.NONE
+    assert (r.teshi, r.kuttsuki) == (0, 0)
+    assert r.double_at == 0 and r.koikoi_multiplier is KoiKoiMultiplier.NONE
+    assert r.koikoi_bonus is KoiKoiBonus.SELF_PLUS_ONE
+    assert r.koikoi_limit is KoiKoiLimit.UNLIMITED
+    assert r.after_koikoi is AfterKoiKoi.CHOOSE_ON_RAISE
+    assert r.koikoi_when is KoiKoiWhen.NOT_HAND_EMPTY
+    assert r.redeal_field_four_of_month and r.redeal_hand_four_of_month
+    assert not r.redeal_field_four_pairs and not r.redeal_hand_four_pairs
+    assert not r.hand_swap and not r.forced_capture
+    assert (r.drawn_round, r.oya_ken_points) == (DrawnRound.OYA_KEN, 1)
+    assert r.first_dealer is FirstDealer.COIN and r.next_dealer.value == "winner"
+    assert (r.rounds, r.scoring, r.pool_stake, r.knockout) == (8, Scoring.POOL, 30, True)
+    assert not r.pool_payment_cap
+
+
+def test_new_settings_default_to_the_old_behaviour() -> None:
+    """The three KoiKoi-Japan settings are off in every other preset."""
+    for name, r in PRESETS.items():
+        if name != "koikoijapan":
+            assert r.viewing_after_koikoi == 0, name
+            assert r.koikoi_bonus is KoiKoiBonus.NONE, name
+            assert r.pool_payment_cap, name
+
+
 # ---------------------------------------------------------------- protocol vectors
 
 
@@ -214,3 +260,27 @@ def test_vectors_file_matches_presets() -> None:
         assert hashlib.sha256(tag + encoding).hexdigest() == entry["fingerprint"], name
         assert rules.fingerprint() == entry["fingerprint"], name
         assert RuleSet.decode(encoding) == rules, name
+
+
+def test_rules_md_table_matches_the_presets() -> None:
+    """docs/rules.md "Every setting side by side" shows every preset's every value."""
+    text = (ROOT / "docs" / "rules.md").read_text("utf-8")
+    start = text.index("| Setting | `online`")
+    rows = text[start : text.index("\n\n", start)].splitlines()
+    header = [c.strip().strip("`") for c in rows[0].strip("|").split("|")]
+    assert header == ["Setting", *PRESETS]
+
+    def shown(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, tuple):
+            return "all seven" if value == ALL_PLUS else ", ".join(value)
+        return str(getattr(value, "value", value))
+
+    table = {}
+    for row in rows[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        table[cells[0].strip("`")] = cells[1:]
+    assert list(table) == [f.name for f in dataclasses.fields(RuleSet)]
+    for name, cells in table.items():
+        assert cells == [shown(getattr(r, name)) for r in PRESETS.values()], name

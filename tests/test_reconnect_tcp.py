@@ -18,6 +18,8 @@ from typing import IO, Any
 
 import pytest
 
+from p2pkoikoi.session.journal import decode_journal, is_journal
+
 LIMIT = 120
 
 
@@ -74,8 +76,12 @@ class Lines:
         return [json.loads(x) for x in data.splitlines() if x.strip()]
 
 
-@pytest.mark.parametrize("who", ["joiner", "host"])
-def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str) -> None:
+@pytest.mark.parametrize(
+    ("who", "cut"), [("joiner", False), ("host", False), ("joiner", True), ("host", True)]
+)
+def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str, cut: bool) -> None:
+    """``cut``: the victim's journal also loses the middle of its second-last entry
+    onwards (a power failure before the disk had it): the survivor re-sends it."""
     hrec, jrec = tmp_path / "host.koikoi", tmp_path / "joiner.koikoi"
     common = ("--headless", "--bot", "random", "--reconnect-window", "60")
     host = spawn(
@@ -108,6 +114,14 @@ def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str) -> N
         vrec, vlines, slines = (jrec, jl, hl) if who == "joiner" else (hrec, hl, jl)
         victim.kill()
         victim.wait(LIMIT)
+        data = vrec.read_bytes()
+        assert is_journal(data)  # mid-match the record is a journal
+        read = decode_journal(data)
+        assert read.discarded == 0 and read.record.actions
+        if cut:
+            ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+            vrec.write_bytes(data[: (ends[-3] + ends[-2]) // 2])
+            assert len(decode_journal(vrec.read_bytes()).record.actions) < len(read.record.actions)
         side = vrec.with_name(vrec.name + ".resume")
         assert side.exists() and (side.stat().st_mode & 0o777) == 0o600
         assert "secret" not in vrec.read_text() and first["invite"] not in vrec.read_text()
@@ -139,6 +153,7 @@ def test_killed_mid_match_resumes_from_its_record(tmp_path: Path, who: str) -> N
             )  # fmt: skip
             assert check.returncode == 0, check.stdout
             assert not path.with_name(path.name + ".resume").exists()
+        # the match is over: each journal was compacted into the record
         hr, jr = json.loads(hrec.read_text()), json.loads(jrec.read_text())
         assert hr["actions"] == jr["actions"]
         assert [a["seq"] for a in hr["actions"]] == list(range(1, len(hr["actions"]) + 1))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -11,10 +14,18 @@ from p2pkoikoi.cli import main
 from p2pkoikoi.engine import get_preset
 
 
-def test_results_do_not_depend_on_jobs() -> None:
+def test_results_do_not_depend_on_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
     rules = get_preset("online").with_settings(rounds=2)
     one = run_games("easy", "medium", rules, 4, seed=3, jobs=1)
+
+    def no_fork() -> int:
+        raise AssertionError("a tournament worker was forked from a possibly threaded process")
+
+    # Workers are spawned, not forked: the caller may have threads (trio keeps an idle
+    # worker after to_thread), and a forked child of a threaded process can deadlock.
+    monkeypatch.setattr(os, "fork", no_fork)
     two = run_games("easy", "medium", rules, 4, seed=3, jobs=2)
+    monkeypatch.undo()
     assert [(r.outcome, r.points_a, r.points_b) for r in one] == [
         (r.outcome, r.points_a, r.points_b) for r in two
     ]
@@ -63,6 +74,24 @@ def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["games"] == 6 and out["draws_count_half"] is True
     assert out["wins"] + out["draws"] + out["losses"] == 6
     assert out["score_low"] <= out["score"] <= out["score_high"]
+
+
+def test_cli_jobs_from_the_command_line() -> None:
+    """``--jobs 2`` through the real entry point: spawned workers import the package
+    afresh (nothing is inherited from a fork), and the figures match ``--jobs 1``."""
+    argv = ["selfplay", "--bots", "easy,random", "--games", "4", "--rounds", "1", "--json"]
+    outs = []
+    for jobs in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-m", "p2pkoikoi", *argv, "--jobs", jobs],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        outs.append(json.loads(done.stdout))
+    keys = ("games", "wins", "draws", "losses", "score")
+    assert [outs[0][k] for k in keys] == [outs[1][k] for k in keys]
 
 
 def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:

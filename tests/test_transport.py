@@ -18,9 +18,10 @@ import pytest
 import trio
 import trio.testing
 
-from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet, get_preset
+from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet, get_preset
 from p2pkoikoi.session import (
     NEED_DATA,
+    Ping,
     RulesMismatchError,
     Session,
     State,
@@ -28,16 +29,26 @@ from p2pkoikoi.session import (
 )
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
-from p2pkoikoi.transport.errors import PeerSilentError, PeerTimeoutError, RevealTimeoutError
+from p2pkoikoi.transport.errors import (
+    ConfigError,
+    IdentityChangedError,
+    PeerFloodError,
+    PeerSilentError,
+    PeerTimeoutError,
+    RevealTimeoutError,
+)
 from p2pkoikoi.transport.headless import play_headless
 from p2pkoikoi.transport.identity import (
     KnownPeers,
+    PeerStatus,
     atomic_write,
     config_dir,
     default_record_path,
     load_or_create_identity,
 )
-from p2pkoikoi.transport.net import NetworkLink, Note, Timeouts, open_link
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.match_link import NetworkLink, open_link
+from p2pkoikoi.transport.notes import Note
 
 RULES = get_preset("online").with_settings(rounds=2)
 T = Timeouts(handshake=10, reveal=10, ping_interval=5, silence_warn=15, silence_fail=60)
@@ -318,6 +329,58 @@ async def test_a_peer_that_never_says_hello_times_out(
     del b
 
 
+async def test_a_peer_that_pings_but_never_reads_gets_no_pongs_and_a_bounded_queue(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A joiner that completes the handshake, then stops reading but keeps pinging
+    within the rate limit: nothing piles up for it, and our own chatter is cut off
+    at the outgoing bound instead of growing without end."""
+    a, b = trio.testing.lockstep_stream_pair()  # send_all waits until the peer reads
+    h = Side("host")
+    peer = joiner_session(RULES)
+    pinged = trio.Event()
+    cut_after: list[int] = []
+
+    async def pinger() -> None:
+        await b.send_all(peer.data_to_send())
+        while peer.state is not State.PLAY:
+            peer.receive_data(bytes(await b.receive_some(65536)))
+            while peer.next_event() is not NEED_DATA:
+                pass
+            out = peer.data_to_send()
+            if out:
+                await b.send_all(out)
+        for i in range(100):  # one every 2 s: well within the chatter budget
+            await b.send_all(peer.send(Ping(i.to_bytes(8, "big"))))
+            await trio.sleep(2)
+        pinged.set()
+        await trio.sleep_forever()
+
+    async def watch(link: NetworkLink) -> None:
+        await pinged.wait()
+        queued = link._out_rx.statistics().current_buffer_used
+        assert queued <= 1, f"{queued} frames wait for a peer that does not read"
+        with pytest.raises(KoiKoiError):
+            for i in range(5000):  # far past the outgoing bound
+                await link.chat(f"{i:04d} " + "x" * 190)
+        cut_after.append(i)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pinger)
+        await play_side(
+            h,
+            a,
+            host_session(),
+            random_choose(1),
+            tmp_path / "h.koikoi",
+            during=lambda link, n: n.start_soon(watch, link),
+        )
+        nursery.cancel_scope.cancel()
+    assert isinstance(h.error, PeerFloodError), h.error
+    assert "stopped reading" in str(h.error)
+    assert len(cut_after) == 1 and 0 < cut_after[0] < 2000, cut_after
+
+
 async def test_rules_mismatch_fails_both_sides_naming_the_settings(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
@@ -330,15 +393,31 @@ async def test_rules_mismatch_fails_both_sides_naming_the_settings(
     assert any(name in str(h.error) for name in diff)
 
 
-async def test_changed_key_of_a_known_peer_is_warned(
+async def test_changed_key_of_a_known_peer_stops_the_match_before_the_deal(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    known = KnownPeers(tmp_path / "known_peers", {"Alice": "aaaa-bbbb-cccc-dddd"})
+    known = KnownPeers(tmp_path / "known_peers", {"aaaa-bbbb-cccc-dddd": "Alice"})
     h, j = await run_match(tmp_path, known=known)
-    assert j.error is None
+    assert isinstance(j.error, IdentityChangedError), j.error
+    assert "Alice's identity changed" in str(j.error) and "--accept-new-key" in str(j.error)
+    assert h.error is not None  # the host learns the joiner left before any card was dealt
+    assert decode_record((tmp_path / "j.koikoi").read_bytes()).match_seed is None
+    assert known.peers == {"aaaa-bbbb-cccc-dddd": "Alice"}  # not overwritten silently
+
+
+async def test_changed_key_accepted_with_accept_new_key_is_warned_and_remembered(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    known = KnownPeers(
+        tmp_path / "known_peers", {"aaaa-bbbb-cccc-dddd": "Alice"}, accept_new_key=True
+    )
+    h, j = await run_match(tmp_path, known=known)
+    assert j.error is None and h.error is None
     warnings = [n for n in j.notes if n["event"] == "warning"]
     assert len(warnings) == 1 and "Alice's identity changed" in warnings[0]["text"]
-    assert known.peers["Alice"] == "aaaa-bbbb-cccc-dddd"  # not overwritten silently
+    assert len(known.fingerprints_of("Alice")) == 2
+    again = KnownPeers.load(tmp_path)
+    assert again.check("Alice", known.fingerprints_of("Alice")[0]).status is PeerStatus.KNOWN
 
 
 # ---------------------------------------------------------------------- files
@@ -359,13 +438,47 @@ def test_identity_is_created_private_and_reloaded(
 
 def test_known_peers_round_trip(tmp_path: Path) -> None:
     kp = KnownPeers.load(tmp_path)
-    assert kp.check("Bob", "abcd-efgh-ijkl-mnop") is None
+    assert kp.check("Bob", "abcd-efgh-ijkl-mnop").status is PeerStatus.NEW
+    kp.remember("Bob", "abcd-efgh-ijkl-mnop")
     again = KnownPeers.load(tmp_path)
-    assert again.peers == {"Bob": "abcd-efgh-ijkl-mnop"}
-    assert again.check("Bob", "abcd-efgh-ijkl-mnop") is None
-    warning = again.check("Bob", "zzzz-zzzz-zzzz-zzzz")
-    assert warning is not None and "abcd-efgh-ijkl-mnop" in warning
-    assert json.loads((tmp_path / "known_peers").read_text()) == {"Bob": "abcd-efgh-ijkl-mnop"}
+    assert again.peers == {"abcd-efgh-ijkl-mnop": "Bob"}
+    assert again.check("Bob", "abcd-efgh-ijkl-mnop").status is PeerStatus.KNOWN
+    # the same key under another name is the same person (the name is a label)
+    assert again.check("Robert", "abcd-efgh-ijkl-mnop").status is PeerStatus.KNOWN
+    changed = again.check("Bob", "zzzz-zzzz-zzzz-zzzz")
+    assert changed.status is PeerStatus.CHANGED
+    assert changed.previous == ("abcd-efgh-ijkl-mnop",)
+    assert "abcd-efgh-ijkl-mnop" in changed.warning and "zzzz-zzzz-zzzz-zzzz" in changed.warning
+    assert again.check("Carol", "zzzz-zzzz-zzzz-zzzz").warning == ""
+    assert json.loads((tmp_path / "known_peers").read_text()) == {
+        "version": 2,
+        "peers": {"abcd-efgh-ijkl-mnop": {"name": "Bob"}},
+    }
+
+
+def test_known_peers_of_the_first_release_are_read_by_fingerprint(tmp_path: Path) -> None:
+    (tmp_path / "known_peers").write_text('{"Bob": "abcd-efgh-ijkl-mnop"}')
+    kp = KnownPeers.load(tmp_path)
+    assert kp.peers == {"abcd-efgh-ijkl-mnop": "Bob"}
+    assert kp.check("Bob", "zzzz-zzzz-zzzz-zzzz").status is PeerStatus.CHANGED
+
+
+@pytest.mark.parametrize("text", ["[]", '{"version": 2}', '{"version": 2, "peers": {"x": 1}}'])
+def test_a_broken_known_peers_file_is_one_line(tmp_path: Path, text: str) -> None:
+    (tmp_path / "known_peers").write_text(text)
+    with pytest.raises(ConfigError, match="is not a known-peers file"):
+        KnownPeers.load(tmp_path)
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o644])
+def test_an_identity_key_others_can_read_is_refused(tmp_path: Path, mode: int) -> None:
+    load_or_create_identity(tmp_path)
+    key = tmp_path / "identity.key"
+    key.chmod(mode)
+    with pytest.raises(ConfigError, match=r"can be read by other users .*chmod 600"):
+        load_or_create_identity(tmp_path)
+    key.chmod(0o600)
+    load_or_create_identity(tmp_path)
 
 
 def test_atomic_write_and_default_record_path(

@@ -28,7 +28,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from p2pkoikoi.cli import build_parser
-from p2pkoikoi.cli.net_cmds import _opener, network_table_factory
+from p2pkoikoi.cli.net_run import _opener, network_table_factory
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.ui.app import TableApp
@@ -222,7 +222,7 @@ def test_host_and_joiner_tables_chat_and_play_a_round_over_loopback(tmp_path: Pa
     # both left mid-match by closing their tables: no crash, records written
     assert (tmp_path / "host.record").exists() and (tmp_path / "join.record").exists()
     known = KnownPeers.load(tmp_path / "cfg-join")
-    assert "Alice" in known.peers  # remembered once accepted
+    assert "Alice" in known.peers.values()  # remembered once accepted
 
 
 def test_joiner_clicks_decline_and_both_tables_end_with_one_line(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from p2pkoikoi.engine.yaku import (
     Multiplier,
     YakuScore,
     evaluate,
+    four_pairs,
     hand_yaku,
     score,
     total,
@@ -158,10 +159,18 @@ class TestHandYaku:
         assert got is not None and got.id == "teshi"
         assert got.cards == MONTH_MASKS[5]
 
-    def test_four_of_month_and_two_pairs_is_kuttsuki_with_teshi_off(self) -> None:
+    def test_four_of_month_and_two_pairs_is_not_four_pairs(self) -> None:
+        """Seed 000: kuttsuki is "2 cards from 4 different months"; 4+2+2 is two months
+        of two, so with Teshi off the hand is nothing (it used to count as Kuttsuki)."""
         hand = MONTH_MASKS[5] | m("1b", "1r", "2a", "2r")
-        got = hand_yaku(hand, dataclasses.replace(ONLINE, teshi=0))
-        assert got == YakuScore("kuttsuki", 6, hand)
+        assert not four_pairs(hand)
+        assert hand_yaku(hand, dataclasses.replace(ONLINE, teshi=0)) is None
+
+    def test_four_pairs_is_two_cards_of_four_months(self) -> None:
+        assert four_pairs(m("1b", "1r", "2a", "2r", "3b", "3r", "12c1", "12c2"))
+        assert not four_pairs(m("1b", "1r", "2a", "2r", "3b", "3r", "4a", "5a"))
+        assert not four_pairs(m("1b", "1r", "1c1", "2a", "2r", "2c1", "3b", "3r"))
+        assert not four_pairs(MONTH_MASKS[1] | MONTH_MASKS[2])
 
     def test_three_pairs_and_two_singles_is_nothing(self) -> None:
         hand = m("1b", "1r", "2a", "2r", "3b", "3r", "4a", "5a")

@@ -25,7 +25,7 @@ from p2pkoikoi.engine import Action, Phase, PlayerView
 from p2pkoikoi.engine import actions as A
 from p2pkoikoi.engine.cards import SAME_MONTH, iter_mask
 from p2pkoikoi.engine.rules import Scoring
-from p2pkoikoi.engine.yaku import evaluate, score, total
+from p2pkoikoi.engine.yaku import score, total
 
 
 @runtime_checkable
@@ -46,6 +46,10 @@ def _check(view: PlayerView) -> tuple[Action, ...]:
 
 class RandomBot:
     """Uniformly random legal actions: the floor every other level must beat."""
+
+    #: decides in microseconds: a network player calls it inline rather than in a
+    #: worker thread (a thread hop per move costs more than the decision)
+    instant = True
 
     def __init__(self, seed: int) -> None:
         self.name = "random"
@@ -69,6 +73,8 @@ def capture_value(tab: Tables, action: Action, field: int) -> float:
 
 class EasyBot:
     """Greedy: takes the most valuable capture on the table now, stops at its first yaku."""
+
+    instant = True  #: see RandomBot.instant
 
     def __init__(self, seed: int) -> None:
         self.name = "easy"
@@ -180,6 +186,7 @@ class MediumBot:
         rules = view.rules
         me = view.seat
         last = view.last_totals[me]
+        called = view.calls[me] > 0  # the total ``last`` was taken with (viewing_after_koikoi)
         mine1, field1 = play_result(c, a.target.bit if a.target else 0, field, mine)
         hand1 = view.hand.mask & ~(1 << c)
         unseen = view.unseen.mask
@@ -197,13 +204,13 @@ class MediumBot:
                     md = best_of_two(tab, md, mine1, theirs)
                 mine2 = mine1 | md | low if md else mine1
                 v = position_value(tab, mine2, theirs)
-                if total(mine2, rules, field1) > last:
+                if total(mine2, rules, field1, called) > last:
                     v += YAKU_BONUS
                 acc += v
             acc /= n
         else:
             acc = position_value(tab, mine1, theirs)
-            if total(mine1, rules, field1) > last:
+            if total(mine1, rules, field1, called) > last:
                 acc += YAKU_BONUS
         acc -= exposure(tab, field1, mine1, theirs, unseen, view.opponent_hand_size, hand1)
         if mine1 == mine:
@@ -215,14 +222,9 @@ def stop_gain(view: PlayerView) -> int:
     """Points stopping now would bring, after any pool cap."""
     me = view.seat
     rules = view.rules
-    b = score(
-        evaluate(view.piles[me].mask, rules, view.field.mask),
-        rules,
-        view.calls[me],
-        view.calls[1 - me],
-    )
+    b = score(view.yaku(me), rules, view.calls[me], view.calls[1 - me])
     g = b.score
-    if rules.scoring is Scoring.POOL:
+    if rules.scoring is Scoring.POOL and rules.pool_payment_cap:
         g = min(g, view.scores[1 - me])
     return g
 

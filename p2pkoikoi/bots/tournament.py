@@ -9,12 +9,21 @@ seat 0 in even games and seat 1 in odd ones, so the dealer advantage cancels.
 A bot that fails (an external engine that is slow, crashes or misbehaves,
 :class:`~p2pkoikoi.engine.errors.KoiKoiError`) forfeits the match: the other
 side wins it, and the failure message is kept in the result.
+
+Worker processes are *spawned* (a fresh interpreter that imports this
+module), never forked: the calling process may have threads (trio keeps an
+idle worker thread after ``to_thread``), and forking a threaded process can
+deadlock the child -- Python 3.12+ warns about it, and 3.14 stops forking by
+default on Linux.  ``spawn`` exists on every platform and behaves the same on
+every Python version; it costs each worker an interpreter start and the
+package's imports (about a second for a tournament), once per run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import multiprocessing
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -24,6 +33,10 @@ from p2pkoikoi.bots import close_bot, make_bot
 from p2pkoikoi.engine import KoiKoiError, RuleSet, new_match
 
 SEED_TAG = b"p2pkoikoi/selfplay/v1\x00"
+
+#: How worker processes start (see the module docstring): the same on every
+#: platform and Python version, and no fork() of a possibly threaded process.
+START_METHOD = "spawn"
 
 
 def match_seed(seed: int, index: int) -> bytes:
@@ -126,7 +139,8 @@ def run_games(
             if progress:
                 progress(len(results), games)
         return results
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    context = multiprocessing.get_context(START_METHOD)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         pending: set[Future[GameResult]] = set()
         it: Iterator[tuple[str, str, RuleSet, int, int, float]] = iter(tasks)
         # Keep a bounded queue so an interrupt does not leave thousands of games queued.

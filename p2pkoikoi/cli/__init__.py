@@ -12,24 +12,51 @@ import argparse
 import contextlib
 import importlib
 import sys
+import textwrap
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
-from p2pkoikoi import __version__
+from p2pkoikoi import HOME_URL, __version__
 from p2pkoikoi.engine.errors import KoiKoiError
 
 #: command modules, in the order their commands appear in ``--help``
 COMMAND_MODULES = (
     "p2pkoikoi.cli.play_cmds",
     "p2pkoikoi.cli.net_cmds",
+    "p2pkoikoi.cli.id_cmd",
     "p2pkoikoi.cli.engine_cmds",
     "p2pkoikoi.cli.verify_cmd",
     "p2pkoikoi.cli.selfplay_cmd",
 )
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, but a web address stays whole on one line (argparse
+    would break it at a hyphen or in the middle, and nobody could click or copy it)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(
+            " ".join(text.split()), width, break_long_words=False, break_on_hyphens=False
+        )
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(
+            " ".join(text.split()),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error in one line with exit status 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"p2pkoikoi: {message} (see p2pkoikoi {self._sub_name()}--help)\n")
@@ -44,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="p2pkoikoi",
         description="Peer-to-peer Koi-Koi for the terminal. With no command, opens the start screen.",
+        epilog=f"Documentation: {HOME_URL}",
     )
     parser.add_argument("--version", action="version", version=f"p2pkoikoi {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

@@ -1,23 +1,20 @@
 """Engine commands: ``score``, ``deal``, ``rules`` and ``bench``.
 
 They need only the engine; each prints text for people or, with ``--json``,
-one JSON document for scripts.
+one JSON document for scripts.  Each ``run_*`` imports the part of the engine it
+uses, so that ``--help``, ``score``, ``deal`` and ``rules`` start at once (the
+parser is built from this module, ``net_cmds`` and the others for every
+command; tests/test_startup.py checks what they import).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
-import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from p2pkoikoi.engine import RuleSet, evaluate, parse_cards, score
-from p2pkoikoi.engine.cards import CardSet
-from p2pkoikoi.engine.deal import deal
 from p2pkoikoi.engine.errors import InputError
-from p2pkoikoi.engine.match import new_match
 from p2pkoikoi.engine.presets import (
     DEFAULT_PRESET,
     PRESET_SOURCES,
@@ -25,7 +22,9 @@ from p2pkoikoi.engine.presets import (
     describe_setting,
     get_preset,
 )
-from p2pkoikoi.engine.yaku import YAKU_INFO
+
+if TYPE_CHECKING:
+    from p2pkoikoi.engine.rules import RuleSet
 
 
 def add_rules_options(parser: argparse.ArgumentParser, *, rounds: bool = True) -> None:
@@ -75,12 +74,15 @@ def _print_json(obj: Any) -> None:
 
 # ---------------------------------------------------------------------- score
 def run_score(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.cards import CardSet, parse_cards
+    from p2pkoikoi.engine.yaku import YAKU_INFO, evaluate, score
+
     rules = rules_from_args(args)
     if args.calls_self < 0 or args.calls_opponent < 0:
         raise InputError("koi-koi calls cannot be negative")
     cards = parse_cards(args.cards, unique=True)
     mask = CardSet(cards).mask
-    yaku = evaluate(mask, rules)
+    yaku = evaluate(mask, rules, called=args.calls_self > 0)
     breakdown = score(yaku, rules, args.calls_self, args.calls_opponent)
     if args.json:
         _print_json(
@@ -90,6 +92,7 @@ def run_score(args: argparse.Namespace) -> int:
                 "multipliers": [
                     {"factor": m.factor, "reason": m.reason} for m in breakdown.multipliers
                 ],
+                "bonus": breakdown.bonus,
                 "score": breakdown.score,
             }
         )
@@ -101,6 +104,9 @@ def run_score(args: argparse.Namespace) -> int:
         english, romaji, japanese = YAKU_INFO[y.id]
         print(f"  {romaji} ({japanese}, {english}): {y.points}")
     print(f"Base: {breakdown.base}")
+    if breakdown.bonus:
+        n = breakdown.bonus
+        print(f"  +{n}  for {n} koi-koi call{'' if n == 1 else 's'} of your own")
     for m in breakdown.multipliers:
         print(f"  x{m.factor}  {m.reason}")
     print(f"Score: {breakdown.score}")
@@ -109,6 +115,8 @@ def run_score(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- deal
 def run_deal(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.deal import deal
+
     seed = parse_seed_hex(args.match_seed)
     if not 1 <= args.round <= 0xFFFF:
         raise InputError("--round must be between 1 and 65535")
@@ -178,6 +186,11 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
     slice is reported (as ``timeit`` reports the minimum): other load on the machine
     only ever slows a slice down.  ``*_median`` keys give the median slice too.
     """
+    import random
+    import time
+
+    from p2pkoikoi.engine.match import new_match
+
     rules = get_preset(DEFAULT_PRESET)
     long_rules = rules.with_settings(rounds=12, scoring="sum")  # no knockouts: full rounds
     rng = random.Random(seed)
@@ -213,9 +226,23 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
 def run_bench(args: argparse.Namespace) -> int:
     if not 0 < args.seconds <= 600:
         raise InputError("--seconds must be more than 0 and at most 600")
+    if not 0 <= args.startup_runs <= 100:
+        raise InputError("--startup-runs must be between 0 and 100")
+    import shutil
+
+    from p2pkoikoi.cli.bench_protocol import protocol_figures, startup_figures
+
     figures = bench_figures(args.seconds)
+    more, record = protocol_figures()
+    try:
+        if args.startup_runs:
+            more.update(startup_figures(record, args.startup_runs))
+    finally:
+        shutil.rmtree(record.parent, ignore_errors=True)
     if args.json:
-        _print_json({k: round(v, 1) for k, v in figures.items()})
+        out = {k: round(v, 1) for k, v in figures.items()}
+        out.update({k: round(v, 3) for k, v in more.items()})
+        _print_json(out)
         return 0
     print("Best and median of five slices, on one core:")
     for key, label in (
@@ -224,6 +251,26 @@ def run_bench(args: argparse.Namespace) -> int:
         ("matches_per_second", f"full {DEFAULT_PRESET} matches/s (apply)"),
     ):
         print(f"  {label:42} {figures[key]:8.0f}  (median {figures[key + '_median']:.0f})")
+    print(
+        f"Protocol, two sessions in this process, records on disk "
+        f"({more['protocol_actions']:.0f} actions):"
+    )
+    print(
+        f"  {'CPU per action per side (ms)':42} {more['protocol_cpu_ms_per_action_per_side']:8.3f}"
+    )
+    print(f"  {'wall time per action (ms)':42} {more['protocol_wall_ms_per_action']:8.3f}")
+    if args.startup_runs:
+        print(f"Start-up, fastest of {args.startup_runs} new processes:")
+        for name, label in (
+            ("python", "python -c pass"),
+            ("help", "p2pkoikoi --help"),
+            ("score", "p2pkoikoi score"),
+            ("rules", "p2pkoikoi rules"),
+            ("verify", "p2pkoikoi verify (12 rounds)"),
+        ):
+            ratio = more.get(f"startup_{name}_ratio")
+            tail = f"  ({ratio:.1f} x python)" if ratio is not None else ""
+            print(f"  {label + ' (ms)':42} {more[f'startup_{name}_ms']:8.0f}{tail}")
     return 0
 
 
@@ -256,7 +303,16 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_rules)
 
-    p = sub.add_parser("bench", help="engine speed on one core")
+    p = sub.add_parser(
+        "bench", help="engine speed on one core, the protocol's cost per move, start-up time"
+    )
     p.add_argument("--seconds", type=float, default=5.0, help="time per figure (default 5)")
+    p.add_argument(
+        "--startup-runs",
+        type=int,
+        default=5,
+        metavar="N",
+        help="new processes per start-up figure, the fastest counts (default 5; 0 skips)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_bench)

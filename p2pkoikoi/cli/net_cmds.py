@@ -1,50 +1,20 @@
-"""``p2pkoikoi host`` and ``p2pkoikoi join``: a match over the network.
+"""``p2pkoikoi host``, ``join`` and ``resume``: the parsers.
 
-Both open the terminal table unless ``--headless``, which lets a bot play and
-prints JSON lines on stdout (see docs/network.md).  The same
-:func:`~p2pkoikoi.transport.net.open_host` / :func:`~p2pkoikoi.transport.net.open_join`
-serve both modes, so scripts test exactly what people use.
+What they run is :mod:`p2pkoikoi.cli.net_run`, imported only when one of them
+runs: building the parser for any command (``--help``, ``score``) must not
+load trio, the session or the cryptography (tests/test_startup.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import getpass
-import os
-import re
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-import trio
+from p2pkoikoi import doc_url
+from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
+from p2pkoikoi.transport.addresses import DEFAULT_PORT
 
-from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
-from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS, get_preset
-from p2pkoikoi.session import RulesProposed
-from p2pkoikoi.session.wire import MAX_NAME
-from p2pkoikoi.transport.errors import TransportError
-from p2pkoikoi.transport.headless import json_emitter, play_headless
-from p2pkoikoi.transport.identity import (
-    KnownPeers,
-    check_record_path,
-    config_dir,
-    load_or_create_identity,
-)
-from p2pkoikoi.transport.net import (
-    DEFAULT_PORT,
-    NetworkLink,
-    Note,
-    Timeouts,
-    describe_note,
-    open_host,
-    open_join,
-)
-
-from .engine_cmds import add_rules_options, rules_from_args
-
-if TYPE_CHECKING:
-    from p2pkoikoi.ui.app import LinkFactory
+from .engine_cmds import add_rules_options
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -81,20 +51,17 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="deadline for each handshake step and the reveal (default 30)",
     )
     _reconnect_option(p)
+    _accept_new_key_option(p)
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
 
 
-def _env_seconds(name: str, default: float) -> float:
-    text = os.environ.get(name)
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"${name} must be a number of seconds, not {text!r}") from None
-    if not value >= 0:
-        raise InputError(f"${name} must be a number of seconds >= 0")
-    return value
+def _accept_new_key_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--accept-new-key",
+        action="store_true",
+        help="play even if a known name arrives with another identity key (a new computer; "
+        "otherwise the match does not start, as ssh refuses a changed host key)",
+    )
 
 
 def _reconnect_option(p: argparse.ArgumentParser) -> None:
@@ -112,7 +79,8 @@ def register(sub: Any) -> None:
         "host",
         help="host a network match and print an invite for your friend",
         description="Listen for one player, print an invite to pass on, play the match. "
-        f"The default port is {DEFAULT_PORT}; see docs/network.md.",
+        f"The default port is {DEFAULT_PORT}; firewalls, port forwarding and the rest:"
+        f" {doc_url('docs/network.md')}",
     )
     h.add_argument(
         "--port",
@@ -167,8 +135,8 @@ def register(sub: Any) -> None:
         help="continue a network match after a crash, from its record",
         description="Continue the unfinished match of RECORD: a host listens on the same port "
         "again, a joiner reconnects to the host (the secrets come from RECORD.resume, written "
-        "beside the record).  The other player's program must still be waiting (see "
-        "docs/network.md, 'When the connection drops').",
+        "beside the record).  The other player's program must still be waiting."
+        f" More: {doc_url('docs/network.md#when-the-connection-drops')}",
     )
     r.add_argument("record", help="the match record (a .koikoi file)")
     r.add_argument(
@@ -181,317 +149,24 @@ def register(sub: Any) -> None:
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="handshake step deadline"
     )
     _reconnect_option(r)
+    _accept_new_key_option(r)
     r.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
     r.set_defaults(func=run_resume)
 
 
-# ---------------------------------------------------------------------- helpers
-_NAME_BAD = re.compile(r"[^\w .-]+")
-
-
-def _name(args: argparse.Namespace) -> str:
-    if args.name is not None:
-        name = str(args.name)
-        if (
-            not name.strip()
-            or name != name.strip()
-            or len(name) > MAX_NAME
-            or not name.isprintable()
-        ):
-            raise InputError(
-                f"--name must be 1..{MAX_NAME} printable characters without surrounding spaces"
-            )
-        return name
-    try:
-        login = getpass.getuser()
-    except (KeyError, OSError):
-        login = ""
-    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
-    return clean or "player"
-
-
-def _timeouts(args: argparse.Namespace) -> Timeouts:
-    t = float(args.timeout)
-    if not t > 0:
-        raise InputError("--timeout must be a positive number of seconds")
-    base = Timeouts()
-    window = args.reconnect_window
-    if window is None:
-        window = _env_seconds("P2PKOIKOI_RECONNECT_WINDOW", base.reconnect_window)
-    if not window >= 0:
-        raise InputError("--reconnect-window must be a number of seconds >= 0")
-    return Timeouts(
-        handshake=t,
-        reveal=t,
-        reconnect_window=float(window),
-        backoff_initial=_env_seconds("P2PKOIKOI_BACKOFF_INITIAL", base.backoff_initial) or 0.1,
-        backoff_max=_env_seconds("P2PKOIKOI_BACKOFF_MAX", base.backoff_max) or 0.1,
-        ping_interval=_env_seconds("P2PKOIKOI_PING_INTERVAL", base.ping_interval) or 1.0,
-        silence_warn=_env_seconds("P2PKOIKOI_SILENCE_WARN", base.silence_warn) or 1.0,
-        silence_fail=_env_seconds("P2PKOIKOI_SILENCE_FAIL", base.silence_fail) or 1.0,
-    )
-
-
-def _expected(args: argparse.Namespace) -> RuleSet | None:
-    if args.expect_rules is None and not args.settings:
-        return None
-    rules = get_preset(args.expect_rules or DEFAULT_PRESET)
-    for assignment in args.settings:
-        rules = rules.apply_setting(assignment)
-    return rules
-
-
-def _chooser(
-    spec: str, seed: int | None
-) -> tuple[Callable[[PlayerView], Action], Callable[[], None]]:
-    from p2pkoikoi.bots import close_bot, make_bot
-
-    bot = make_bot(spec, seed if seed is not None else int.from_bytes(os.urandom(8), "big"))
-    return bot.choose, lambda: close_bot(bot)
-
-
-def _record(args: argparse.Namespace) -> Path | None:
-    """``--record``, checked for writing now rather than when the match starts."""
-    if not args.record:
-        check_record_path(None)  # the default place
-        return None
-    path = Path(args.record).expanduser()
-    check_record_path(path)
-    if path.exists():  # an earlier match's record, or any other file: never overwrite it
-        raise InputError(
-            f"{path} already exists: give --record a new file name (an unfinished "
-            f"match goes on with: p2pkoikoi resume {path})"
-        )
-    return path
-
-
-AskRules = Callable[[RulesProposed, str, bool | None], Awaitable[bool]]
-"""``ask(proposal, warning, seen_before)``: the person accepts the host's rules or not.
-``warning`` is the known-peers warning for a changed identity ("" if none);
-``seen_before`` whether this name is already known with this identity (None: no
-known-peers file)."""
-
-
-class Opener(Protocol):
-    """``open_host``/``open_join`` with everything but the notify callback (and the
-    joiner's question about the rules, asked only without ``--expect-rules``)."""
-
-    def __call__(
-        self, notify: Callable[[Note], None], ask_rules: AskRules | None = None
-    ) -> AbstractAsyncContextManager[NetworkLink]: ...
-
-
-def _opener(args: argparse.Namespace, host: bool) -> Opener:
-    """Everything but the notify callback: the same for headless and table."""
-    directory = config_dir(args.config_dir or None)
-    identity = load_or_create_identity(directory)
-    known = KnownPeers.load(directory)
-    name = _name(args)
-    timeouts = _timeouts(args)
-    record = _record(args)
-    if host:
-        rules = rules_from_args(args)
-        if not 0 <= args.port <= 65535:
-            raise InputError(f"--port {args.port} is outside 0..65535")
-
-        def open_(
-            notify: Callable[[Note], None], ask_rules: AskRules | None = None
-        ) -> AbstractAsyncContextManager[NetworkLink]:
-            return open_host(
-                identity=identity,
-                name=name,
-                rules=rules,
-                port=args.port,
-                bind=args.bind,
-                advertise=args.advertise,
-                timeouts=timeouts,
-                record_path=record,
-                notify=notify,
-                known_peers=known,
-            )
-
-        return open_
-    expected = _expected(args)
-    from p2pkoikoi.session import decode_invite
-
-    invite = decode_invite("".join(args.invite))  # a bad invite fails before any network use
-
-    def open_j(
-        notify: Callable[[Note], None], ask_rules: AskRules | None = None
-    ) -> AbstractAsyncContextManager[NetworkLink]:
-        decide = None
-        if ask_rules is not None and expected is None:
-            ask = ask_rules
-
-            async def decide(proposal: RulesProposed) -> bool:
-                before = known.peers.get(proposal.peer_name)
-                seen = before == proposal.peer_fingerprint if before is not None else False
-                warning = ""
-                if before is not None and not seen:
-                    warning = known.check(proposal.peer_name, proposal.peer_fingerprint) or ""
-                return await ask(proposal, warning, seen)
-
-        return open_join(
-            invite,
-            identity=identity,
-            name=name,
-            expected_rules=expected,
-            decide_rules=decide,
-            timeouts=timeouts,
-            record_path=record,
-            notify=notify,
-            known_peers=known,
-        )
-
-    return open_j
-
-
-# ---------------------------------------------------------------------- headless
-async def _headless(opener: Opener, choose: Callable[[PlayerView], Action]) -> int:
-    emit = json_emitter()
-    async with opener(emit) as link:
-        final = await play_headless(link, choose, emit, in_thread=True)
-    if final is None:
-        raise TransportError("the match ended unfinished")
-    return 0
-
-
-def _run(args: argparse.Namespace, host: bool) -> int:
-    opener = _opener(args, host)
-    if not args.headless:
-        return run_network_table(opener, ascii=args.ascii)
-    choose, close = _chooser(args.bot, args.bot_seed)
-    try:
-        return trio.run(_headless, opener, choose)
-    finally:
-        close()
-
-
 def run_host(args: argparse.Namespace) -> int:
-    return _run(args, True)
+    from .net_run import run_match
+
+    return run_match(args, host=True)
 
 
 def run_join(args: argparse.Namespace) -> int:
-    return _run(args, False)
+    from .net_run import run_match
+
+    return run_match(args, host=False)
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from p2pkoikoi.session import decode_record
-    from p2pkoikoi.transport.net import open_resume, sidecar_path
+    from .net_run import run_resume
 
-    from .verify_cmd import read_record_bytes
-
-    path = Path(args.record).expanduser()
-    record = decode_record(read_record_bytes(str(path)))
-    if record.is_complete:
-        sidecar_path(path).unlink(missing_ok=True)
-        raise InputError(f"the match in {path} is over (both signed the result): nothing to resume")
-    directory = config_dir(args.config_dir or None)
-    identity = load_or_create_identity(directory)
-    known = KnownPeers.load(directory)
-    timeouts = _timeouts(args)
-
-    def open_(
-        notify: Callable[[Note], None], ask_rules: AskRules | None = None
-    ) -> AbstractAsyncContextManager[NetworkLink]:
-        return open_resume(
-            path, record, identity=identity, timeouts=timeouts, notify=notify, known_peers=known
-        )
-
-    if not args.headless:
-        return run_network_table(open_, ascii=args.ascii)
-    choose, close = _chooser(args.bot, args.bot_seed)
-    try:
-        return trio.run(_headless, open_, choose)
-    finally:
-        close()
-
-
-# ---------------------------------------------------------------------- table
-def run_network_table(opener: Opener, *, ascii: bool = False) -> int:
-    """Open the terminal table on a network match (the UI's ``run_table`` entry point)."""
-    from p2pkoikoi.ui.app import run_table
-
-    return run_table(network_table_factory(opener), ascii=ascii)
-
-
-def invite_lines(invite: str, port: int) -> tuple[str, ...]:
-    """The host's waiting screen: the command to type, the invite spaced for reading aloud."""
-    from p2pkoikoi.ui.render import spaced_invite
-
-    return (
-        "Give your friend this invite. They type (or paste):",
-        "",
-        f"  p2pkoikoi join {invite}",
-        "",
-        "To read it aloud (spaces and capitals do not matter):",
-        "",
-        f"  {spaced_invite(invite)}",
-        "",
-        f"TCP port {port}; see docs/network.md for firewalls and port forwarding.",
-        "(To copy with the mouse, hold Shift while selecting.)",
-    )
-
-
-def network_table_factory(opener: Opener) -> LinkFactory:
-    """The table's link factory for a network match.
-
-    The link lives in a task of the table's nursery that holds the
-    ``open_host``/``open_join`` block open until the match ends.  A joiner is
-    shown the host's name, identity and rules and accepts or declines them
-    (unless ``--expect-rules`` decides).  Errors before the match starts
-    (including a declined rules offer, on both sides) close the table and reach
-    the CLI as one line; errors during play end the match with an ``over``
-    update saying why (shown at the table).
-    """
-    from p2pkoikoi.transport.link import GameLink
-    from p2pkoikoi.ui.app import TableContext
-
-    async def factory(ctx: TableContext) -> GameLink:
-        def notify(note: Note) -> None:
-            kind = note.get("event")
-            if kind == "listening":
-                ctx.waiting(
-                    "Waiting for the other player",
-                    *invite_lines(str(note["invite"]), int(note["port"])),
-                )
-            elif kind == "connecting":
-                ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}")
-            elif kind == "connected":
-                ctx.waiting(
-                    "Someone connected",
-                    f"from {note['address']}: checking the invite and identities;",
-                    "then they read your rules and accept or decline them.",
-                )
-            elif kind in ("rules_proposed", "chat"):
-                pass  # the rules screen (ask_rules) shows them; chat comes as an update
-            else:
-                ctx.status(describe_note(note))
-
-        async def ask(proposal: RulesProposed, warning: str, seen: bool | None) -> bool:
-            return await ctx.ask_rules(
-                proposal.peer_name,
-                proposal.peer_fingerprint,
-                proposal.rules,
-                warning=warning,
-                seen_before=seen,
-            )
-
-        async def hold(
-            task_status: trio.TaskStatus[NetworkLink] = trio.TASK_STATUS_IGNORED,
-        ) -> None:
-            started = False
-            try:
-                async with opener(notify, ask) as link:
-                    started = True
-                    task_status.started(link)
-                    await link.wait_ended()
-            except KoiKoiError:
-                if not started:
-                    raise
-                # during play the link already told the table why it ended
-
-        link: NetworkLink = await ctx.nursery.start(hold)
-        return link
-
-    return factory
+    return run_resume(args)

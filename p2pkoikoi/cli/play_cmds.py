@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
-from p2pkoikoi.engine import Action, InputError, PlayerView, RuleSet
+from p2pkoikoi.engine.errors import InputError
+
+if TYPE_CHECKING:
+    from p2pkoikoi.engine import Action, PlayerView, RuleSet
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,8 +26,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--bot",
         default="medium",
         metavar="LEVEL",
-        help="the computer player: random, easy, medium, hard, or cmd:COMMAND for an"
-        " engine of your own (docs/engine-protocol.md); default medium",
+        help="the computer player (default medium): random, easy, medium, hard, or"
+        f" cmd:COMMAND for an engine of your own, specified in {doc_url('docs/engine-protocol.md')}",
     )
     add_rules_options(p)
     p.add_argument("--seed", metavar="HEX", help="the match seed, 64 hex digits (default: random)")
@@ -75,7 +80,28 @@ def run(args: argparse.Namespace) -> int:
     return practice(rules, seed, args.ai, ascii=args.ascii)
 
 
+def _network_command(argv: list[str]) -> int | None:
+    """Run ``p2pkoikoi host`` / ``join`` if the network commands are installed; else ``None``."""
+    from p2pkoikoi.cli import build_parser
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit:
+        return None
+    func = getattr(args, "func", None)
+    if func is None:
+        return None
+    return int(func(args))
+
+
 def run_start_screen(args: argparse.Namespace) -> int:
+    """The start screen, given what its choices run (the interface does not import the CLI)."""
     from p2pkoikoi.ui.start import start_screen
 
-    return start_screen(ascii=bool(getattr(args, "ascii", False)))
+    ascii = bool(getattr(args, "ascii", False))
+
+    def practise(rules: RuleSet, level: str) -> int:
+        return practice(rules, os.urandom(32), level, ascii=ascii)
+
+    return start_screen(practice=practise, network=_network_command, ascii=ascii)

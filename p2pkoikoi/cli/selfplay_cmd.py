@@ -13,19 +13,36 @@ import sys
 import time
 from typing import Any
 
-from p2pkoikoi.bots import SPEC_HELP, make_bot
-from p2pkoikoi.bots.tournament import format_summary, run_games, summarize
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
-from p2pkoikoi.engine import InputError
+from p2pkoikoi.engine.errors import InputError
+
+DESCRIPTION = (
+    "Bot-vs-bot matches with seats alternated. Reports wins, draws and losses"
+    " for the first bot, a 95% Wilson interval on its win rate (draws count half)"
+    " and the Elo difference. Bots: {specs}."
+)
+
+
+class _HelpWithBots(argparse.Action):
+    """``selfplay --help``: names the bots, importing them only then (not for every command)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from p2pkoikoi.bots import SPEC_HELP
+
+        parser.description = DESCRIPTION.format(specs=SPEC_HELP)
+        parser.print_help()
+        parser.exit()
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "selfplay",
         help="play bots against each other and report their strength",
-        description="Bot-vs-bot matches with seats alternated. Reports wins, draws and losses"
-        " for the first bot, a 95%% Wilson interval on its win rate (draws count half)"
-        " and the Elo difference. Bots: " + SPEC_HELP + ".",
+        description=DESCRIPTION.format(specs="see --help"),
+        add_help=False,
+    )
+    p.add_argument(
+        "-h", "--help", action=_HelpWithBots, nargs=0, help="show this help message and exit"
     )
     p.add_argument("--bots", required=True, metavar="A,B", help="the two bots, comma-separated")
     p.add_argument("--games", type=int, default=100, metavar="N", help="matches (default 100)")
@@ -48,6 +65,8 @@ def parse_bots(text: str) -> tuple[str, str]:
     parts = text.split(",", 1)
     if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
         raise InputError(f"--bots needs two bots separated by a comma, not {text!r}")
+    from p2pkoikoi.bots import make_bot
+
     a, b = parts[0].strip(), parts[1].strip()
     for spec in (a, b):
         if not spec.lower().startswith("cmd:"):
@@ -56,6 +75,8 @@ def parse_bots(text: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from p2pkoikoi.bots.tournament import format_summary, run_games, summarize
+
     spec_a, spec_b = parse_bots(args.bots)
     if args.games < 1:
         raise InputError("--games must be at least 1")

@@ -11,10 +11,7 @@ import json
 import sys
 from typing import Any
 
-from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
-from p2pkoikoi.session.record import MAX_RECORD_BYTES, decode_record
-from p2pkoikoi.session.verify import verify_record
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -37,6 +34,8 @@ def read_record_bytes(path: str) -> bytes:
     """A record file's bytes, read no further than a record can be long (so
     ``/dev/zero`` or a huge file is refused by :func:`decode_record`, not read
     until memory runs out); :class:`RecordError` if it cannot be read."""
+    from p2pkoikoi.session.record import MAX_RECORD_BYTES
+
     try:
         with open(path, "rb") as f:
             return f.read(MAX_RECORD_BYTES + 1)
@@ -45,16 +44,32 @@ def read_record_bytes(path: str) -> bytes:
 
 
 def run(args: argparse.Namespace) -> int:
+    from p2pkoikoi.session.crypto import fingerprint
+    from p2pkoikoi.session.journal import decode_record_file
+    from p2pkoikoi.session.verify import verify_record
+
     path: str = args.record
-    record = decode_record(read_record_bytes(path))
+    record, journal = decode_record_file(read_record_bytes(path))
     report = verify_record(record)
     first = report.first_failure
     if args.json:
         out = report.to_dict()
         out["record"] = path
+        out["journal"] = (
+            None
+            if journal is None
+            else {"entries": journal.entries, "discarded_bytes": journal.discarded}
+        )
         sys.stdout.write(json.dumps(out, indent=1) + "\n")
         return 0 if report.ok else 1
     w = sys.stdout.write
+    if journal is not None:
+        w(
+            f"journal: {journal.entries} complete entries (the match was being played, "
+            "or its program stopped)\n"
+        )
+        if journal.discarded:
+            w(f"journal: ignored {journal.discarded} bytes after them (an unfinished write)\n")
     if record.host is not None and record.joiner is not None:
         w(f"host:   {record.host.name} ({fingerprint(record.host.key)})\n")
         w(f"joiner: {record.joiner.name} ({fingerprint(record.joiner.key)})\n")

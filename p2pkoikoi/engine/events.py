@@ -21,6 +21,7 @@ def _plain(value: Any) -> Any:
             "base": value.base,
             "multipliers": [{"factor": m.factor, "reason": m.reason} for m in value.multipliers],
             "score": value.score,
+            "bonus": value.bonus,
         }
     if isinstance(value, YakuScore):
         return {"id": value.id, "points": value.points}

@@ -91,6 +91,7 @@ from p2pkoikoi.engine.yaku import (
     ScoreBreakdown,
     YakuScore,
     evaluate,
+    four_pairs,
     hand_yaku,
     score,
     total,
@@ -138,10 +139,6 @@ def _two_card_months(field: int) -> int:
 
 def _four_of_month(mask: int) -> bool:
     return bool(month_counts(mask) & _COUNT_FOUR)
-
-
-def _four_pairs(mask: int) -> bool:
-    return _two_card_months(mask).bit_count() == 16  # four months of four bits each
 
 
 _PLAYS_BY_BYTE: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
@@ -247,12 +244,20 @@ class MatchState:
         scores: tuple[int, int] | None = None,
         round: int = 1,
         seed: bytes = bytes(32),
+        deal_rules: bool = False,
     ) -> MatchState:
         """A state set up by hand, like a chess position: cards as space-separated codes.
 
         For tests, puzzles and examples.  No card may appear twice.  ``stock``
         lists the next cards to be drawn, left to right; every card not named
         anywhere follows them in id order.  Later rounds are dealt from ``seed``.
+
+        By default play starts at once, whatever the cards.  ``deal_rules=True``
+        treats the position as a fresh deal (8 cards in each hand and on the
+        field, no piles, no calls) and applies what a real deal would: a redeal
+        (dealt from ``seed``, as attempt 1), the hand-swap offer, hand yaku (the
+        round may be over, and the next one dealt, before anyone plays) -- so a
+        round rebuilt from a recorded deal behaves as it did.
         """
         from p2pkoikoi.engine.cards import parse_cards
 
@@ -288,9 +293,24 @@ class MatchState:
         s._calls = calls
         # A player who has called stands at their current total: only a raise offers a choice.
         s._last = (
-            total(parts[3], rules, parts[2]) if calls[0] else 0,
-            total(parts[4], rules, parts[2]) if calls[1] else 0,
+            total(parts[3], rules, parts[2], True) if calls[0] else 0,
+            total(parts[4], rules, parts[2], True) if calls[1] else 0,
         )
+        if deal_rules:
+            if (
+                any(m.bit_count() != 8 for m in parts[:3])
+                or parts[3]
+                or parts[4]
+                or calls != (0, 0)
+                or s._to_act != dealer
+            ):
+                raise InputError(
+                    "deal_rules needs a fresh deal: 8 cards in each hand and on the field,"
+                    " no piles, no koi-koi calls, the dealer to act"
+                )
+            if _deal_rules(s, []):
+                s._attempt += 1
+                _begin_round(s, None)
         return s
 
     def _copy(self) -> MatchState:
@@ -396,10 +416,10 @@ class MatchState:
         return CARDS[self._pending] if self._pending >= 0 else None
 
     def yaku(self, seat: int) -> tuple[YakuScore, ...]:
-        return evaluate(self._piles[seat], self._rules, self._field)
+        return evaluate(self._piles[seat], self._rules, self._field, self._calls[seat] > 0)
 
     def yaku_total(self, seat: int) -> int:
-        return total(self._piles[seat], self._rules, self._field)
+        return total(self._piles[seat], self._rules, self._field, self._calls[seat] > 0)
 
     def last_total(self, seat: int) -> int:
         """The yaku total at this seat's last koi-koi call (a raise beyond it offers a choice)."""
@@ -625,7 +645,7 @@ class MatchState:
             (self._calls[0] + 1, self._calls[1]) if p == 0 else (self._calls[0], self._calls[1] + 1)
         )
         s._calls = calls
-        t = s._tally(s._piles[p], s._field)
+        t = _seat_total(s, p)  # after the call: viewing yaku at their after-koi-koi value
         s._last = (t, s._last[1]) if p == 0 else (s._last[0], t)
         if ev is not None:
             ev.append(KoiKoiCalled(p, calls[p]))
@@ -675,7 +695,7 @@ class MatchState:
         """The canonical state encoding hashed by :meth:`state_hash` (``protocol/state-hash.md``)."""
         stock = bytes(self._stock[self._pos :])
         head = struct.pack(
-            ">HHBBBIIQQQQQBBHHBBB",
+            ">HHBBBiiQQQQQBBHHBBB",  # scores signed: negative only without the pool cap
             self._round,
             self._attempt,
             self._dealer,
@@ -770,7 +790,7 @@ def _field_redeal_reason(s: MatchState) -> str:
     r = s._rules
     if r.redeal_field_four_of_month and _four_of_month(s._field):
         return "four of a month on the field"
-    if r.redeal_field_four_pairs and _four_pairs(s._field):
+    if r.redeal_field_four_pairs and four_pairs(s._field):
         return "four pairs on the field"
     return ""
 
@@ -783,20 +803,27 @@ def _begin_round(s: MatchState, ev: list[Event] | None) -> None:
             raise RuntimeError("too many redeals")
         _lay_out(s)
         evl.append(RoundStarted(s._round, s._dealer, s._attempt, cards_of(s._field)))
-        if not s._rules.hand_yaku_before_field_redeal:
-            reason = _field_redeal_reason(s)
-            if reason:
-                s._attempt += 1
-                evl.append(Redealt(s._round, s._attempt, reason))
-                continue
-        if s._rules.hand_swap:
-            s._phase = Phase.HAND_SWAP
-            s._to_act = 1 - s._dealer
+        if not _deal_rules(s, evl):
             return
-        if _after_deal(s, evl):
-            s._attempt += 1
-            continue
-        return
+        s._attempt += 1
+
+
+def _deal_rules(s: MatchState, ev: list[Event]) -> bool:
+    """The deal-time rules on a fresh deal: field redeal, hand swap offer, hand checks.
+
+    True means deal again (the caller counts the attempt).  Otherwise the state waits
+    at the round's first decision, or the round is already over (a hand yaku).
+    """
+    if not s._rules.hand_yaku_before_field_redeal:
+        reason = _field_redeal_reason(s)
+        if reason:
+            ev.append(Redealt(s._round, s._attempt + 1, reason))
+            return True
+    if s._rules.hand_swap:
+        s._phase = Phase.HAND_SWAP
+        s._to_act = 1 - s._dealer
+        return False
+    return _after_deal(s, ev)
 
 
 def _after_deal(s: MatchState, ev: list[Event]) -> bool:
@@ -806,7 +833,7 @@ def _after_deal(s: MatchState, ev: list[Event]) -> bool:
     hands = s._hands
     for h in hands:
         if (r.redeal_hand_four_of_month and _four_of_month(h)) or (
-            r.redeal_hand_four_pairs and _four_pairs(h)
+            r.redeal_hand_four_pairs and four_pairs(h)
         ):
             ev.append(Redealt(s._round, s._attempt + 1, "a lucky hand"))
             return True
@@ -845,6 +872,13 @@ def _after_deal(s: MatchState, ev: list[Event]) -> bool:
     return False
 
 
+def _seat_total(s: MatchState, p: int) -> int:
+    """Seat ``p``'s yaku total now; once ``p`` has called, with ``viewing_after_koikoi``."""
+    if s._calls[p] and s._rules.viewing_after_koikoi:
+        return total(s._piles[p], s._rules, s._field, called=True)
+    return s._tally(s._piles[p], s._field)
+
+
 def _may_call(s: MatchState, p: int) -> bool:
     r = s._rules
     lim = r.koikoi_limit
@@ -867,14 +901,14 @@ def _end_turn(s: MatchState, p: int, ev: list[Event] | None, captured: bool = Tr
     if not captured and s._rules.rain_out is not RainOut.FIELD:
         _pass_turn(s, p, ev)
         return
-    t = s._tally(s._piles[p], s._field)
+    t = _seat_total(s, p)
     if t > s._last[p]:
         if (s._calls[0] or s._calls[1]) and s._rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS:
             _win_round(s, p, "next_yaku", ev)
             return
         may = _may_call(s, p)
         if ev is not None:
-            ev.append(YakuMade(p, evaluate(s._piles[p], s._rules, s._field), t, may))
+            ev.append(YakuMade(p, s.yaku(p), t, may))
         if may:
             s._phase = Phase.KOIKOI
             s._to_act = p
@@ -893,7 +927,7 @@ def _pass_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
 
 
 def _win_round(s: MatchState, p: int, reason: str, ev: list[Event] | None) -> None:
-    _round_won(s, p, evaluate(s._piles[p], s._rules, s._field), reason, ev)
+    _round_won(s, p, s.yaku(p), reason, ev)
 
 
 def _round_won(
@@ -935,9 +969,9 @@ def _round_over(
     s0, s1 = s._scores
     g0, g1 = gained
     if r.scoring is Scoring.POOL:
-        # Each side's gain is paid by the other, up to what they have left.
-        pay0 = min(g0, s1)
-        pay1 = min(g1, s0)
+        # Each side's gain is paid by the other, up to what they have left (pool_payment_cap).
+        pay0 = min(g0, s1) if r.pool_payment_cap else g0
+        pay1 = min(g1, s0) if r.pool_payment_cap else g1
         g0, g1 = pay0, pay1
         s0, s1 = s0 + pay0 - pay1, s1 + pay1 - pay0
     else:
@@ -949,7 +983,7 @@ def _round_over(
     s._to_act = None
     if ev is not None:
         ev.append(RoundEnded(s._round, winner, reason, breakdown, (g0, g1), s._scores))
-    knocked = r.scoring is Scoring.POOL and r.knockout and (s0 == 0 or s1 == 0)
+    knocked = r.scoring is Scoring.POOL and r.knockout and (s0 <= 0 or s1 <= 0)
     if knocked or s._round >= r.rounds:
         s._phase = Phase.OVER
         s._end = "knockout" if knocked else "rounds"
@@ -1017,7 +1051,7 @@ class PlayerView:
         return CardSet(ALL_MASK & ~seen)
 
     def yaku(self, seat: int) -> tuple[YakuScore, ...]:
-        return evaluate(self.piles[seat].mask, self.rules, self.field.mask)
+        return evaluate(self.piles[seat].mask, self.rules, self.field.mask, self.calls[seat] > 0)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form, as sent to bots over the engine protocol."""

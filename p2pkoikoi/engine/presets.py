@@ -18,6 +18,7 @@ from p2pkoikoi.engine.rules import (
     CardDrawTie,
     DrawnRound,
     FirstDealer,
+    KoiKoiBonus,
     KoiKoiLimit,
     KoiKoiMultiplier,
     KoiKoiWhen,
@@ -132,6 +133,29 @@ _FUDAWIKI = dataclasses.replace(
     scoring=Scoring.SUM,
 )
 
+#: The PC game KoiKoi-Japan, as guansanghai/KoiKoi-AI's ``koikoigame.py`` implements it.
+_KOIKOIJAPAN = dataclasses.replace(
+    _ONLINE,
+    akatan_aotan=20,  # its "Red & Blue 10" scores beside Red 5 and Blue 5: 20 in all, flat
+    hanami=1,
+    tsukimi=1,
+    viewing_after_koikoi=3,
+    teshi=0,
+    kuttsuki=0,
+    plus_yaku=_PLUS_COUNTS,
+    sake_cup=SakeCup.BOTH,
+    double_at=0,
+    koikoi_multiplier=KoiKoiMultiplier.NONE,
+    koikoi_bonus=KoiKoiBonus.SELF_PLUS_ONE,
+    koikoi_when=KoiKoiWhen.NOT_HAND_EMPTY,
+    redeal_hand_four_of_month=True,
+    drawn_round=DrawnRound.OYA_KEN,
+    oya_ken_points=1,
+    rounds=8,
+    pool_stake=30,
+    pool_payment_cap=False,
+)
+
 PRESETS: Final[dict[str, RuleSet]] = {
     "online": _ONLINE,
     "nintendo": _NINTENDO,
@@ -140,6 +164,7 @@ PRESETS: Final[dict[str, RuleSet]] = {
     "traditions": _TRADITIONS,
     "toraco": _TORACO,
     "fudawiki": _FUDAWIKI,
+    "koikoijapan": _KOIKOIJAPAN,
 }
 
 PRESET_SOURCES: Final[dict[str, str]] = {
@@ -152,6 +177,8 @@ PRESET_SOURCES: Final[dict[str, str]] = {
     "toraco": "the TORACO Hanafuda app's 3-round Koi-Koi (seed 004)",
     "fudawiki": "Fuda Wiki's common Koi-Koi rules: Goko 15, Sanko 6, one yaku per group, "
     "unlimited calls",
+    "koikoijapan": "the PC game KoiKoi-Japan, as guansanghai/KoiKoi-AI's koikoigame.py "
+    "implements it (8 rounds, 30-point pool, +1 per own koi-koi)",
 }
 
 _SETTING_HELP: Final[dict[str, str]] = {
@@ -169,8 +196,10 @@ _SETTING_HELP: Final[dict[str, str]] = {
     "kasu": "points for Kasu, any ten chaff cards (0 = off)",
     "hanami": "points for Hanami-zake, the Curtain and the Sake cup (0 = off)",
     "tsukimi": "points for Tsukimi-zake, the Moon and the Sake cup (0 = off)",
+    "viewing_after_koikoi": "points for Hanami and Tsukimi once their scorer has called "
+    "koi-koi (0 = unchanged)",
     "teshi": "points for Teshi, being dealt all four cards of a month (0 = off)",
-    "kuttsuki": "points for Kuttsuki, being dealt four pairs (0 = off)",
+    "kuttsuki": "points for Kuttsuki, being dealt two cards of each of four months (0 = off)",
     "plus_yaku": "yaku that score +1 for each card of their kind beyond the ones they need",
     "tane_void_with_inoshikacho": "Tane scores nothing once Inoshikacho is made",
     "tan_void_with_akatan_aotan": "Tan scores nothing once Akatan or Aotan is made",
@@ -179,6 +208,8 @@ _SETTING_HELP: Final[dict[str, str]] = {
     "rain_out": "whether Willow or Paulownia cards spoil Hanami and Tsukimi",
     "double_at": "a round total of at least this many points is doubled (0 = never)",
     "koikoi_multiplier": "how koi-koi calls multiply the round winner's score",
+    "koikoi_bonus": "self_plus_one: the winner's own calls add 1 each up to 3; from 4, "
+    "x(calls - 2)",
     "koikoi_limit": "how many koi-koi calls a round allows",
     "after_koikoi": "after a koi-koi, whether a raise offers a new choice or ends the round",
     "koikoi_when": "when a player who may stop may also call koi-koi",
@@ -186,9 +217,9 @@ _SETTING_HELP: Final[dict[str, str]] = {
     "hand_yaku_before_field_redeal": "hands are checked for hand yaku before the field "
     "is checked for a redeal",
     "redeal_field_four_of_month": "deal again when the field shows all four cards of a month",
-    "redeal_field_four_pairs": "deal again when the field shows four pairs",
+    "redeal_field_four_pairs": "deal again when the field shows two cards of each of four months",
     "redeal_hand_four_of_month": "deal again when a hand holds all four cards of a month",
-    "redeal_hand_four_pairs": "deal again when a hand holds four pairs",
+    "redeal_hand_four_pairs": "deal again when a hand holds two cards of each of four months",
     "hand_swap": "the non-dealer may swap hands with the dealer before looking",
     "forced_capture": "a player holding a card that matches the field must play one",
     "drawn_round": "what happens when both hands run out and nobody stopped",
@@ -199,7 +230,9 @@ _SETTING_HELP: Final[dict[str, str]] = {
     "rounds": "number of rounds in the match",
     "scoring": "running totals, or a pool paid by the loser of each round",
     "pool_stake": "points each player starts with under pool scoring",
-    "knockout": "under pool scoring, a player left with 0 points loses at once",
+    "knockout": "under pool scoring, a player left with 0 points (or less) loses at once",
+    "pool_payment_cap": "under pool scoring, the loser pays at most what they have left "
+    "(false: totals may go below 0)",
 }
 
 

@@ -24,6 +24,12 @@ Semantics fixed here (and in ``docs/rules.md``):
   Inoshikachō only if Inoshikachō is switched on, and so on.
 * Hanami and Tsukimi that need another yaku need one that is not a viewing
   yaku, counted after every void rule.
+* ``called``: the pile's owner has called koi-koi this round, which matters only
+  with ``viewing_after_koikoi`` (the viewing yaku then take that value).  The
+  tables for it are a second :class:`_Compiled`, of the same rules with the
+  viewing values replaced, so the hot path gains no branch.
+* "Four pairs" is one definition for hand yaku and redeals alike
+  (:func:`four_pairs`): two cards from each of four different months.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from collections.abc import Callable
 from typing import Final
 
 from p2pkoikoi.engine.cards import (
+    ALL_MASK,
     ANIMALS,
     BLUE_RIBBONS,
     BRIGHTS,
@@ -50,6 +57,7 @@ from p2pkoikoi.engine.cards import (
 )
 from p2pkoikoi.engine.rules import (
     YAKU_IDS,
+    KoiKoiBonus,
     KoiKoiMultiplier,
     RainOut,
     RuleSet,
@@ -107,12 +115,17 @@ class Multiplier:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
-    """How a round's score came about: yaku, their sum, the multipliers, the result."""
+    """How a round's score came about: yaku, their sum, the multipliers, the result.
+
+    ``score`` is ``(base + bonus)`` times every factor; ``bonus`` is the points
+    added for the winner's own koi-koi calls (``koikoi_bonus``), 0 elsewhere.
+    """
 
     yaku: tuple[YakuScore, ...]
     base: int
     multipliers: tuple[Multiplier, ...]
     score: int
+    bonus: int = 0
 
 
 # ----- card masks used below -----
@@ -180,6 +193,7 @@ class _Compiled:
         "rain_out",
         "plus",
         "fast",
+        "_called",
     )
 
     def __init__(self, rules: RuleSet) -> None:
@@ -216,6 +230,25 @@ class _Compiled:
         self.viewing_needs_other = rules.viewing_needs_other_yaku
         self.rain_out = rules.rain_out
         self.fast = _make_total(self)
+        self._called: _Compiled | None = None
+
+    @property
+    def called(self) -> _Compiled:
+        """The tables for a pile whose owner has called koi-koi (``viewing_after_koikoi``)."""
+        if self._called is None:
+            v = self.rules.viewing_after_koikoi
+            if v == 0 or not self.viewing_on:
+                self._called = self
+            else:
+                self._called = _Compiled(
+                    dataclasses.replace(
+                        self.rules,
+                        hanami=v if self.rules.hanami else 0,
+                        tsukimi=v if self.rules.tsukimi else 0,
+                        viewing_after_koikoi=0,
+                    )
+                )
+        return self._called
 
 
 _CACHE: dict[int, _Compiled] = {}
@@ -239,23 +272,26 @@ def _compiled(rules: RuleSet) -> _Compiled:
     return comp
 
 
-def total_function(rules: RuleSet) -> Callable[[int, int], int]:
+def total_function(rules: RuleSet, called: bool = False) -> Callable[[int, int], int]:
     """``total`` for one rule set as a two-argument function ``(captured, field)``:
     for callers that score many piles under the same rules (the engine's states)."""
     c = _CACHE.get(id(rules))
     if c is None or c.rules is not rules:
         c = _compiled(rules)
-    return c.fast
+    return c.called.fast if called else c.fast
 
 
-def total(captured: int, rules: RuleSet, field: int = 0) -> int:
+def total(captured: int, rules: RuleSet, field: int = 0, called: bool = False) -> int:
     """The sum of the points of every yaku in ``captured`` (the hot path).
 
-    Agrees with ``sum(y.points for y in evaluate(captured, rules, field))``.
+    Agrees with ``sum(y.points for y in evaluate(captured, rules, field, called))``.
+    ``called``: the pile's owner has called koi-koi this round.
     """
     c = _CACHE.get(id(rules))
     if c is None or c.rules is not rules:
         c = _compiled(rules)
+    if called:
+        c = c.called
     return c.fast(captured, field)
 
 
@@ -331,12 +367,18 @@ def _viewing(c: _Compiled, captured: int, field: int, others: int) -> int:
     return pts
 
 
-def evaluate(captured: int, rules: RuleSet, field: int = 0) -> tuple[YakuScore, ...]:
+def evaluate(
+    captured: int, rules: RuleSet, field: int = 0, called: bool = False
+) -> tuple[YakuScore, ...]:
     """Every yaku in the captured pile, in :data:`YAKU_IDS` order.
 
-    ``field`` is the current field mask, read only by ``RainOut.FIELD``.
+    ``field`` is the current field mask, read only by ``RainOut.FIELD``;
+    ``called`` says the pile's owner has called koi-koi this round (read only
+    with ``viewing_after_koikoi``).
     """
     c = _compiled(rules)
+    if called:
+        c = c.called
     plus = c.plus
     out: list[YakuScore] = []
     animals = captured & ANIMALS
@@ -399,24 +441,49 @@ def _viewing_survives(c: _Compiled, yid: str, captured: int, field: int, others:
     return True
 
 
+_COUNT_TWO: Final = 0x222222222222
 _COUNT_FOUR: Final = 0x444444444444
 
 
-def hand_yaku(hand: int, rules: RuleSet) -> YakuScore | None:
-    """Teshi (all four cards of a month) or Kuttsuki (four pairs) in a dealt hand.
+def months_held_whole(cards: int) -> int:
+    """Mask of the cards of every month whose four cards are all in ``cards``."""
+    return ((month_counts(cards) & _COUNT_FOUR) >> 2) * 0xF
 
-    A hand holding four of a month and two pairs has both; it counts as Teshi,
-    the rarer.  Four of a month counts as two pairs, so with Teshi switched
-    off such a hand is still Kuttsuki.  ``None`` when absent or switched off.
+
+def pair_months(cards: int) -> int:
+    """Mask of the months (all four cards of each) of which ``cards`` hold exactly two.
+
+    Cards are four per month in id order, so a month is one nibble of the mask;
+    every nibble's count is compared with two at once (SWAR).
     """
-    counts = month_counts(hand)  # per month nibble: how many of its cards the hand holds
+    y = month_counts(cards) ^ _COUNT_TWO  # a nibble is zero where the count is two
+    nonzero = (y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW
+    return (~nonzero & NIBBLE_LOW) * 0xF
+
+
+def four_pairs(cards: int) -> bool:
+    """Whether ``cards`` are "four pairs": two cards from each of four different months.
+
+    The printed rulebook's wording (seed 000: "2 cards from 4 different
+    months"), used by the Kuttsuki hand yaku and by every four-pairs redeal
+    check alike.  In an 8-card hand or field that is months of 2+2+2+2 cards;
+    four of a month plus two pairs (4+2+2) is *not* four pairs.
+    """
+    return pair_months(cards & ALL_MASK).bit_count() == 16  # four months, four bits each
+
+
+def hand_yaku(hand: int, rules: RuleSet) -> YakuScore | None:
+    """Teshi (all four cards of a month) or Kuttsuki (:func:`four_pairs`) in a dealt hand.
+
+    The two cannot both hold in an 8-card hand (a 4+2+2 hand is not four
+    pairs), so the order of the checks does not matter.  ``None`` when absent
+    or switched off.
+    """
     if rules.teshi > 0:
-        fours = (counts & _COUNT_FOUR) >> 2  # low bit of each month held whole
+        fours = months_held_whole(hand)
         if fours:
-            return YakuScore("teshi", rules.teshi, fours * 0xF)
-    if rules.kuttsuki > 0 and hand.bit_count() == 8:
-        if counts & NIBBLE_LOW:  # a month with an odd count: not all pairs
-            return None
+            return YakuScore("teshi", rules.teshi, fours)
+    if rules.kuttsuki > 0 and four_pairs(hand):
         return YakuScore("kuttsuki", rules.kuttsuki, hand)
     return None
 
@@ -424,16 +491,25 @@ def hand_yaku(hand: int, rules: RuleSet) -> YakuScore | None:
 def score(
     yaku: tuple[YakuScore, ...], rules: RuleSet, calls_winner: int, calls_loser: int
 ) -> ScoreBreakdown:
-    """A round winner's score: the yaku sum, doubled for its size, multiplied for koi-koi.
+    """A round winner's score: the yaku sum, doubled for its size, the winner's own
+    koi-koi bonus, multiplied for koi-koi.
 
     ``calls_winner`` / ``calls_loser`` are the koi-koi calls each player made
     this round.  The result is before any pool cap (the loser paying at most
-    what they have left is the round's business, not the yaku's).
+    what they have left is the round's business, not the yaku's).  The size
+    doubling (``double_at``) looks at the yaku sum alone, before any bonus.
     """
     base = sum(y.points for y in yaku)
     mults: list[Multiplier] = []
+    bonus = 0
     if rules.double_at and base >= rules.double_at:
         mults.append(Multiplier(2, f"{rules.double_at} or more: x2"))
+    if rules.koikoi_bonus is KoiKoiBonus.SELF_PLUS_ONE and calls_winner:
+        if calls_winner <= 3:
+            bonus = calls_winner
+        else:
+            f = calls_winner - 2
+            mults.append(Multiplier(f, f"{_calls(calls_winner)} of your own: x{f}"))
     mode = rules.koikoi_multiplier
     factor = 1
     reason = ""
@@ -458,10 +534,10 @@ def score(
         reason = f"koi-bai, {_calls(calls_loser)} by the opponent: x{factor}"
     if factor > 1:
         mults.append(Multiplier(factor, reason))
-    result = base
+    result = base + bonus
     for m in mults:
         result *= m.factor
-    return ScoreBreakdown(tuple(yaku), base, tuple(mults), result)
+    return ScoreBreakdown(tuple(yaku), base, tuple(mults), result, bonus)
 
 
 def _calls(n: int) -> str:

@@ -5,7 +5,9 @@ randomness of its own.  See :mod:`p2pkoikoi.session.session` for the theory of
 operation and ``protocol/README.md`` for the specification.
 """
 
-from p2pkoikoi.session.crypto import fingerprint
+import importlib
+from typing import TYPE_CHECKING
+
 from p2pkoikoi.session.errors import (
     CheatingError,
     InviteError,
@@ -18,40 +20,95 @@ from p2pkoikoi.session.errors import (
     RulesMismatchError,
     VersionMismatchError,
 )
-from p2pkoikoi.session.events import (
-    NEED_DATA,
-    AcceptRules,
-    ActionReceived,
-    ChatReceived,
-    ConnectionClosed,
-    DeclineRules,
-    Event,
-    Goodbye,
-    HandshakeComplete,
-    MatchOver,
-    MatchStarted,
-    NeedData,
-    PeerResigned,
-    Ping,
-    Pong,
-    Resign,
-    Resumed,
-    RulesProposed,
-    SendAction,
-    SendChat,
-    SendEvent,
-)
-from p2pkoikoi.session.invite import Invite, decode_invite, encode_invite
-from p2pkoikoi.session.record import (
-    ActionRecord,
-    PlayerRecord,
-    Record,
-    ResultRecord,
-    decode_record,
-    encode_record,
-)
-from p2pkoikoi.session.session import Role, Session, State, WaitingFor
-from p2pkoikoi.session.wire import MAX_FRAME, PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from p2pkoikoi.session.crypto import fingerprint
+    from p2pkoikoi.session.events import (
+        NEED_DATA,
+        AcceptRules,
+        ActionReceived,
+        ChatReceived,
+        ConnectionClosed,
+        DeclineRules,
+        Event,
+        Goodbye,
+        HandshakeComplete,
+        MatchOver,
+        MatchStarted,
+        NeedData,
+        PeerResigned,
+        Ping,
+        Pong,
+        Resign,
+        Resumed,
+        RulesProposed,
+        SendAction,
+        SendChat,
+        SendEvent,
+    )
+    from p2pkoikoi.session.invite import Invite, decode_invite, encode_invite
+    from p2pkoikoi.session.record import (
+        ActionRecord,
+        PlayerRecord,
+        Record,
+        ResultRecord,
+        decode_record,
+        encode_record,
+    )
+    from p2pkoikoi.session.session import Role, Session, State, WaitingFor
+    from p2pkoikoi.session.wire import MAX_FRAME, PROTOCOL_VERSION
+
+_LAZY: dict[str, str] = {
+    "fingerprint": "p2pkoikoi.session.crypto",
+    "NEED_DATA": "p2pkoikoi.session.events",
+    "AcceptRules": "p2pkoikoi.session.events",
+    "ActionReceived": "p2pkoikoi.session.events",
+    "ChatReceived": "p2pkoikoi.session.events",
+    "ConnectionClosed": "p2pkoikoi.session.events",
+    "DeclineRules": "p2pkoikoi.session.events",
+    "Event": "p2pkoikoi.session.events",
+    "Goodbye": "p2pkoikoi.session.events",
+    "HandshakeComplete": "p2pkoikoi.session.events",
+    "MatchOver": "p2pkoikoi.session.events",
+    "MatchStarted": "p2pkoikoi.session.events",
+    "NeedData": "p2pkoikoi.session.events",
+    "PeerResigned": "p2pkoikoi.session.events",
+    "Ping": "p2pkoikoi.session.events",
+    "Pong": "p2pkoikoi.session.events",
+    "Resign": "p2pkoikoi.session.events",
+    "Resumed": "p2pkoikoi.session.events",
+    "RulesProposed": "p2pkoikoi.session.events",
+    "SendAction": "p2pkoikoi.session.events",
+    "SendChat": "p2pkoikoi.session.events",
+    "SendEvent": "p2pkoikoi.session.events",
+    "Invite": "p2pkoikoi.session.invite",
+    "decode_invite": "p2pkoikoi.session.invite",
+    "encode_invite": "p2pkoikoi.session.invite",
+    "ActionRecord": "p2pkoikoi.session.record",
+    "PlayerRecord": "p2pkoikoi.session.record",
+    "Record": "p2pkoikoi.session.record",
+    "ResultRecord": "p2pkoikoi.session.record",
+    "decode_record": "p2pkoikoi.session.record",
+    "encode_record": "p2pkoikoi.session.record",
+    "Role": "p2pkoikoi.session.session",
+    "Session": "p2pkoikoi.session.session",
+    "State": "p2pkoikoi.session.session",
+    "WaitingFor": "p2pkoikoi.session.session",
+    "MAX_FRAME": "p2pkoikoi.session.wire",
+    "PROTOCOL_VERSION": "p2pkoikoi.session.wire",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Import the submodule that defines ``name`` on first use (PEP 562): ``verify``
+    needs the record and the checks, not the wire codec or the session machine."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MAX_FRAME",

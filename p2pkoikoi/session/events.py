@@ -64,11 +64,16 @@ class MatchStarted:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ActionReceived:
-    """The peer's action, checked and applied; ``events`` are the engine's."""
+    """The peer's action, checked and applied; ``events`` are the engine's.
+
+    ``seat`` is the actor: the peer's seat, or ours for an action of ours the
+    peer re-sent after a resume because our record had lost it.
+    """
 
     seq: int
     action: Action
     events: tuple[EngineEvent, ...]
+    seat: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

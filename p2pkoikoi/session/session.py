@@ -36,8 +36,9 @@ session from our record (verified and replayed) for a new connection.  Its
 hello carries the match's session id; keys are fresh; each side sends a signed
 ``resume`` (its last seq, transcript and state hash), checked against the
 identity key recorded for the peer's seat; the side that is ahead re-sends the
-peer's missing signed actions (and its final signature), emitted on the other
-side as ordinary :class:`ActionReceived` events after :class:`Resumed`.  The
+signed actions the peer lacks (and its final signature), emitted on the other
+side as ordinary :class:`ActionReceived` events after :class:`Resumed` -- the
+peer's own actions too, when the end of its record was lost in a crash.  The
 transcript is untouched, so the record verifies as if nothing happened.
 
 Everything a user could observe (errors, events) is checked before it is
@@ -53,7 +54,7 @@ from __future__ import annotations
 import enum
 import unicodedata
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -275,6 +276,12 @@ class Session:
     @property
     def transcript_hash(self) -> bytes:
         return self._transcript
+
+    @property
+    def catching_up(self) -> bool:
+        """After a resume, the peer is ahead and is re-sending the actions we lack:
+        local actions wait (the state is not the live one yet)."""
+        return self._catchup is not None
 
     @property
     def error(self) -> ProtocolError | None:
@@ -789,21 +796,33 @@ class Session:
             self._finish()
 
     # ------------------------------------------------------------------ play
-    def _check_peer_turn(self, seq: int, what: str) -> MatchState:
+    def _check_turn(self, seq: int, what: str) -> tuple[MatchState, int, bytes]:
+        """The state, the acting seat and its identity key for a received action.
+
+        Normally the peer's turn; while catching up after a resume, also our own
+        actions that the peer re-sends: we lost them from the end of our record
+        (a crash before the journal reached the disk) but signed them, and the
+        peer holds them (protocol/README.md section 12).
+        """
         if self._state is not State.PLAY:
             raise self._unexpected(what)
         m = self._match
-        assert m is not None
-        if m.to_act != self.role.other.seat:
+        assert m is not None and self.peer_key is not None
+        seat = m.to_act
+        if seat == self.role.other.seat:
+            key = self.peer_key
+        elif seat is not None and self._catchup is not None and seq <= self._catchup[0]:
+            key = self._pub
+        else:
             raise RemoteProtocolError(f"the other player sent {what} {seq} out of turn")
         if seq != self._seq + 1:
             raise RemoteProtocolError(
                 f"wrong sequence number on {what}: expected {self._seq + 1}, got {seq}"
             )
-        return m
+        return m, seat, key
 
     def _on_action(self, msg: wire.ActionMsg) -> None:
-        m = self._check_peer_turn(msg.seq, "action")
+        m, seat, key = self._check_turn(msg.seq, "action")
         try:
             action = Action.parse(msg.action)
         except InputError as exc:
@@ -823,24 +842,20 @@ class Session:
                 f"state hash mismatch after action {msg.seq} ({msg.action}): the two programs "
                 "disagree about the game (different versions, or tampering)"
             )
-        seat = self.role.other.seat
         t = crypto.absorb(self._transcript, "action", msg.seq, seat, msg.action, msg.hash)
-        assert self.peer_key is not None
-        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.sig_message(t)):
+        if not crypto.verify_sig(key, msg.sig, crypto.sig_message(t)):
             raise CheatingError(f"the signature on action {msg.seq} is invalid (forged)")
         self._commit_step(new, t, ActionRecord(msg.seq, seat, msg.action, msg.hash, msg.sig))
-        self._events.append(ActionReceived(msg.seq, action, events))
+        self._events.append(ActionReceived(msg.seq, action, events, seat))
         if new.is_over:
             self._finish()
 
     def _on_resign(self, msg: wire.ResignMsg) -> None:
-        m = self._check_peer_turn(msg.seq, "resign")
-        seat = self.role.other.seat
+        m, seat, key = self._check_turn(msg.seq, "resign")
         new, events = m.resign(seat)
         h = new.state_hash()
         t = crypto.absorb(self._transcript, "resign", msg.seq, seat, h)
-        assert self.peer_key is not None
-        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.sig_message(t)):
+        if not crypto.verify_sig(key, msg.sig, crypto.sig_message(t)):
             raise CheatingError(f"the signature on resignation {msg.seq} is invalid (forged)")
         self._commit_step(new, t, ActionRecord(msg.seq, seat, "resign", h, msg.sig))
         self._events.append(PeerResigned(msg.seq, seat, events))
@@ -963,6 +978,10 @@ class Session:
     def _my_turn(self, what: str) -> MatchState:
         if self._state is not State.PLAY:
             raise LocalProtocolError(f"cannot {what}: the match is not in play")
+        if self._catchup is not None:
+            raise LocalProtocolError(
+                f"cannot {what} yet: the other player is re-sending the actions we lack"
+            )
         m = self._match
         assert m is not None
         if m.to_act != self.our_seat:
@@ -1011,6 +1030,21 @@ class Session:
         self._queue(wire.ChatMsg(text=clean))
 
     # ------------------------------------------------------------------ record
+    @property
+    def recorded_actions(self) -> Sequence[ActionRecord]:
+        """The actions so far, as in :meth:`record` but without copying (read only):
+        a journal appends the new ones after every step."""
+        return self._actions
+
+    @property
+    def result_record(self) -> ResultRecord | None:
+        return self._result
+
+    @property
+    def final_signatures(self) -> tuple[bytes | None, bytes | None]:
+        """(host's, joiner's) signature over the final transcript, as known so far."""
+        return (self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER))
+
     def record(self) -> Record:
         """The verifiable record so far (finished or not)."""
         players: list[PlayerRecord | None] = [None, None]

@@ -106,7 +106,13 @@ def run_pair(
             events[s].extend(drain(sess))
             pending[s] += sess.data_to_send()
             m = sess.match
-            if choose and sess.state is State.PLAY and m is not None and m.to_act == s:
+            if (
+                choose
+                and sess.state is State.PLAY
+                and m is not None
+                and m.to_act == s
+                and not sess.catching_up  # our lost actions are on their way back
+            ):
                 pending[s] += sess.send(SendAction(choose(m)))
                 moved = True
         if not moved:

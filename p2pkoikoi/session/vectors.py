@@ -19,7 +19,8 @@ from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import Resign, SendAction
 from p2pkoikoi.session.invite import decode_invite, encode_invite
-from p2pkoikoi.session.record import record_to_dict
+from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
+from p2pkoikoi.session.record import encode_record, record_from_dict, record_to_dict
 from p2pkoikoi.session.testing import (
     SECRET,
     det_bytes,
@@ -29,7 +30,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
 )
 
-FILES = ("framing", "messages", "invite", "crypto", "transcript")
+FILES = ("framing", "messages", "invite", "crypto", "transcript", "records")
 
 
 def _jsonable(value: Any) -> Any:
@@ -288,8 +289,46 @@ def transcript(n_actions: int = 10) -> dict[str, Any]:
     }
 
 
+def records() -> dict[str, Any]:
+    """The journal of transcript.json's match: whole, cut inside an entry, and damaged."""
+    record = record_from_dict(transcript()["record"])
+    journal = JournalWriter().feed(record)
+    ends = [i + 1 for i, b in enumerate(journal) if b == ord("\n")]
+    cases = [
+        ("the whole journal: the finished match", journal),
+        ("cut in the middle of the fourth entry (a crash while writing it)",
+         journal[: (ends[2] + ends[3]) // 2]),
+        ("cut right after the third entry", journal[: ends[2]]),
+        ("one byte of the third entry changed (its checksum fails: the journal ends before it)",
+         journal[: ends[1] + 20] + b"f" + journal[ends[1] + 21 :]
+         if journal[ends[1] + 20 : ends[1] + 21] != b"f"
+         else journal[: ends[1] + 20] + b"e" + journal[ends[1] + 21 :]),
+    ]  # fmt: skip
+    out = []
+    for description, data in cases:
+        read = decode_journal(data)
+        out.append(
+            {
+                "description": description,
+                "journal": data.decode("utf-8"),
+                "entries": read.entries,
+                "discarded": read.discarded,
+                "record": encode_record(read.record).decode("utf-8"),
+            }
+        )
+    sample = {"final_sig": {"role": "host", "sig": "00" * 64}}
+    return {
+        "description": "Match journals (protocol/records.md): each line is the CRC-32 of the "
+        "JSON (8 lowercase hex digits), a space, compact JSON, a newline.  'record' is the "
+        "compact record a journal decodes to: what verify checks and resume continues from.",
+        "entry": {"object": sample, "line": encode_entry(sample).decode("utf-8")},
+        "journals": out,
+    }
+
+
 def build(name: str) -> dict[str, Any]:
     return {
+        "records": records,
         "framing": framing,
         "messages": messages,
         "invite": invite,
@@ -306,7 +345,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m p2pkoikoi.session.vectors",
         description="Regenerate the protocol test vectors (framing, messages, invite, "
-        "crypto, transcript).",
+        "crypto, transcript, records).",
     )
     parser.add_argument(
         "out", nargs="?", default="protocol/vectors", help="directory (default protocol/vectors)"

@@ -6,6 +6,8 @@ exits with their ``exit_code`` without a traceback.
 
 from __future__ import annotations
 
+import os
+
 from p2pkoikoi.engine.errors import KoiKoiError
 
 
@@ -37,6 +39,10 @@ class ListenAddressError(ConnectError):
     exit_code = 2
 
 
+class IdentityChangedError(TransportError):
+    """A known name arrived with another key, and the user did not accept it."""
+
+
 class ConfigError(TransportError):
     """The identity or known-peers file cannot be read or written."""
 
@@ -45,3 +51,31 @@ class ConfigError(TransportError):
 
 class PeerFloodError(TransportError):
     """The peer sent pings or chats far faster than any honest program does."""
+
+
+def os_reason(exc: OSError) -> str:
+    """The reason an OS error gives, looking inside trio's "all attempts to
+    connect ... failed", whose cause holds each address's own error."""
+    if exc.strerror:
+        return exc.strerror
+    cause = exc.__cause__
+    inner = list(cause.exceptions) if isinstance(cause, BaseExceptionGroup) else [cause]
+    reasons = []
+    for err in inner:
+        if isinstance(err, OSError) and (err.errno or err.strerror):
+            reason = os.strerror(err.errno) if err.errno else str(err.strerror)
+            if reason not in reasons:
+                reasons.append(reason)
+    return "; ".join(reasons) or str(exc)
+
+
+def leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The errors inside nested exception groups (a nursery wraps even one error in a
+    group; callers and the CLI want the one error itself, with its one-line message)."""
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out.extend(leaves(exc))
+        else:
+            out.append(exc)
+    return out

@@ -20,7 +20,7 @@ from typing import IO, Any
 import trio
 
 from p2pkoikoi.engine import Action, KoiKoiError, PlayerView
-from p2pkoikoi.transport.net import NetworkLink
+from p2pkoikoi.transport.match_link import NetworkLink
 
 Chooser = Callable[[PlayerView], Action]
 Emit = Callable[[dict[str, Any]], None]
@@ -31,9 +31,11 @@ ROLES = ("host", "joiner")
 def json_emitter(out: IO[str] | None = None) -> Emit:
     """One JSON object per line, flushed at once (a script waits on each line)."""
 
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+
     def emit(obj: dict[str, Any]) -> None:
         stream = out if out is not None else sys.stdout
-        stream.write(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n")
+        stream.write(encoder.encode(obj) + "\n")
         stream.flush()
 
     return emit
@@ -77,6 +79,8 @@ async def play_headless(
                 emit(out)
             live = link.session.match  # a queued update may be stale (e.g. we resigned since)
             if live is None or live.is_over or live.to_act != link.seat:
+                continue
+            if link.session.catching_up:  # our own lost actions are coming back first
                 continue
             view = live.view(link.seat)  # the live state (after a resume, updates repeat)
             if view.to_act == link.seat and view.legal_actions:

@@ -17,7 +17,9 @@ of one.  Paths follow XDG: ``$XDG_CONFIG_HOME/p2pkoikoi`` (default
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
+import enum
 import json
 import os
 import re
@@ -30,7 +32,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.session.crypto import fingerprint, public_bytes
-from p2pkoikoi.transport.errors import ConfigError
+from p2pkoikoi.transport.errors import ConfigError, IdentityChangedError
 
 APP: Final = "p2pkoikoi"
 IDENTITY_FILE: Final = "identity.key"
@@ -78,12 +80,14 @@ def check_record_path(path: Path | None) -> None:
         raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
-def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+def atomic_write(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = True) -> None:
     """Replace ``path`` by ``data`` so that a crash leaves either version whole.
 
     Writes a temporary file in the same directory (so ``rename`` is atomic),
     ``fsync``s it, renames it over ``path``, then ``fsync``s the directory so
-    the rename itself survives a power cut.
+    the rename itself survives a power cut.  ``durable=False`` skips both
+    flushes (for files that a power cut may lose: a record before its match
+    started, which nothing can resume anyway).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -92,12 +96,15 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     try:
         dfd = os.open(path.parent, os.O_RDONLY)
     except OSError:
@@ -130,6 +137,7 @@ def load_or_create_identity(directory: Path) -> Ed25519PrivateKey:
         return key
     except OSError as exc:
         raise ConfigError(f"cannot read identity {path}: {exc.strerror or exc}") from None
+    check_private_mode(path)
     try:
         loaded = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
@@ -141,53 +149,208 @@ def load_or_create_identity(directory: Path) -> Ed25519PrivateKey:
     return loaded
 
 
+def check_private_mode(path: Path) -> None:
+    """Refuse a private file that other users may read, as ssh refuses such a key.
+
+    The identity key signs every move a player makes: a copy in someone
+    else's hands is that player's signature.  The program never loosens the
+    mode itself; it says how to fix it, so the user notices the exposure.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if mode & 0o077:
+        raise ConfigError(
+            f"{path} can be read by other users (permissions {mode & 0o777:04o}); "
+            f"it must be private: chmod 600 {path}"
+        )
+
+
 def own_fingerprint(key: Ed25519PrivateKey) -> str:
     return fingerprint(public_bytes(key))
 
 
-class KnownPeers:
-    """Peer name -> fingerprint, remembered across matches (``known_peers``, JSON)."""
+#: how each fingerprint character is read aloud: letters by the ICAO/NATO
+#: alphabet (understood over a bad phone line in most languages), digits as words
+_SPOKEN: Final = {
+    **{
+        c: w
+        for c, w in zip(
+            "abcdefghijklmnopqrstuvwxyz",
+            [
+                "alfa",
+                "bravo",
+                "charlie",
+                "delta",
+                "echo",
+                "foxtrot",
+                "golf",
+                "hotel",
+                "india",
+                "juliett",
+                "kilo",
+                "lima",
+                "mike",
+                "november",
+                "oscar",
+                "papa",
+                "quebec",
+                "romeo",
+                "sierra",
+                "tango",
+                "uniform",
+                "victor",
+                "whiskey",
+                "xray",
+                "yankee",
+                "zulu",
+            ],
+            strict=True,
+        )
+    },
+    **dict(zip("234567", ["two", "three", "four", "five", "six", "seven"], strict=True)),
+}
 
-    def __init__(self, path: Path, peers: Mapping[str, str] | None = None) -> None:
+
+def spoken_fingerprint(fp: str) -> str:
+    """A fingerprint as words to read aloud, one group of four per ``/``.
+
+    >>> spoken_fingerprint("s67t-rovc")
+    'sierra six seven tango / romeo oscar victor charlie'
+    """
+    return " / ".join(" ".join(_SPOKEN[c] for c in group) for group in fp.split("-"))
+
+
+class PeerStatus(enum.Enum):
+    """What ``known_peers`` says of a peer's identity."""
+
+    KNOWN = "known"  #: this fingerprint was seen before
+    NEW = "new"  #: neither this fingerprint nor this name was seen before
+    CHANGED = "changed"  #: this name was seen before, with another key
+
+
+@dataclasses.dataclass(frozen=True)
+class PeerCheck:
+    """The answer of :meth:`KnownPeers.check`: the status, and for a changed key
+    the fingerprints the name had before."""
+
+    status: PeerStatus
+    name: str
+    fingerprint: str
+    previous: tuple[str, ...] = ()
+
+    @property
+    def warning(self) -> str:
+        """The one line a person reads about a changed key ("" otherwise)."""
+        if self.status is not PeerStatus.CHANGED:
+            return ""
+        return (
+            f"{self.name}'s identity changed: known as {', '.join(self.previous)}, now "
+            f"{self.fingerprint}; if you did not expect this, someone may be impersonating them"
+        )
+
+
+class KnownPeers:
+    """Fingerprint -> name, remembered across matches (``known_peers``, JSON).
+
+    Keyed by fingerprint because the key is the identity and the name only a
+    label anybody can choose: two friends may both be called "player", and a
+    friend may rename themselves without becoming a stranger.  A name that
+    arrives with a fingerprint never seen before, while it is known with
+    another, is the case SSH warns about: the caller decides (a question at the
+    table, an error in headless mode unless ``--accept-new-key``).
+
+    The file is ``{"version": 2, "peers": {FINGERPRINT: {"name": NAME}}}``; the
+    first release's ``{NAME: FINGERPRINT}`` is read and rewritten in this form.
+    """
+
+    VERSION: Final = 2
+
+    def __init__(
+        self,
+        path: Path,
+        peers: Mapping[str, str] | None = None,
+        *,
+        accept_new_key: bool = False,
+    ) -> None:
         self.path = path
+        #: fingerprint -> the name it last used
         self.peers: dict[str, str] = dict(peers or {})
+        #: ``--accept-new-key``: a changed key is remembered with a warning, not refused
+        self.accept_new_key = accept_new_key
 
     @classmethod
-    def load(cls, directory: Path) -> KnownPeers:
+    def load(cls, directory: Path, *, accept_new_key: bool = False) -> KnownPeers:
         path = directory / KNOWN_PEERS_FILE
         try:
             obj = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return cls(path)
+            return cls(path, accept_new_key=accept_new_key)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read {path}: {exc}") from None
-        if not isinstance(obj, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in obj.items()
-        ):
-            raise ConfigError(f"{path} should map peer names to fingerprints (a JSON object)")
-        return cls(path, obj)
-
-    def check(self, name: str, peer_fingerprint: str) -> str | None:
-        """Remember a new peer; a warning text when ``name`` had another key before.
-
-        A changed key is not overwritten: the user decides (by editing the
-        file) whether the new key is really the same person.
-        """
-        known = self.peers.get(name)
-        if known == peer_fingerprint:
-            return None
-        if known is None:
-            self.peers[name] = peer_fingerprint
-            self.save()
-            return None
-        return (
-            f"{name}'s identity changed: known as {known}, now {peer_fingerprint}; "
-            f"if you did not expect this, someone may be impersonating them "
-            f"(to accept the new key, edit {self.path})"
+        bad = ConfigError(
+            f'{path} is not a known-peers file (JSON: {{"version": 2, "peers": '
+            '{FINGERPRINT: {"name": NAME}}}); move it away to start a new one'
         )
+        if not isinstance(obj, dict):
+            raise bad
+        if "version" not in obj:  # the first release: {name: fingerprint}
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in obj.items()):
+                raise bad
+            return cls(path, {fp: name for name, fp in obj.items()}, accept_new_key=accept_new_key)
+        peers = obj.get("peers")
+        if obj.get("version") != cls.VERSION or not isinstance(peers, dict):
+            raise bad
+        out: dict[str, str] = {}
+        for fp, entry in peers.items():
+            if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)):
+                raise bad
+            out[str(fp)] = entry["name"]
+        return cls(path, out, accept_new_key=accept_new_key)
+
+    def fingerprints_of(self, name: str) -> tuple[str, ...]:
+        """Every fingerprint known under ``name``, sorted."""
+        return tuple(sorted(fp for fp, known in self.peers.items() if known == name))
+
+    def check(self, name: str, peer_fingerprint: str) -> PeerCheck:
+        """Look a peer up without changing anything (see :meth:`remember`)."""
+        if peer_fingerprint in self.peers:
+            return PeerCheck(PeerStatus.KNOWN, name, peer_fingerprint)
+        previous = self.fingerprints_of(name)
+        if previous:
+            return PeerCheck(PeerStatus.CHANGED, name, peer_fingerprint, previous)
+        return PeerCheck(PeerStatus.NEW, name, peer_fingerprint)
+
+    def admit(self, name: str, peer_fingerprint: str) -> PeerCheck:
+        """The peer a match is about to be played with: remembered, or refused.
+
+        A changed key raises :class:`IdentityChangedError` unless the user
+        accepted it (``--accept-new-key``, or the question on the table, which
+        calls :meth:`remember` first); otherwise the peer is remembered.
+        """
+        check = self.check(name, peer_fingerprint)
+        if check.status is PeerStatus.CHANGED and not self.accept_new_key:
+            raise IdentityChangedError(
+                f"{check.warning}: not playing (if they really have a new key, play "
+                "again with --accept-new-key)"
+            )
+        self.remember(name, peer_fingerprint)
+        return check
+
+    def remember(self, name: str, peer_fingerprint: str) -> None:
+        """Store (or relabel) a peer the user plays with, and save the file."""
+        if self.peers.get(peer_fingerprint) == name:
+            return
+        self.peers[peer_fingerprint] = name
+        self.save()
 
     def save(self) -> None:
-        data = json.dumps(self.peers, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        body = {
+            "version": self.VERSION,
+            "peers": {fp: {"name": name} for fp, name in sorted(self.peers.items())},
+        }
+        data = json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         try:
             atomic_write(self.path, data.encode("utf-8"), mode=0o600)
         except OSError as exc:

@@ -4,7 +4,7 @@ Theory of operation: a table never touches an engine or a session directly.
 It holds a :class:`GameLink`, reads :class:`Update` values from
 ``link.updates`` (a trio receive channel) and answers with ``await
 link.act(action)``, ``link.chat(text)`` and ``link.resign()``.  A network game
-(:mod:`p2pkoikoi.transport.net`) and a practice game against an in-process
+(:mod:`p2pkoikoi.transport.match_link`) and a practice game against an in-process
 opponent (:class:`LocalLink`) both implement it, so one table serves both.
 
 Every update carries the complete :class:`PlayerView` for the table's seat,

@@ -133,6 +133,7 @@ class TableContext:
         *,
         warning: str = "",
         seen_before: bool | None = None,
+        own_fingerprint: str = "",
     ) -> bool:
         """Show who invites and their rules (what differs from ``preset_name``, or else
         from the closest preset); wait for Accept (True) or Decline (False).
@@ -151,7 +152,13 @@ class TableContext:
                     token.run_sync_soon(answered.set)
 
         offer = make_offer(
-            peer_name, fingerprint, rules, preset_name, warning=warning, seen_before=seen_before
+            peer_name,
+            fingerprint,
+            rules,
+            preset_name,
+            warning=warning,
+            seen_before=seen_before,
+            own_fingerprint=own_fingerprint,
         )
         self.state.show_offer(offer, reply)
         self._redraw()

@@ -13,6 +13,7 @@ from p2pkoikoi.engine import RuleSet
 from p2pkoikoi.engine.rules import (
     YAKU_IDS,
     AfterKoiKoi,
+    KoiKoiBonus,
     KoiKoiLimit,
     KoiKoiMultiplier,
     KoiKoiWhen,
@@ -90,6 +91,9 @@ _COVERED = set(YAKU_IDS) | {
     "scoring",
     "pool_stake",
     "knockout",
+    "viewing_after_koikoi",
+    "koikoi_bonus",
+    "pool_payment_cap",
     "sake_cup",
     "rain_out",
     "viewing_needs_other_yaku",
@@ -145,6 +149,10 @@ def yaku_lines(rules: RuleSet, ascii: bool = False) -> list[Line]:
         notes.append("Tan scores nothing beside Akatan or Aotan.")
     if rules.viewing_needs_other_yaku:
         notes.append("Hanami and Tsukimi count only beside another yaku.")
+    if rules.viewing_after_koikoi and (rules.hanami or rules.tsukimi):
+        notes.append(
+            f"Hanami and Tsukimi are worth {rules.viewing_after_koikoi} once you have called koi-koi."
+        )
     if rules.rain_out is RainOut.FIELD:
         notes.append("A Willow card on the field spoils Hanami; a Paulownia card, Tsukimi.")
     elif rules.rain_out is RainOut.CAPTURED_WILLOW:
@@ -163,11 +171,20 @@ def rules_lines(rules: RuleSet, ascii: bool = False) -> list[Line]:
     out.append(("", f" Multiplier: {_MULTIPLIER[rules.koikoi_multiplier]}"))
     out.append(("", f" Limit: {_LIMIT[rules.koikoi_limit]}; {_WHEN[rules.koikoi_when]}"))
     out.append(("", f" {_AFTER[rules.after_koikoi]}"))
+    if rules.koikoi_bonus is KoiKoiBonus.SELF_PLUS_ONE:
+        out.append(
+            (
+                "",
+                " Bonus: +1 for each of the winner's own calls up to 3; from 4 calls x(calls - 2).",
+            )
+        )
     if rules.double_at:
         out.append(("", f" A round worth {rules.double_at} or more is doubled."))
     out.append(("class:heading", "Match"))
     if rules.scoring is Scoring.POOL:
         ko = "; a player left with 0 loses at once" if rules.knockout else ""
+        if not rules.pool_payment_cap:
+            ko = " in full (a pool may go below 0)" + ko.replace("with 0", "with 0 or less")
         out.append(
             (
                 "",

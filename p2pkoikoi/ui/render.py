@@ -408,7 +408,7 @@ def koikoi_lines(st: TableState) -> list[StyleAndTextTuples]:
     for y in made:
         lines.append([("class:yaku", st.p(f"   {y.romaji:<26}{y.points:>3}"))])
     lines.append(_breakdown_line(st, now, " Stop now: "))
-    if r.scoring is Scoring.POOL and now.score > v.scores[them]:
+    if r.scoring is Scoring.POOL and r.pool_payment_cap and now.score > v.scores[them]:
         lines.append([("class:dim", f"   (capped at {st.them}'s pool: {v.scores[them]})")])
     mine_now = koi_factor(r, v.calls[me], v.calls[them])
     mine_after = koi_factor(r, v.calls[me] + 1, v.calls[them])
@@ -426,20 +426,24 @@ def koikoi_lines(st: TableState) -> list[StyleAndTextTuples]:
                 )
             ]
         )
-    if mine_after == mine_now and theirs_after == theirs_now:
+    bonus_after = score(made, r, v.calls[me] + 1, v.calls[them]).bonus
+    if bonus_after != now.bonus:
+        lines.append(
+            [("", f"   if you win later: +{bonus_after} for your calls (now +{now.bonus})")]
+        )
+    if mine_after == mine_now and theirs_after == theirs_now and bonus_after == now.bonus:
         lines.append([("class:dim", "   calling adds no multiplier under these rules")])
     lines.append(_buttons(st, st.options(), None))
     return lines
 
 
 def _breakdown_line(st: TableState, b: ScoreBreakdown, prefix: str) -> StyleAndTextTuples:
-    parts = [f"{b.base}"]
+    parts = [f"{b.base}"] + ([f"+{b.bonus}"] if b.bonus else [])
     for m in b.multipliers:
         parts.append(f"x{m.factor}")
     calc = " ".join(parts)
-    return [
-        ("class:score", st.p(f"{prefix}{b.score} points" + (f" ({calc})" if b.multipliers else "")))
-    ]
+    shown = b.multipliers or b.bonus
+    return [("class:score", st.p(f"{prefix}{b.score} points" + (f" ({calc})" if shown else "")))]
 
 
 def dialog_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
@@ -512,6 +516,8 @@ def round_lines(st: TableState, s: RoundSummary) -> list[StyleAndTextTuples]:
         for y in b.yaku:
             lines.append([("class:yaku", st.p(f"   {y.romaji:<26}{y.name:<28}{y.points:>3}"))])
         lines.append([("", f"   {'base':<54}{b.base:>3}")])
+        if b.bonus:
+            lines.append([("", f"   {'your own koi-koi calls':<54}+{b.bonus}")])
         for m in b.multipliers:
             lines.append([("", st.p(f"   {m.reason:<54}x{m.factor}"))])
         lines.append([("class:score", f"   {'score':<54}{b.score:>3}")])
@@ -660,6 +666,8 @@ def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
         [("class:heading", st.p(f" {offer.peer_name} invites you to a match"))],
         [("class:label", " Identity: "), ("class:name", offer.fingerprint)],
     ]
+    if offer.own_fingerprint:
+        lines.append([("class:label", " Yours:    "), ("class:dim", offer.own_fingerprint)])
     if offer.warning:
         for text in _wrap("Warning: " + offer.warning, 78, " "):
             lines.append([("class:status.bad", st.p(text))])

@@ -23,7 +23,7 @@ from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, 
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.output import Output
 
-from p2pkoikoi.engine import get_preset
+from p2pkoikoi.engine import RuleSet, get_preset
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
 from p2pkoikoi.ui.app import STYLE
 from p2pkoikoi.ui.reference import help_lines
@@ -297,26 +297,19 @@ class StartScreen:
         return self.app.run()
 
 
-def _network_command(argv: list[str]) -> int | None:
-    """Run ``p2pkoikoi host`` / ``join`` if the network commands are installed; else ``None``."""
-    from p2pkoikoi.cli import build_parser
-
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit:
-        return None
-    func = getattr(args, "func", None)
-    if func is None:
-        return None
-    return int(func(args))
+#: runs a practice match: ``(rules, level) -> exit status``
+Practice = Callable[[RuleSet, str], int]
+#: runs a network command line (``["host", ...]``); ``None`` if it is not available
+NetworkCommand = Callable[[list[str]], int | None]
 
 
-def start_screen(*, ascii: bool = False) -> int:
-    """The start screen loop: show the menu, run what is chosen, come back; 0 on quit."""
-    import os
+def start_screen(*, practice: Practice, network: NetworkCommand, ascii: bool = False) -> int:
+    """The start screen loop: show the menu, run what is chosen, come back; 0 on quit.
 
-    from p2pkoikoi.cli.play_cmds import practice
+    What a choice runs comes from the caller (the command line passes its
+    ``practice`` and its own parser), so the interface never imports the
+    command line that sits beside it.
+    """
     from p2pkoikoi.engine import KoiKoiError
     from p2pkoikoi.ui.app import require_terminal
 
@@ -333,12 +326,12 @@ def start_screen(*, ascii: bool = False) -> int:
             if choice[0] == "quit":
                 return 0
             if choice[0] == "practice":
-                practice(get_preset(choice[2]), os.urandom(32), choice[1], ascii=ascii)
+                practice(get_preset(choice[2]), choice[1])
             elif choice[0] in ("host", "join"):
                 argv = [choice[0], *choice[1:]]
                 if ascii:
                     argv.append("--ascii")
-                code = _network_command(argv)
+                code = network(argv)
                 if code is None:
                     note = ("Network play is not available in this build.", [])
         except KoiKoiError as exc:

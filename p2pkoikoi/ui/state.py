@@ -90,6 +90,7 @@ class RulesOffer:
     diffs: tuple[tuple[str, object, object], ...]
     warning: str = ""  # the known-peers warning when this name's key changed
     seen_before: bool | None = None  # True: a known peer with this key; False: new
+    own_fingerprint: str = ""  # yours, to compare out of band
 
 
 def make_offer(
@@ -100,6 +101,7 @@ def make_offer(
     *,
     warning: str = "",
     seen_before: bool | None = None,
+    own_fingerprint: str = "",
 ) -> RulesOffer:
     """A :class:`RulesOffer`, comparing against ``preset`` or else the closest preset."""
     from p2pkoikoi.engine.presets import closest_preset
@@ -118,6 +120,7 @@ def make_offer(
         tuple(diffs),
         warning,
         seen_before,
+        own_fingerprint,
     )
 
 

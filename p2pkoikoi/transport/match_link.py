@@ -1,4 +1,4 @@
-"""The network transport: one :class:`Session` over one trio byte stream.
+"""The link during a match: one :class:`Session` over one trio byte stream at a time.
 
 Theory of operation
 -------------------
@@ -37,36 +37,27 @@ Connections come and go, the match stays: with a :class:`Reconnect` the
 link's supervisor task runs one connection (reader, writer, heartbeat in their
 own nursery) after another.  A broken stream or a peer silent past
 ``silence_fail`` during play *drops* the connection instead of failing the
-match; the joiner then redials with exponential backoff and the host takes
-candidate connections from its listener (which refuses everyone else) until a
-resume handshake (:func:`resume_handshake`, :meth:`Session.resume`) succeeds
-or ``reconnect_window`` ends.  Local moves wait meanwhile.  ``p2pkoikoi
-resume`` starts a link with no stream at all: its first connection is a
-resume (:func:`open_resume`, secrets from the ``.resume`` file).
+match; the link then gets a new stream with a resumed session from
+:mod:`p2pkoikoi.transport.reconnect` (the joiner redials, the host re-accepts)
+or fails when ``reconnect_window`` ends.  Local moves wait meanwhile.
+``p2pkoikoi resume`` starts a link with no stream at all: its first connection
+is a resume (:func:`~p2pkoikoi.transport.openers.open_resume`).
 
-The record (``session.record()``) is rewritten atomically after every step,
-so a crash or a cut connection loses nothing that both sides had agreed on.
-Times are parameters (:class:`Timeouts`) and all waiting uses trio's clock,
-so tests run whole matches under ``MockClock(autojump_threshold=0)``.
+The record is a journal, appended to after every step (:class:`RecordKeeper`).  Times are
+parameters (:class:`Timeouts`) and all waiting uses trio's clock, so tests run
+whole matches under ``MockClock(autojump_threshold=0)``.  Who the stream
+comes from (listening, dialling, refusing strangers) is
+:mod:`p2pkoikoi.transport.openers`' job.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import ipaddress
-import json
 import math
-import os
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
 
 import trio
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.engine import Event as EngineEvent
@@ -79,7 +70,6 @@ from p2pkoikoi.session import (
     DeclineRules,
     Goodbye,
     HandshakeComplete,
-    Invite,
     LocalProtocolError,
     MatchOver,
     MatchStarted,
@@ -88,139 +78,39 @@ from p2pkoikoi.session import (
     Pong,
     ProtocolError,
     Resign,
-    Resumed,
     ResumeError,
-    Role,
-    RulesMismatchError,
     RulesProposed,
     SendAction,
     SendChat,
     Session,
     State,
-    VersionMismatchError,
-    WaitingFor,
-    decode_invite,
-    encode_invite,
-    encode_record,
     fingerprint,
-    wire,
 )
-from p2pkoikoi.session.invite import SECRET_BYTES
-from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.errors import (
     ConfigError,
-    ConnectError,
-    ListenAddressError,
+    IdentityChangedError,
     PeerFloodError,
     PeerSilentError,
     PeerTimeoutError,
-    RevealTimeoutError,
     TransportError,
+    leaves,
 )
-from p2pkoikoi.transport.identity import KnownPeers, atomic_write, default_record_path
+from p2pkoikoi.transport.identity import KnownPeers
+from p2pkoikoi.transport.limits import (
+    CHATTER_BURST,
+    CHATTER_RATE,
+    OUTGOING_LIMIT,
+    RECEIVE_SIZE,
+    ChatterBudget,
+    Timeouts,
+    step_limit,
+)
 from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.notes import Note, Notify, nop
+from p2pkoikoi.transport.reconnect import Reconnect, reaccept, redial
+from p2pkoikoi.transport.record_files import RecordKeeper
 
-#: the port a host listens on unless told otherwise (unassigned by IANA)
-DEFAULT_PORT: Final = 47474
-RECEIVE_SIZE: Final = 65536
-#: pings, pongs and chats a peer may send in a burst, and per second after it; an
-#: honest peer pings every few seconds and people chat far slower (see _chatter)
-CHATTER_BURST: Final = 64
-CHATTER_RATE: Final = 16.0
-
-Note = dict[str, Any]
-"""A non-game notice (``{"event": ..., ...}``): listening, handshake, warning, status, chat."""
-Notify = Callable[[Note], None]
 DecideRules = Callable[[RulesProposed], Awaitable[bool]]
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """Every bound the transport applies, in seconds of trio's clock."""
-
-    handshake: float = 30.0  #: each handshake step (hello, auth, commit, value, final signature)
-    reveal: float = 30.0  #: the host's reveal after our value; missing = the host forfeits
-    rules_decision: float = 300.0  #: a person reading the proposed rules
-    connect: float = 15.0  #: the joiner's TCP connect
-    ping_interval: float = 5.0  #: ping when we sent nothing for this long
-    silence_warn: float = 15.0  #: a silent peer is reported after this long
-    silence_fail: float = 30.0  #: ... and the connection counts as lost after this long
-    #: after a lost connection: how long the joiner redials / the host waits for it
-    reconnect_window: float = 120.0
-    backoff_initial: float = 1.0  #: the joiner's first pause between redials (doubles)
-    backoff_max: float = 10.0  #: ... up to this pause
-
-
-SIDECAR_SUFFIX: Final = ".resume"
-SIDECAR_FORMAT: Final = "p2pkoikoi-resume"
-
-
-def sidecar_path(record: Path) -> Path:
-    """Where the secrets to resume ``record`` live (0600, deleted when the match ends)."""
-    return record.with_name(record.name + SIDECAR_SUFFIX)
-
-
-@dataclass
-class Reconnect:
-    """How a link gets a new connection to the same opponent after a drop.
-
-    The joiner ``dial``s (with exponential backoff); the host takes candidate
-    streams from ``incoming`` (fed by its listener, which refuses everyone while
-    ``wanted`` is false).  ``sidecar`` is what ``p2pkoikoi resume`` needs after a
-    crash (the invite secret, role, address): written beside the record.
-    """
-
-    identity: Ed25519PrivateKey
-    secret: bytes
-    dial: Callable[[], Awaitable[trio.abc.Stream]] | None = None
-    incoming: trio.MemoryReceiveChannel[trio.abc.Stream] | None = None
-    sidecar: dict[str, Any] | None = None
-    wanted: bool = False
-
-    def session(self, record: Record, role: Role) -> Session:
-        return Session.resume(
-            record, role, identity_key=self.identity, invite_secret=self.secret, entropy=_entropy()
-        )
-
-
-async def resume_handshake(stream: trio.abc.Stream, session: Session, limit: float) -> Resumed:
-    """Run a resumed session's handshake on ``stream`` (one task, no writer needed).
-
-    Returns at the :class:`Resumed` event, with the session's catch-up bytes
-    written; later events stay queued in the session for the link's reader.
-    """
-    with trio.fail_after(limit):
-        await stream.send_all(session.data_to_send())
-        while True:
-            ev = session.next_event()
-            out = session.data_to_send()
-            if out:
-                await stream.send_all(out)
-            if isinstance(ev, Resumed):
-                return ev
-            if ev is NEED_DATA:
-                data = await stream.receive_some(RECEIVE_SIZE)
-                if not data:
-                    raise TransportError("the connection closed during the resume handshake")
-                session.receive_data(bytes(data))
-            elif isinstance(ev, ConnectionClosed):
-                raise TransportError(ev.reason)
-
-
-def _nop(note: Note) -> None:
-    pass
-
-
-def describe_note(note: Note) -> str:
-    """One line for people from a :data:`Note` (the table's status line)."""
-    kind = note.get("event")
-    if "text" in note:
-        return str(note["text"])
-    if kind == "listening":
-        return f"waiting for the other player on port {note['port']}; invite: {note['invite']}"
-    if kind == "handshake":
-        return f"connected to {note['peer_name']} ({note['peer_fingerprint']})"
-    return str(kind)
 
 
 async def _accept_decision(proposal: RulesProposed) -> bool:
@@ -255,8 +145,7 @@ class NetworkLink:
         self._session = session
         self._reconnect = reconnect
         self.timeouts = timeouts
-        self._explicit_record = record_path
-        self.record_path: Path | None = record_path
+        self._records = RecordKeeper(record_path)
         self._notify = notify
         self._decide_rules = decide_rules
         self._known = known_peers
@@ -268,6 +157,7 @@ class NetworkLink:
         self.result: MatchOver | None = None
         self.forfeit_reason = ""
         self._out_tx, self._out_rx = trio.open_memory_channel[bytes](math.inf)
+        self._pending = 0  # bytes in that channel: bounded by OUTGOING_LIMIT in _write
         self._up_tx, self.updates = trio.open_memory_channel[Update](math.inf)
         self._started = trio.Event()
         self._stopped = trio.Event()
@@ -278,9 +168,7 @@ class NetworkLink:
         self._progress = trio.Event()
         self._last_rx = trio.current_time()  # the last complete message, not the last byte
         self._last_tx = trio.current_time()
-        self._chatter_tokens = float(CHATTER_BURST)
-        self._chatter_at = trio.current_time()
-        self._last_record = b""
+        self._chatter = ChatterBudget(trio.current_time())
         self._resign_pending: str | None = None
         self._ping_no = 0
         self._nursery: trio.Nursery | None = None
@@ -298,6 +186,11 @@ class NetworkLink:
             self.peer_fingerprint = fingerprint(session.peer_key)
 
     # ------------------------------------------------------------------ GameLink
+    @property
+    def record_path(self) -> Path | None:
+        """Where the record is written (None until the first write picks the default)."""
+        return self._records.path
+
     @property
     def session(self) -> Session:
         return self._session
@@ -377,14 +270,37 @@ class NetworkLink:
         self._after_step()
 
     def _write(self, data: bytes) -> None:
-        """Hand bytes to the writer task: the only path to the stream."""
+        """Hand bytes to the writer task: the only path to the stream.
+
+        What waits for the writer is counted: past :data:`OUTGOING_LIMIT` the
+        peer is not reading, and the connection is dropped rather than our
+        memory growing (a reconnect starts over with an empty queue).
+        """
         if not data:
+            return
+        if self._pending + len(data) > OUTGOING_LIMIT:
+            self._drop(
+                PeerFloodError(
+                    f"the other player stopped reading: {self._pending // 1024} KiB wait to "
+                    "be sent; connection closed"
+                )
+            )
             return
         try:
             self._out_tx.send_nowait(data)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             return
+        self._pending += len(data)
         self._last_tx = trio.current_time()
+
+    @property
+    def _writer_blocked(self) -> bool:
+        """Something waits for the writer: the peer reads slowly or not at all.
+
+        Pings are not answered then, and not sent: a reply that cannot leave
+        proves nothing and only fills the queue.
+        """
+        return self._pending > 0
 
     def _flush(self) -> None:
         self._write(self._session.data_to_send())
@@ -402,21 +318,21 @@ class NetworkLink:
             self._push(Update("status", self.view, text=text))
 
     def _save_record(self) -> None:
-        """Rewrite the record if it changed (atomic: temp, fsync, rename)."""
-        s = self._session
-        if s.session_id is None:
-            return
-        data = encode_record(s.record())
-        if data == self._last_record:
-            return
-        if self.record_path is None:
-            self.record_path = default_record_path(s.peer_name)
+        """Bring the record file up to the session (a journal during play, see
+        :class:`~p2pkoikoi.transport.record_files.RecordKeeper`); a record that
+        cannot be written ends the match."""
         try:
-            atomic_write(self.record_path, data)
-        except OSError as exc:
-            self._fail(TransportError(f"cannot write the record {self.record_path}: {exc}"))
-            return
-        self._last_record = data
+            self._records.save(self._session)
+        except TransportError as exc:
+            self._fail(exc)
+
+    def _close_record(self) -> None:
+        """The link stops: an unfinished match's journal becomes its compact record."""
+        try:
+            self._records.close(self._session)
+        except TransportError as exc:
+            if self.error is None:
+                self.error = exc
 
     def _wake(self) -> None:
         self._progress.set()
@@ -467,6 +383,11 @@ class NetworkLink:
         self.error = exc
         self._flush()  # the session's abort, if it queued one
         self._save_record()
+        if self._session.state not in (State.PLAY, State.FINISH):
+            # a final end (a protocol error, a cheat, refused rules or identity): the
+            # match can never resume, so the invite secret in the resume file goes;
+            # a lost connection keeps it for ``p2pkoikoi resume``
+            self._records.drop_sidecar()
         if self._session.match is not None:
             self._push(Update("over", self.view, text=str(exc), record=str(self.record_path or "")))
         self._stop()
@@ -500,6 +421,7 @@ class NetworkLink:
                 try:
                     assert self._stream is not None
                     await self._stream.send_all(data)
+                    self._pending -= len(data)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     if not self._stopped.is_set():
                         self._drop(TransportError("the connection to the other player broke"))
@@ -538,10 +460,11 @@ class NetworkLink:
             # a message, not a byte, proves the peer alive: a frame trickled a byte
             # at a time never completes, and the silence bound ends it (slowloris)
             self._last_rx = trio.current_time()
-            if isinstance(ev, Ping | Pong | ChatReceived) and not self._chatter():
+            if isinstance(ev, Ping | Pong | ChatReceived) and not self._count_chatter():
                 return
             if isinstance(ev, Ping):
-                self._write(s.send(Pong(ev.nonce)))
+                if not self._writer_blocked:
+                    self._write(s.send(Pong(ev.nonce)))
             elif isinstance(ev, Pong):
                 pass
             elif isinstance(ev, RulesProposed):
@@ -567,7 +490,7 @@ class NetworkLink:
                 self._after_step()
             elif isinstance(ev, ActionReceived | PeerResigned):
                 self._save_record()
-                self._push_state(ev.events, 1 - self.seat)
+                self._push_state(ev.events, ev.seat)
                 self._after_step()
             elif isinstance(ev, ChatReceived):
                 peer = self.names[1 - self.seat]
@@ -585,16 +508,9 @@ class NetworkLink:
         self._save_record()
         self._wake()
 
-    def _chatter(self) -> bool:
-        """Count one ping, pong or chat (a token bucket); False after failing on a flood."""
-        now = trio.current_time()
-        self._chatter_tokens = min(
-            float(CHATTER_BURST),
-            self._chatter_tokens + (now - self._chatter_at) * CHATTER_RATE,
-        )
-        self._chatter_at = now
-        if self._chatter_tokens >= 1:
-            self._chatter_tokens -= 1
+    def _count_chatter(self) -> bool:
+        """Count one ping, pong or chat; False after failing on a flood."""
+        if self._chatter.take(trio.current_time()):
             return True
         self._fail(
             PeerFloodError(
@@ -622,18 +538,25 @@ class NetworkLink:
             }
         )
         if self._known is not None:
-            warning = self._known.check(ev.peer_name, ev.peer_fingerprint)
-            if warning:
-                self._notify({"event": "warning", "text": warning})
+            try:
+                check = self._known.admit(ev.peer_name, ev.peer_fingerprint)
+            except IdentityChangedError as exc:  # before the deal: nobody has seen a card
+                with suppress(ProtocolError):
+                    self._write(s.send(Goodbye()))
+                self._fail(exc)
+                return
+            except ConfigError as exc:  # known_peers cannot be written: play on, say so
+                self._notify({"event": "warning", "text": str(exc)})
+            else:
+                if check.warning:
+                    self._notify({"event": "warning", "text": check.warning})
         self._save_record()
 
     def _on_over(self, ev: MatchOver) -> None:
         self.result = ev
         self.final_hash = ev.final_hash.hex()
         self._save_record()
-        if self.record_path is not None:  # the secrets to resume are of no use now
-            with suppress(OSError):
-                os.unlink(sidecar_path(self.record_path))
+        self._records.drop_sidecar()
         m = self._session.match
         assert m is not None
         text = m.end_reason
@@ -690,7 +613,11 @@ class NetworkLink:
             now = trio.current_time()
             if s.state in (State.DONE, State.CLOSED, State.ERROR):
                 return
-            if s.state is not State.HELLO and now - self._last_tx >= t.ping_interval:
+            if (
+                s.state is not State.HELLO
+                and now - self._last_tx >= t.ping_interval
+                and not self._writer_blocked
+            ):
                 self._ping_no += 1
                 self._write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
             silent = now - self._last_rx
@@ -713,13 +640,10 @@ class NetworkLink:
     def _write_sidecar(self) -> None:
         """The secrets ``p2pkoikoi resume`` needs, beside the record, private (0600)."""
         rc = self._reconnect
-        if rc is None or rc.sidecar is None or self.record_path is None:
+        if rc is None or rc.sidecar is None:
             return
-        body = {"format": SIDECAR_FORMAT, "version": 1, **rc.sidecar}
         try:
-            atomic_write(
-                sidecar_path(self.record_path), json.dumps(body).encode("utf-8"), mode=0o600
-            )
+            self._records.write_sidecar(rc.sidecar)
         except OSError as exc:
             self._notify({"event": "warning", "text": f"cannot write the resume file: {exc}"})
 
@@ -737,6 +661,7 @@ class NetworkLink:
         """Reader, writer and heartbeat of one connection; returns when it is lost."""
         self._stream = stream
         self._out_tx, self._out_rx = trio.open_memory_channel[bytes](math.inf)
+        self._pending = 0  # bytes in that channel: bounded by OUTGOING_LIMIT in _write
         self._writer_done = trio.Event()
         self._lost = trio.Event()
         self._last_rx = self._last_tx = trio.current_time()
@@ -793,11 +718,31 @@ class NetworkLink:
         record = self._session.record()
         got: tuple[trio.abc.Stream, Session] | None = None
         last: list[str] = []
-        with trio.move_on_after(window):
-            if rc.dial is not None:
-                got = await self._redial(rc, record, lost, last)
-            else:
-                got = await self._reaccept(rc, record, lost, last)
+        role = self._session.role
+        try:
+            with trio.move_on_after(window):
+                if rc.dial is not None:
+                    got = await redial(
+                        rc,
+                        record,
+                        role,
+                        self.timeouts,
+                        lambda attempt: self._note_reconnecting(attempt, lost, last),
+                        last,
+                    )
+                else:
+                    got = await reaccept(
+                        rc,
+                        record,
+                        role,
+                        self.timeouts,
+                        lambda attempt: self._note_reconnecting(attempt, lost),
+                        last,
+                        self._notify,
+                    )
+        except ResumeError as exc:  # another player or another match: hopeless
+            self._fail(exc)
+            return None
         if got is None:
             if self.error is None:
                 why = f" ({lost})" if lost is not None else ""
@@ -815,98 +760,7 @@ class NetworkLink:
         self.reconnects += 1
         return stream
 
-    async def _redial(
-        self, rc: Reconnect, record: Record, lost: KoiKoiError | None, last: list[str]
-    ) -> tuple[trio.abc.Stream, Session] | None:
-        """The joiner: dial again and again, pausing longer each time (exponential backoff)."""
-        assert rc.dial is not None
-        t = self.timeouts
-        delay = t.backoff_initial
-        attempt = 0
-        while True:
-            attempt += 1
-            self._note_reconnecting(attempt, lost, last)
-            stream: trio.abc.Stream | None = None
-            try:
-                with trio.fail_after(t.connect):
-                    stream = await rc.dial()
-                session = rc.session(record, self._session.role)
-                await resume_handshake(stream, session, t.handshake)
-                return stream, session
-            except ResumeError as exc:  # another player or another match: hopeless
-                if stream is not None:
-                    await trio.aclose_forcefully(stream)
-                self._fail(exc)
-                return None
-            except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as exc:
-                last.append(
-                    _os_reason(exc) if isinstance(exc, OSError) else str(exc) or type(exc).__name__
-                )
-                if stream is not None:
-                    await trio.aclose_forcefully(stream)
-            await trio.sleep(delay)
-            delay = min(delay * 2, t.backoff_max)
-
-    async def _reaccept(
-        self, rc: Reconnect, record: Record, lost: KoiKoiError | None, last: list[str]
-    ) -> tuple[trio.abc.Stream, Session] | None:
-        """The host: try every incoming connection; the first that resumes wins."""
-        assert rc.incoming is not None
-        won: list[tuple[trio.abc.Stream, Session]] = []
-        attempt = 1
-        self._note_reconnecting(attempt, lost)
-        rc.wanted = True
-        try:
-            async with trio.open_nursery() as nursery:
-
-                async def candidate(stream: trio.abc.Stream) -> None:
-                    session = rc.session(record, self._session.role)
-                    try:
-                        await resume_handshake(stream, session, self.timeouts.handshake)
-                    except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as e:
-                        await trio.aclose_forcefully(stream)
-                        last.append(str(e) or type(e).__name__)
-                        self._notify(
-                            {"event": "warning", "text": f"refused a reconnection: {last[-1]}"}
-                        )
-                        return
-                    except BaseException:
-                        await trio.aclose_forcefully(stream)
-                        raise
-                    if won:
-                        await trio.aclose_forcefully(stream)
-                        return
-                    won.append((stream, session))
-                    nursery.cancel_scope.cancel()
-
-                async for stream in rc.incoming:
-                    if attempt > 1 or won:
-                        self._note_reconnecting(attempt, lost)
-                    attempt += 1
-                    nursery.start_soon(candidate, stream)
-        finally:
-            rc.wanted = False
-            _close_queued(rc.incoming)
-        return won[0] if won else None
-
     # ------------------------------------------------------------------ handshake
-    def _limit(self, step: WaitingFor) -> tuple[float, KoiKoiError]:
-        t = self.timeouts
-        if step is WaitingFor.REVEAL:
-            return t.reveal, RevealTimeoutError(
-                f"the host committed to its random value but did not reveal it within "
-                f"{t.reveal:g}s: the host forfeits the match"
-            )
-        if step in (WaitingFor.LOCAL_RULES_DECISION, WaitingFor.PEER_RULES_DECISION):
-            who = "you" if step is WaitingFor.LOCAL_RULES_DECISION else "the other player"
-            return t.rules_decision, PeerTimeoutError(
-                f"{who} did not accept or decline the rules within {t.rules_decision:g}s"
-            )
-        what = step.value.replace("_", " ")
-        return t.handshake, PeerTimeoutError(
-            f"timed out after {t.handshake:g}s waiting for the {what} (handshake step)"
-        )
-
     async def _handshake(self) -> None:
         """Run until the match starts; each step under its own ``fail_after``."""
         s = self._session
@@ -916,7 +770,7 @@ class NetworkLink:
             if self._stopped.is_set():
                 raise TransportError("the connection closed during the handshake")
             step = s.waiting_for
-            limit, error = self._limit(step)
+            limit, error = step_limit(self.timeouts, step)
             try:
                 with trio.fail_after(limit):
                     while (
@@ -960,7 +814,7 @@ async def open_link(
         session,
         timeouts=timeouts or Timeouts(),
         record_path=record_path,
-        notify=notify or _nop,
+        notify=notify or nop,
         decide_rules=decide_rules or _accept_decision,
         known_peers=known_peers,
         reconnect=reconnect,
@@ -993,15 +847,16 @@ async def open_link(
     except BaseExceptionGroup as group:
         # A nursery wraps even one error in a group; callers (and the CLI) want
         # the one error itself, a KoiKoiError with its one-line message.
-        leaves = _leaves(group)
-        if len(leaves) == 1:
-            raise leaves[0] from None
+        errs = leaves(group)
+        if len(errs) == 1:
+            raise errs[0] from None
         raise
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
         if link.error is None:
             raise TransportError("the connection to the other player broke") from None
     finally:
         link._save_record()
+        link._close_record()
         with trio.move_on_after(1) as cs:
             cs.shield = True
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -1009,397 +864,3 @@ async def open_link(
                     await link._stream.aclose()
     if link.error is not None:
         raise link.error
-
-
-def _close_queued(incoming: trio.MemoryReceiveChannel[trio.abc.Stream]) -> None:
-    """Connections queued while we did not need one: dropped (closed without a word)."""
-    while True:
-        try:
-            stream = incoming.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-            return
-        with suppress(Exception):
-            if isinstance(stream, trio.SocketStream):
-                stream.socket.close()
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            out.extend(_leaves(exc))
-        else:
-            out.append(exc)
-    return out
-
-
-# ---------------------------------------------------------------------- TCP
-def _guess_address() -> str:
-    """An address the friend can probably reach: the first non-loopback one of this host.
-
-    No packet is sent.  Behind NAT this is the LAN address; for internet play
-    the user passes ``--advertise`` (see docs/network.md).
-    """
-    try:
-        infos = socket.getaddrinfo(socket.gethostname(), None, proto=socket.IPPROTO_TCP)
-    except OSError:
-        return "127.0.0.1"
-    for family in (socket.AF_INET, socket.AF_INET6):
-        for fam, _, _, _, addr in infos:
-            if fam != family:
-                continue
-            ip = ipaddress.ip_address(str(addr[0]).split("%")[0])
-            if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
-                return str(ip)
-    return "127.0.0.1"
-
-
-def invite_address(bind: str | None, advertise: str | None) -> str:
-    if advertise:
-        return advertise
-    if bind and bind not in ("0.0.0.0", "::", ""):
-        return bind
-    return _guess_address()
-
-
-async def _listen(port: int, bind: str | None) -> list[trio.SocketListener]:
-    try:
-        listeners = await trio.open_tcp_listeners(port, host=bind or None)
-    except OSError as exc:
-        where = f"{bind or 'all addresses'} port {port}"
-        message = f"cannot listen on {where}: {exc.strerror or exc}"
-        if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
-            raise ListenAddressError(message) from None  # bad input, not a busy port
-        raise ConnectError(message) from None
-    first = listeners[0].socket.getsockname()[1]
-    keep = [ln for ln in listeners if ln.socket.getsockname()[1] == first]
-    for ln in listeners:
-        if ln not in keep:
-            await ln.aclose()
-    return keep
-
-
-REFUSE_REASON: Final = "the host is playing a match with someone else"
-#: connections a host holds at once while it still needs one (more are refused)
-MAX_PENDING: Final = 16
-
-
-async def _refuse(stream: trio.SocketStream, reason: str = REFUSE_REASON) -> None:
-    """One plaintext ``refuse`` frame, then close (after the peer read it, if it does)."""
-    frame = wire.encode_frame(wire.encode_message(wire.RefuseMsg(reason=reason)))
-    with (
-        trio.move_on_after(5),
-        suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
-    ):
-        await stream.send_all(frame)
-        await stream.send_eof()
-        # drain what the peer sent (its hello) so that closing does not reset the
-        # connection before it read the refusal
-        while await stream.receive_some(RECEIVE_SIZE):
-            pass
-    await trio.aclose_forcefully(stream)
-
-
-async def _serve(
-    listeners: list[trio.SocketListener],
-    incoming: trio.MemorySendChannel[trio.abc.Stream],
-    rc: Reconnect,
-) -> None:
-    """Accept for the whole match: hand connections on while one is wanted, refuse the rest."""
-    async with trio.open_nursery() as nursery:
-
-        async def accept_loop(listener: trio.SocketListener) -> None:
-            while True:
-                try:
-                    stream = await listener.accept()
-                except OSError:  # out of file descriptors and the like: try again soon
-                    await trio.sleep(0.5)
-                    continue
-                if rc.wanted and incoming.statistics().current_buffer_used < MAX_PENDING:
-                    incoming.send_nowait(stream)
-                else:
-                    nursery.start_soon(_refuse, stream)
-
-        for ln in listeners:
-            nursery.start_soon(accept_loop, ln)
-
-
-def _entropy() -> bytes:
-    return os.urandom(64)
-
-
-def _peer_address(stream: trio.abc.Stream) -> tuple[str, int]:
-    if isinstance(stream, trio.SocketStream):
-        peer = stream.socket.getpeername()
-        return str(peer[0]), int(peer[1])
-    return "?", 0
-
-
-@asynccontextmanager
-async def _hosting(
-    listeners: list[trio.SocketListener], rc: Reconnect
-) -> AsyncIterator[trio.MemoryReceiveChannel[trio.abc.Stream]]:
-    """The listeners' accept loops run (in the background) for the whole block."""
-    tx, rx = trio.open_memory_channel[trio.abc.Stream](math.inf)
-    rc.incoming = rx
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_serve, listeners, tx, rc)
-            try:
-                yield rx
-            finally:
-                nursery.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        leaves = _leaves(group)
-        if len(leaves) == 1:
-            raise leaves[0] from None
-        raise
-    finally:
-        _close_queued(rx)
-        for ln in listeners:
-            with trio.move_on_after(1) as cs:
-                cs.shield = True
-                await ln.aclose()
-
-
-@asynccontextmanager
-async def open_host(
-    *,
-    identity: Ed25519PrivateKey,
-    name: str,
-    rules: RuleSet,
-    port: int = DEFAULT_PORT,
-    bind: str | None = None,
-    advertise: str | None = None,
-    timeouts: Timeouts | None = None,
-    record_path: Path | None = None,
-    notify: Notify | None = None,
-    known_peers: KnownPeers | None = None,
-    accept_timeout: float | None = None,
-) -> AsyncIterator[NetworkLink]:
-    """Listen, announce the invite (a ``listening`` note), accept one player, play.
-
-    ``port=0`` picks a free port; the note says which.  The host listens for
-    the whole match: a connection that fails before the peer proved it holds
-    the invite (garbage, a wrong secret) is dropped with a ``warning`` note
-    and the host waits for the next; once a match is on, other connections
-    get a one-line ``refuse``; after a drop the same opponent may resume.
-    """
-    notify = notify or _nop
-    listeners = await _listen(port, bind)
-    actual = int(listeners[0].socket.getsockname()[1])
-    secret = os.urandom(SECRET_BYTES)
-    try:
-        invite = encode_invite(invite_address(bind, advertise), actual, secret)
-    except KoiKoiError:
-        for ln in listeners:
-            await ln.aclose()
-        raise
-    notify({"event": "listening", "invite": invite, "port": actual})
-    sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
-    rc = Reconnect(identity=identity, secret=secret, sidecar=sidecar, wanted=True)
-    limit = math.inf if accept_timeout is None else accept_timeout
-    async with _hosting(listeners, rc) as incoming, contextlib.AsyncExitStack() as stack:
-        link: NetworkLink | None = None
-        deadline = trio.current_time() + limit
-        while link is None:
-            got: trio.abc.Stream | None = None
-            with trio.move_on_at(deadline):
-                got = await incoming.receive()
-            if got is None:
-                break
-            stream = got
-            address, peer_port = _peer_address(stream)
-            notify({"event": "connected", "address": address, "port": peer_port})
-            session = Session(
-                Role.HOST,
-                identity_key=identity,
-                invite_secret=secret,
-                name=name,
-                entropy=_entropy(),
-                rules=rules,
-            )
-            cm = open_link(
-                stream,
-                session,
-                timeouts=timeouts,
-                record_path=record_path,
-                notify=notify,
-                known_peers=known_peers,
-                reconnect=rc,
-            )
-            try:
-                link = await stack.enter_async_context(cm)
-            except KoiKoiError as exc:
-                if session.peer_key is not None or isinstance(
-                    exc, VersionMismatchError | RulesMismatchError
-                ):
-                    raise
-                # not our friend (no invite secret, garbage, silence): keep waiting
-                notify(
-                    {
-                        "event": "warning",
-                        "text": f"dropped a connection from {address}: {exc}",
-                    }
-                )
-        if link is None:
-            raise PeerTimeoutError(f"nobody joined within {limit:g}s")
-        rc.wanted = False
-        _close_queued(incoming)
-        yield link
-
-
-def _os_reason(exc: OSError) -> str:
-    """The reason an OS error gives, looking inside trio's "all attempts to
-    connect ... failed", whose cause holds each address's own error."""
-    if exc.strerror:
-        return exc.strerror
-    cause = exc.__cause__
-    inner = list(cause.exceptions) if isinstance(cause, BaseExceptionGroup) else [cause]
-    reasons = []
-    for err in inner:
-        if isinstance(err, OSError) and (err.errno or err.strerror):
-            reason = os.strerror(err.errno) if err.errno else str(err.strerror)
-            if reason not in reasons:
-                reasons.append(reason)
-    return "; ".join(reasons) or str(exc)
-
-
-@asynccontextmanager
-async def open_join(
-    invite: str | Invite,
-    *,
-    identity: Ed25519PrivateKey,
-    name: str,
-    expected_rules: RuleSet | None = None,
-    decide_rules: DecideRules | None = None,
-    timeouts: Timeouts | None = None,
-    record_path: Path | None = None,
-    notify: Notify | None = None,
-    known_peers: KnownPeers | None = None,
-) -> AsyncIterator[NetworkLink]:
-    """Connect to the host named by ``invite`` and play.
-
-    With ``expected_rules`` the session accepts exactly those rules (or fails
-    naming the differences); without, ``decide_rules`` is asked (default:
-    accept, after a ``rules_proposed`` note).
-    """
-    inv = decode_invite(invite) if isinstance(invite, str) else invite
-    notify = notify or _nop
-    t = timeouts or Timeouts()
-    where = f"[{inv.host}]" if ":" in inv.host else inv.host
-    notify({"event": "connecting", "host": inv.host, "port": inv.port})
-
-    async def dial() -> trio.abc.Stream:
-        return await trio.open_tcp_stream(inv.host, inv.port)
-
-    sidecar = {"role": "joiner", "invite": encode_invite(inv.host, inv.port, inv.secret)}
-    rc = Reconnect(identity=identity, secret=inv.secret, dial=dial, sidecar=sidecar)
-    try:
-        with trio.fail_after(t.connect):
-            stream = await dial()
-    except trio.TooSlowError:
-        raise ConnectError(
-            f"cannot connect to {where}:{inv.port}: no answer within {t.connect:g}s "
-            "(is the host listening? a firewall?)"
-        ) from None
-    except OSError as exc:
-        raise ConnectError(f"cannot connect to {where}:{inv.port}: {_os_reason(exc)}") from None
-    session = Session(
-        Role.JOINER,
-        identity_key=identity,
-        invite_secret=inv.secret,
-        name=name,
-        entropy=_entropy(),
-        expected_rules=expected_rules,
-    )
-    async with open_link(
-        stream,
-        session,
-        timeouts=t,
-        record_path=record_path,
-        notify=notify,
-        decide_rules=decide_rules,
-        known_peers=known_peers,
-        reconnect=rc,
-    ) as link:
-        yield link
-
-
-def read_sidecar(record_path: Path) -> dict[str, Any]:
-    """The resume file beside ``record_path``; :class:`ConfigError` naming what is wrong."""
-    path = sidecar_path(record_path)
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{path} is missing: it holds the secrets to resume, written when the match "
-            "started and deleted when it ended"
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from None
-    if (
-        not isinstance(obj, dict)
-        or obj.get("format") != SIDECAR_FORMAT
-        or obj.get("role") not in ("host", "joiner")
-        or not isinstance(obj.get("invite"), str)
-    ):
-        raise ConfigError(f"{path} is not a p2pkoikoi resume file")
-    port = obj.get("port", 0)
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ConfigError(f"{path}: port must be a whole number 0..65535, not {port!r}")
-    if not isinstance(obj.get("bind", ""), str | None):
-        raise ConfigError(f"{path}: bind must be an address, not {obj['bind']!r}")
-    return obj
-
-
-@asynccontextmanager
-async def open_resume(
-    record_path: Path,
-    record: Record,
-    *,
-    identity: Ed25519PrivateKey,
-    timeouts: Timeouts | None = None,
-    notify: Notify | None = None,
-    known_peers: KnownPeers | None = None,
-) -> AsyncIterator[NetworkLink]:
-    """Continue the match of ``record`` after a crash (``p2pkoikoi resume``).
-
-    The resume file beside the record says who we were: a host listens on the
-    same port again, a joiner dials the host; the opponent (in its own
-    reconnect loop) must come back within ``timeouts.reconnect_window``.
-    """
-    notify = notify or _nop
-    side = read_sidecar(record_path)
-    inv = decode_invite(str(side["invite"]))
-    role = Role(str(side["role"]))
-    session = Session.resume(
-        record, role, identity_key=identity, invite_secret=inv.secret, entropy=_entropy()
-    )
-    rc = Reconnect(identity=identity, secret=inv.secret, sidecar=dict(side))
-    rc.sidecar = {k: v for k, v in side.items() if k not in ("format", "version")}
-    kw: dict[str, Any] = {
-        "timeouts": timeouts,
-        "record_path": record_path,
-        "notify": notify,
-        "known_peers": known_peers,
-        "reconnect": rc,
-    }
-    if role is Role.JOINER:
-
-        async def dial() -> trio.abc.Stream:
-            return await trio.open_tcp_stream(inv.host, inv.port)
-
-        rc.dial = dial
-        notify({"event": "connecting", "host": inv.host, "port": inv.port})
-        async with open_link(None, session, **kw) as link:
-            yield link
-        return
-    bind = side.get("bind")
-    listeners = await _listen(
-        int(side.get("port", inv.port)), bind if isinstance(bind, str) else None
-    )
-    actual = int(listeners[0].socket.getsockname()[1])
-    notify({"event": "listening", "invite": side["invite"], "port": actual, "resume": True})
-    async with _hosting(listeners, rc), open_link(None, session, **kw) as link:
-        yield link

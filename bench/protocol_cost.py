@@ -1,0 +1,162 @@
+"""Per-move cost of the protocol: two headless processes, random bots, loopback TCP.
+
+A figure, never a test.  For each records directory (by default one on disk
+under the system temporary directory's parent filesystem, and ``/dev/shm``, a
+tmpfs), it runs a headless host and joiner (``p2pkoikoi host|join --headless
+--bot random``) for a 12-round match and for a 1-round match with the same
+bot seeds, and reports per side:
+
+* wall time per action of the 12-round match (connect to match end);
+* CPU (user + system, from ``wait4``'s rusage of each child) per action;
+* the *marginal* figures, ``(12-round - 1-round) / (actions12 - actions1)``,
+  which leave out start-up (imports, identity, handshake): what one more
+  action costs.
+
+The 12-round match is played with ``scoring=sum`` so no knockout ends it
+early.  Runs alternate between the directories (``--repeat`` times) so a
+busy machine slows both alike; the median of the runs is printed.  Usage::
+
+    PYTHONPATH=$PWD python bench/protocol_cost.py [--repeat 3] [--dirs DIR ...] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+LIMIT = 300.0
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "p2pkoikoi", *args]
+
+
+def _env(base: Path, who: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["P2PKOIKOI_CONFIG_DIR"] = str(base / f"cfg-{who}")
+    env["XDG_DATA_HOME"] = str(base / f"data-{who}")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _wait(proc: subprocess.Popen[str], drained: threading.Thread | None = None) -> float:
+    """CPU seconds (user + system) of a finished child (its stdout read to the end)."""
+    if drained is None:
+        assert proc.stdout is not None
+        proc.stdout.read()
+    else:
+        drained.join()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        assert proc.stderr is not None
+        raise SystemExit(f"a player failed ({proc.returncode}): {proc.stderr.read()}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
+    """Play one headless match with records in ``directory``; its figures."""
+    base = Path(tempfile.mkdtemp(prefix="koi-bench-", dir=directory))
+    hrec, jrec = base / "host.koikoi", base / "joiner.koikoi"
+    rules = ["--rules", "online", "--rounds", str(rounds), "--set", "scoring=sum"]
+    host = subprocess.Popen(
+        _cli(
+            "host", "--headless", "--bot", "random", "--bot-seed", str(seed), "--port", "0",
+            "--bind", "127.0.0.1", "--name", "Alice", "--record", str(hrec), *rules,
+        ),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        text=True, env=_env(base, "host"),
+    )  # fmt: skip
+    assert host.stdout is not None
+    ready, _, _ = select.select([host.stdout], [], [], LIMIT)
+    if not ready:
+        host.kill()
+        raise SystemExit("the host printed no first line")
+    invite = json.loads(host.stdout.readline())["invite"]
+    # drain the host's output as it comes (a full pipe would stall the host)
+    host_out: list[str] = []
+    drain = threading.Thread(
+        target=lambda: host_out.append(host.stdout.read() if host.stdout else "")
+    )
+    drain.start()
+    start = time.perf_counter()
+    joiner = subprocess.Popen(
+        _cli(
+            "join", invite, "--headless", "--bot", "random", "--bot-seed", str(seed + 1),
+            "--name", "Bob", "--record", str(jrec),
+        ),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        text=True, env=_env(base, "joiner"),
+    )  # fmt: skip
+    jcpu = _wait(joiner)
+    wall = time.perf_counter() - start
+    hcpu = _wait(host, drain)
+    from p2pkoikoi.session.record import decode_record
+
+    actions = len(decode_record(hrec.read_bytes()).actions)
+    shutil.rmtree(base, ignore_errors=True)
+    return {"actions": actions, "wall": wall, "host_cpu": hcpu, "joiner_cpu": jcpu}
+
+
+def measure(directory: Path, repeat: int, seed: int) -> dict[str, Any]:
+    longs = [one_match(directory, 12, seed + 10 * i) for i in range(repeat)]
+    shorts = [one_match(directory, 1, seed + 10 * i) for i in range(repeat)]
+
+    def med(runs: list[dict[str, float]], key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    a12, a1 = med(longs, "actions"), med(shorts, "actions")
+    out: dict[str, Any] = {"directory": str(directory), "actions_12_rounds": a12, "runs": repeat}
+    for key in ("wall", "host_cpu", "joiner_cpu"):
+        per = statistics.median(r[key] / r["actions"] for r in longs)
+        marginal = statistics.median(
+            (lg[key] - sh[key]) / max(1.0, lg["actions"] - sh["actions"])
+            for lg, sh in zip(longs, shorts, strict=True)
+        )
+        out[f"{key}_ms_per_action"] = round(per * 1000, 3)
+        out[f"{key}_ms_per_action_marginal"] = round(marginal * 1000, 3)
+    out["seconds_12_rounds"] = round(med(longs, "wall"), 3)
+    del a1
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="matches per directory and length")
+    parser.add_argument("--dirs", nargs="*", help="records directories (default: disk, /dev/shm)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    dirs = [Path(d) for d in args.dirs] if args.dirs else [Path("/var/tmp")]
+    if not args.dirs and Path("/dev/shm").is_dir():
+        dirs.append(Path("/dev/shm"))
+    results = [measure(d, args.repeat, args.seed) for d in dirs]
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return 0
+    for r in results:
+        print(f"records in {r['directory']} ({r['runs']} runs, {r['actions_12_rounds']:.0f} actions,"
+              f" {r['seconds_12_rounds']:.2f} s per 12-round match):")  # fmt: skip
+        for key, label in (
+            ("wall", "wall"),
+            ("host_cpu", "host CPU"),
+            ("joiner_cpu", "joiner CPU"),
+        ):
+            print(f"  {label:11} {r[f'{key}_ms_per_action']:8.3f} ms/action"
+                  f"   marginal {r[f'{key}_ms_per_action_marginal']:8.3f} ms/action")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""``p2pkoikoi bench`` figures beyond the engine: what a move costs over the protocol,
+and how long the program takes to start.
+
+* **Protocol** (:func:`protocol_figures`): two sessions back to back in this
+  process (no sockets, no trio: the sans-I/O state machines) play random
+  12-round matches, each side keeping its record file exactly as a network
+  player does (:class:`~p2pkoikoi.transport.record_files.RecordKeeper`: the
+  journal, flushed at each round's end, compacted at the end) in a temporary
+  directory.  Reported per action and per side: CPU time and wall time.  That
+  is the protocol's own cost (signing, verifying, encrypting, replaying,
+  recording); a real network match adds trio and the kernel's loopback
+  (``bench/protocol_cost.py`` measures two real processes).
+* **Start-up** (:func:`startup_figures`): ``python -c pass``, ``p2pkoikoi
+  --help``, ``score``, ``rules`` and ``verify`` of a 12-round record, each run
+  as a new process a few times; the fastest run of each (like ``timeit``: load
+  only ever slows a run down) and its ratio to ``python -c pass``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import p2pkoikoi
+
+
+def _one_match(directory: Path, index: int, seed: int) -> tuple[int, Path]:
+    """One random 12-round match between two in-process sessions, records on disk."""
+    from p2pkoikoi.engine import get_preset
+    from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
+    from p2pkoikoi.transport.record_files import RecordKeeper
+
+    rules = get_preset("online").with_settings(rounds=12, scoring="sum")
+    host, joiner = make_pair(rules, label=f"bench{seed}/{index}")
+    keepers = (
+        RecordKeeper(directory / f"host-{index}.koikoi"),
+        RecordKeeper(directory / f"joiner-{index}.koikoi"),
+    )
+
+    def record(seat: int, data: bytes) -> bytes:
+        # bytes about to leave a side: its record is written first, as a link does
+        keepers[seat].save((host, joiner)[seat])
+        keepers[1 - seat].save((host, joiner)[1 - seat])
+        return data
+
+    run_pair(host, joiner, random_chooser(random.Random(seed * 1000 + index).randrange(2**32)),
+             tap=record)  # fmt: skip
+    for keeper, session in zip(keepers, (host, joiner), strict=True):
+        keeper.save(session)
+        keeper.close(session)
+    path = keepers[0].path
+    assert path is not None
+    return len(host.record().actions), path
+
+
+def protocol_figures(
+    matches: int = 3, seed: int = 1, directory: Path | None = None
+) -> tuple[dict[str, float], Path]:
+    """CPU and wall milliseconds per action per side; also one finished record's path.
+
+    The first match warms up (imports, caches) and is not counted.  The
+    record returned lives in a temporary directory that the caller removes.
+    """
+    base = Path(tempfile.mkdtemp(prefix="p2pkoikoi-bench-", dir=directory))
+    _, path = _one_match(base, 0, seed)
+    actions = 0
+    cpu, wall = time.process_time(), time.perf_counter()
+    for i in range(1, matches + 1):
+        n, path = _one_match(base, i, seed)
+        actions += n
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    # both sides run in this process: halve for "per side"
+    return {
+        "protocol_cpu_ms_per_action_per_side": 1000 * cpu / actions / 2,
+        "protocol_wall_ms_per_action": 1000 * wall / actions,
+        "protocol_actions": float(actions),
+    }, path
+
+
+def _fastest(argv: list[str], runs: int) -> float:
+    root = str(Path(p2pkoikoi.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                       cwd=root, check=True, timeout=120)  # fmt: skip
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def startup_figures(record: Path, runs: int = 5) -> dict[str, float]:
+    """Fastest of ``runs`` new processes for each command, in milliseconds, and the
+    ratio of each to ``python -c pass`` (the interpreter's own start-up)."""
+    py = sys.executable
+    commands = {
+        "python": [py, "-c", "pass"],
+        "help": [py, "-m", "p2pkoikoi", "--help"],
+        "score": [py, "-m", "p2pkoikoi", "score", "--rules", "online", "1b", "3b"],
+        "rules": [py, "-m", "p2pkoikoi", "rules"],
+        "verify": [py, "-m", "p2pkoikoi", "verify", str(record)],
+    }
+    out: dict[str, float] = {}
+    for name, argv in commands.items():
+        out[f"startup_{name}_ms"] = 1000 * _fastest(argv, runs)
+    base = out["startup_python_ms"]
+    for name in commands:
+        if name != "python":
+            out[f"startup_{name}_ratio"] = out[f"startup_{name}_ms"] / base
+    return out

@@ -1,0 +1,253 @@
+"""The match journal: a record that grows by appending, one line per step.
+
+Theory of operation
+-------------------
+While a match is played the record file is a *journal*; when the match ends
+the transport replaces it (atomically) by the compact record of
+:mod:`p2pkoikoi.session.record`.  Rewriting the whole record after every
+action costs a JSON encoding of everything so far and an fsync; appending one
+line costs a few microseconds, and the fsync can wait (the transport does it
+off the hot path).  The format is specified in ``protocol/records.md``.
+
+Each entry is one line: the CRC-32 of the JSON text (8 lowercase hex digits),
+one space, the JSON text (no newline inside), a newline::
+
+    1b2c3d4e {"format":"p2pkoikoi-journal","version":1,"record":{...}}
+    9f8e7d6c {"action":{"seq":1,"seat":0,"action":"play 1b","state_hash":"..","sig":".."}}
+    ...
+    0a1b2c3d {"result":{"scores":[5,0],"winner":0,...}}
+    4d5e6f70 {"final_sig":{"role":"host","sig":".."}}
+
+The first entry (the *head*) is the record as it stood when the match started
+(rules, players, commitment, values, seed; no actions).  An entry counts only
+if its newline is there and its checksum holds, so a journal cut at any byte
+(a crash in the middle of a write, a disk that lost unsynced blocks) decodes
+to the record of its complete entries; everything from the first incomplete
+or damaged entry on is reported as ``discarded`` bytes.  Nothing here does
+I/O: :class:`JournalWriter` turns successive records into the bytes to
+append, :func:`decode_journal` turns a file's bytes back into a record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import zlib
+from collections.abc import Sequence
+from typing import Any, Final
+
+from p2pkoikoi.session.errors import RecordError
+from p2pkoikoi.session.record import (
+    MAX_RECORD_BYTES,
+    ActionRecord,
+    Record,
+    ResultRecord,
+    decode_record,
+    record_from_dict,
+    record_to_dict,
+)
+
+JOURNAL_FORMAT: Final = "p2pkoikoi-journal"
+JOURNAL_VERSION: Final = 1
+#: how every journal starts: the checksum, a space and the head's first bytes are
+#: fixed by the format (checked by :func:`is_journal` without decoding)
+JOURNAL_PREFIX: Final = b'{"format":"p2pkoikoi-journal"'
+_ROLES: Final = ("host", "joiner")
+
+
+#: one encoder for every entry (json.dumps with options builds a new one each call)
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_entry(obj: dict[str, Any]) -> bytes:
+    """One journal line: CRC-32 of the compact JSON, a space, the JSON, a newline."""
+    text = _ENCODER.encode(obj).encode("utf-8")
+    return b"%08x %s\n" % (zlib.crc32(text), text)
+
+
+def decode_entry(line: bytes) -> dict[str, Any] | None:
+    """A line's JSON object (without its newline), or None if it is damaged."""
+    if len(line) < 10 or line[8:9] != b" ":
+        return None
+    try:
+        crc = int(line[:8], 16)
+    except ValueError:
+        return None
+    text = line[9:]
+    if zlib.crc32(text) != crc:
+        return None
+    try:
+        obj = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) and len(obj) >= 1 else None
+
+
+def _action(a: ActionRecord) -> dict[str, Any]:
+    return {
+        "seq": a.seq,
+        "seat": a.seat,
+        "action": a.action,
+        "state_hash": a.state_hash.hex(),
+        "sig": a.sig.hex(),
+    }
+
+
+def encode_head(record: Record) -> bytes:
+    """The first entry: ``record`` (a started match) without its actions and result."""
+    if record.match_seed is None:
+        raise ValueError("a journal starts when the match has started (the record has a seed)")
+    head = dataclasses.replace(record, actions=(), result=None, final_sigs=(None, None))
+    return encode_entry(
+        {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "record": record_to_dict(head)}
+    )
+
+
+@dataclasses.dataclass
+class JournalWriter:
+    """Sans-I/O: each :meth:`feed` returns the bytes that bring the journal up to a record.
+
+    The first call returns the whole journal (head and every entry so far): a
+    transport writes it as a new file.  Later calls return only the entries
+    for what the record gained (actions, the result, final signatures), or
+    ``b""``; a record that is not a continuation of the last one raises
+    ``ValueError`` (a bug, never the peer's doing: records only grow).
+    """
+
+    actions: int = -1  #: actions written so far (-1: nothing, not even the head)
+    result: bool = False
+    final_sigs: list[bool] = dataclasses.field(default_factory=lambda: [False, False])
+
+    @property
+    def started(self) -> bool:
+        return self.actions >= 0
+
+    def feed(self, record: Record) -> bytes:
+        head = b""
+        if self.actions < 0:
+            head = encode_head(record)
+            self.actions = 0
+        return head + self.extend(record.actions, record.result, record.final_sigs)
+
+    def extend(
+        self,
+        actions: Sequence[ActionRecord],
+        result: ResultRecord | None,
+        final_sigs: tuple[bytes | None, bytes | None],
+    ) -> bytes:
+        """:meth:`feed` after the first call, from a record's parts (a session's,
+        without building a :class:`Record`: this runs after every step)."""
+        if self.actions < 0:
+            raise ValueError("a journal starts with feed(record): the head")
+        out = []
+        n = len(actions)
+        if n < self.actions:
+            raise ValueError("the record lost actions since the last journal entry")
+        for i in range(self.actions, n):
+            out.append(encode_entry({"action": _action(actions[i])}))
+        self.actions = n
+        if result is not None and not self.result:
+            entry = {
+                "scores": list(result.scores),
+                "winner": result.winner,
+                "final_state_hash": result.final_state_hash.hex(),
+                "transcript_hash": result.transcript_hash.hex(),
+            }
+            out.append(encode_entry({"result": entry}))
+            self.result = True
+        for seat, sig in enumerate(final_sigs):
+            if sig is not None and not self.final_sigs[seat]:
+                out.append(encode_entry({"final_sig": {"role": _ROLES[seat], "sig": sig.hex()}}))
+                self.final_sigs[seat] = True
+        return b"".join(out)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class JournalRead:
+    """A decoded journal: the record of its complete entries, and what was left over."""
+
+    record: Record
+    entries: int  #: complete entries, the head included
+    discarded: int  #: bytes after the last complete entry (an unfinished or damaged write)
+
+
+def is_journal(data: bytes) -> bool:
+    """Whether a record file's bytes are a journal (rather than a compact record)."""
+    return data[9 : 9 + len(JOURNAL_PREFIX)] == JOURNAL_PREFIX and data[8:9] == b" "
+
+
+def _fail(msg: str) -> RecordError:
+    return RecordError(f"malformed journal: {msg}")
+
+
+def decode_journal(data: bytes) -> JournalRead:
+    """The record of a journal's complete entries; :class:`RecordError` if the head is bad.
+
+    A cut or damaged tail is not an error (it is what a crash leaves): it ends
+    the journal and is counted in :attr:`JournalRead.discarded`.  Entries that
+    decode but do not fit (an action after the result, an unknown kind, a bad
+    field) are errors, as in a record.
+    """
+    if len(data) > MAX_RECORD_BYTES:
+        raise _fail(f"larger than {MAX_RECORD_BYTES} bytes")
+    end = data.find(b"\n")
+    head = decode_entry(data[:end]) if end >= 0 else None
+    if head is None:
+        raise _fail("its first entry (the match's start) is incomplete or damaged")
+    if head.get("format") != JOURNAL_FORMAT:
+        raise _fail(f"'format' must be {JOURNAL_FORMAT!r}")
+    if head.get("version") != JOURNAL_VERSION:
+        raise _fail(f"unsupported journal version {head.get('version')!r} (this program reads 1)")
+    body = head.get("record")
+    if not isinstance(body, dict) or set(head) != {"format", "version", "record"}:
+        raise _fail("the first entry must hold format, version and record")
+    body = dict(body)
+    actions: list[Any] = []
+    final_sigs: dict[str, Any] = {"host": None, "joiner": None}
+    result: Any = None
+    entries, pos = 1, end + 1
+    while True:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        obj = decode_entry(data[pos:end])
+        if obj is None:
+            break
+        where = f"entry {entries + 1}"
+        if len(obj) != 1:
+            raise _fail(f"{where} must be an object with one key")
+        ((kind, value),) = obj.items()
+        if kind == "action":
+            if result is not None:
+                raise _fail(f"{where} is an action after the result")
+            actions.append(value)
+        elif kind == "result":
+            if result is not None:
+                raise _fail(f"{where} repeats the result")
+            result = value
+        elif kind == "final_sig":
+            if not isinstance(value, dict) or value.get("role") not in _ROLES:
+                raise _fail(f"{where}: final_sig needs a role (host or joiner) and a sig")
+            if result is None:
+                raise _fail(f"{where} is a final signature before the result")
+            final_sigs[value["role"]] = value.get("sig")
+        else:
+            raise _fail(f"{where} has an unknown kind {kind!r}")
+        entries += 1
+        pos = end + 1
+    body["actions"] = actions
+    body["result"] = result
+    body["final_sigs"] = final_sigs
+    try:
+        record = record_from_dict(body)
+    except RecordError as exc:
+        raise RecordError(str(exc).replace("malformed record", "malformed journal")) from None
+    return JournalRead(record, entries, len(data) - pos)
+
+
+def decode_record_file(data: bytes) -> tuple[Record, JournalRead | None]:
+    """A record file's record, whether compact or a journal (with what was read from it)."""
+    if is_journal(data):
+        read = decode_journal(data)
+        return read.record, read
+    return decode_record(data), None

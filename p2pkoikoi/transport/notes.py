@@ -1,0 +1,31 @@
+"""Notes: the network transport's non-game notices (listening, handshake, warning, ...).
+
+A link reports what people or scripts may want to know through one
+``notify(note)`` callback; the CLI prints them as lines or JSON, a table shows
+them in its status line (:func:`describe_note`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Note = dict[str, Any]
+"""A non-game notice (``{"event": ..., ...}``): listening, handshake, warning, status, chat."""
+Notify = Callable[[Note], None]
+
+
+def nop(note: Note) -> None:
+    """The notify of a caller that wants no notes."""
+
+
+def describe_note(note: Note) -> str:
+    """One line for people from a :data:`Note` (the table's status line)."""
+    kind = note.get("event")
+    if "text" in note:
+        return str(note["text"])
+    if kind == "listening":
+        return f"waiting for the other player on port {note['port']}; invite: {note['invite']}"
+    if kind == "handshake":
+        return f"connected to {note['peer_name']} ({note['peer_fingerprint']})"
+    return str(kind)

@@ -1,0 +1,199 @@
+"""Reconnect and resume: a new connection to the same opponent, the match kept.
+
+Theory of operation
+-------------------
+Connections come and go, the match stays.  When a link loses its connection
+during play it keeps its session's record and asks this module for a new
+stream carrying a *resumed* session (:meth:`Session.resume`):
+
+* the joiner **redials** (:func:`redial`) with exponential backoff
+  (``backoff_initial`` doubling up to ``backoff_max``), each attempt a TCP
+  connect under ``timeouts.connect`` and a resume handshake;
+* the host **re-accepts** (:func:`reaccept`): its listener, which refuses
+  everyone while :attr:`Reconnect.wanted` is false, hands it candidate streams;
+  each candidate runs its own resume handshake and the first that succeeds
+  wins, the others are closed.
+
+Both run until the caller's ``reconnect_window`` cancels them.  A
+:class:`ResumeError` (another player, another match) is hopeless and ends the
+redial at once; every other failure is one line in ``last``, which the caller
+names when the window runs out.  The resume handshake (:func:`resume_handshake`)
+runs on the bare stream in one task, before any link task touches it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from p2pkoikoi.engine import KoiKoiError
+from p2pkoikoi.session import NEED_DATA, ConnectionClosed, Resumed, ResumeError, Role, Session
+from p2pkoikoi.session.record import Record
+from p2pkoikoi.transport.errors import TransportError, os_reason
+from p2pkoikoi.transport.limits import RECEIVE_SIZE, Timeouts
+from p2pkoikoi.transport.notes import Notify
+
+#: called with the attempt number (1, 2, ...) as each reconnection attempt starts
+OnAttempt = Callable[[int], None]
+
+
+def session_entropy() -> bytes:
+    """Fresh randomness for a new or resumed session (its commit-reveal value)."""
+    return os.urandom(64)
+
+
+@dataclass
+class Reconnect:
+    """How a link gets a new connection to the same opponent after a drop.
+
+    The joiner ``dial``s (with exponential backoff); the host takes candidate
+    streams from ``incoming`` (fed by its listener, which refuses everyone while
+    ``wanted`` is false).  ``sidecar`` is what ``p2pkoikoi resume`` needs after a
+    crash (the invite secret, role, address): written beside the record.
+    """
+
+    identity: Ed25519PrivateKey
+    secret: bytes
+    dial: Callable[[], Awaitable[trio.abc.Stream]] | None = None
+    incoming: trio.MemoryReceiveChannel[trio.abc.Stream] | None = None
+    sidecar: dict[str, Any] | None = None
+    wanted: bool = False
+
+    def session(self, record: Record, role: Role) -> Session:
+        return Session.resume(
+            record,
+            role,
+            identity_key=self.identity,
+            invite_secret=self.secret,
+            entropy=session_entropy(),
+        )
+
+
+async def resume_handshake(stream: trio.abc.Stream, session: Session, limit: float) -> Resumed:
+    """Run a resumed session's handshake on ``stream`` (one task, no writer needed).
+
+    Returns at the :class:`Resumed` event, with the session's catch-up bytes
+    written; later events stay queued in the session for the link's reader.
+    """
+    with trio.fail_after(limit):
+        await stream.send_all(session.data_to_send())
+        while True:
+            ev = session.next_event()
+            out = session.data_to_send()
+            if out:
+                await stream.send_all(out)
+            if isinstance(ev, Resumed):
+                return ev
+            if ev is NEED_DATA:
+                data = await stream.receive_some(RECEIVE_SIZE)
+                if not data:
+                    raise TransportError("the connection closed during the resume handshake")
+                session.receive_data(bytes(data))
+            elif isinstance(ev, ConnectionClosed):
+                raise TransportError(ev.reason)
+
+
+def close_queued(incoming: trio.MemoryReceiveChannel[trio.abc.Stream]) -> None:
+    """Connections queued while we did not need one: dropped (closed without a word)."""
+    while True:
+        try:
+            stream = incoming.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            return
+        with suppress(Exception):
+            if isinstance(stream, trio.SocketStream):
+                stream.socket.close()
+
+
+async def redial(
+    rc: Reconnect,
+    record: Record,
+    role: Role,
+    timeouts: Timeouts,
+    on_attempt: OnAttempt,
+    last: list[str],
+) -> tuple[trio.abc.Stream, Session]:
+    """The joiner: dial again and again, pausing longer each time (exponential backoff).
+
+    Runs until it resumes or the caller cancels it; raises :class:`ResumeError`
+    when the host answered but the match cannot resume there.
+    """
+    assert rc.dial is not None
+    t = timeouts
+    delay = t.backoff_initial
+    attempt = 0
+    while True:
+        attempt += 1
+        on_attempt(attempt)
+        stream: trio.abc.Stream | None = None
+        try:
+            with trio.fail_after(t.connect):
+                stream = await rc.dial()
+            session = rc.session(record, role)
+            await resume_handshake(stream, session, t.handshake)
+            return stream, session
+        except ResumeError:  # another player or another match: hopeless
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
+            raise
+        except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as exc:
+            last.append(
+                os_reason(exc) if isinstance(exc, OSError) else str(exc) or type(exc).__name__
+            )
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
+        await trio.sleep(delay)
+        delay = min(delay * 2, t.backoff_max)
+
+
+async def reaccept(
+    rc: Reconnect,
+    record: Record,
+    role: Role,
+    timeouts: Timeouts,
+    on_attempt: OnAttempt,
+    last: list[str],
+    notify: Notify,
+) -> tuple[trio.abc.Stream, Session] | None:
+    """The host: try every incoming connection; the first that resumes wins."""
+    assert rc.incoming is not None
+    won: list[tuple[trio.abc.Stream, Session]] = []
+    attempt = 1
+    on_attempt(attempt)
+    rc.wanted = True
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def candidate(stream: trio.abc.Stream) -> None:
+                session = rc.session(record, role)
+                try:
+                    await resume_handshake(stream, session, timeouts.handshake)
+                except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as e:
+                    await trio.aclose_forcefully(stream)
+                    last.append(str(e) or type(e).__name__)
+                    notify({"event": "warning", "text": f"refused a reconnection: {last[-1]}"})
+                    return
+                except BaseException:
+                    await trio.aclose_forcefully(stream)
+                    raise
+                if won:
+                    await trio.aclose_forcefully(stream)
+                    return
+                won.append((stream, session))
+                nursery.cancel_scope.cancel()
+
+            async for stream in rc.incoming:
+                if attempt > 1 or won:
+                    on_attempt(attempt)
+                attempt += 1
+                nursery.start_soon(candidate, stream)
+    finally:
+        rc.wanted = False
+        close_queued(rc.incoming)
+    return won[0] if won else None

@@ -1,0 +1,117 @@
+"""Each command imports what it needs: the engine commands never load the network stack.
+
+Checked in a fresh interpreter (a subprocess) by looking at ``sys.modules``
+after the command ran: a fact about imports, not a timing.  How long start-up
+takes is measured by ``p2pkoikoi bench`` (``startup_*`` figures).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from p2pkoikoi.engine import get_preset
+from p2pkoikoi.session import encode_record
+from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
+
+HEAVY = ("trio", "cryptography", "prompt_toolkit", "msgpack")
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = """
+import contextlib, io, json, sys
+from p2pkoikoi.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules), "out": out.getvalue()}))
+"""
+
+
+def run_probe(*argv: str) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    return result
+
+
+def loaded(modules: object, name: str) -> bool:
+    assert isinstance(modules, list)
+    return any(m == name or m.startswith(name + ".") for m in modules)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["score", "--rules", "online", "1b", "3b"],
+        ["score", "--json", "crane", "curtain", "moon", "rain-man", "phoenix"],
+        ["deal", "--match-seed", "00" * 32],
+        ["rules"],
+        ["rules", "nintendo", "--json"],
+        ["rules", "--diff", "online", "nintendo"],
+        ["host", "--help"],
+        ["selfplay", "--help"],
+    ],
+    ids=lambda a: " ".join(a)[:30],
+)
+def test_engine_commands_do_not_import_the_network_stack(argv: list[str]) -> None:
+    result = run_probe(*argv)
+    assert result["code"] == 0, result
+    assert result["out"]
+    for name in HEAVY:
+        assert not loaded(result["modules"], name), f"{' '.join(argv)} imported {name}"
+    # nor the session machine, nor the bots (but selfplay's help lists them)
+    for name in (
+        "p2pkoikoi.session.session",
+        "p2pkoikoi.session.wire",
+        "p2pkoikoi.session.crypto",
+        "p2pkoikoi.transport.match_link",
+        *(() if argv[0] == "selfplay" else ("p2pkoikoi.bots",)),
+    ):
+        assert not loaded(result["modules"], name), f"{' '.join(argv)} imported {name}"
+
+
+def test_score_and_rules_do_not_load_the_match_engine() -> None:
+    for argv in (["score", "1b", "3b"], ["rules"], ["--help"]):
+        result = run_probe(*argv)
+        assert not loaded(result["modules"], "p2pkoikoi.engine.match"), argv
+
+
+def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
+    host, joiner = make_pair(get_preset("online"))
+    run_pair(host, joiner, random_chooser(2))
+    path = tmp_path / "m.koikoi"
+    path.write_bytes(encode_record(host.record()))
+    result = run_probe("verify", str(path))
+    assert result["code"] == 0, result
+    modules = result["modules"]
+    assert loaded(modules, "cryptography")  # the signatures need it
+    for name in ("trio", "prompt_toolkit", "msgpack", "p2pkoikoi.session.session"):
+        assert not loaded(modules, name), f"verify imported {name}"
+
+
+def test_the_engine_package_still_exports_everything() -> None:
+    """The lazy ``p2pkoikoi.engine`` / ``p2pkoikoi.session`` give every name they list."""
+    import p2pkoikoi.engine as engine
+    import p2pkoikoi.session as session
+    from p2pkoikoi.engine.deal import deal
+
+    for pkg in (engine, session):
+        for name in pkg.__all__:
+            assert getattr(pkg, name) is not None, name
+    assert engine.deal is deal  # the function, not the submodule of the same name
+    with pytest.raises(AttributeError):
+        engine.no_such_name  # noqa: B018
