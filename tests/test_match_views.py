@@ -123,8 +123,11 @@ def test_state_hash_known_answer_with_calls_and_last_totals() -> None:
     assert m.state_hash().hex() == spec_hash(enc)
     # The known answer covers the state after the rules fingerprint (the fingerprint has
     # its own vectors in protocol/vectors/rules.json and changes with every new setting).
-    assert hashlib.sha256(enc[32:]).hexdigest() == "5ae5010f7dd2c95f70a923d5f1819f0193dea95cdf8c07e7f536be838c290fd3"
-    assert enc[32 + 55 : 32 + 61].hex() == "0102" "0005" "000a"  # calls 1, 2; last 5, 10
+    assert (
+        hashlib.sha256(enc[32:]).hexdigest()
+        == "5ae5010f7dd2c95f70a923d5f1819f0193dea95cdf8c07e7f536be838c290fd3"
+    )
+    assert enc[32 + 55 : 32 + 61].hex() == "01020005000a"  # calls 1, 2; last 5, 10
 
 
 def test_state_hash_after_a_koikoi_call() -> None:
