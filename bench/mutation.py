@@ -71,8 +71,13 @@ DOCS = REPO / "docs" / "mutation.md"
 #: each module's own tests, fastest and most exact first (``-x`` stops at the first
 #: failure); a module not listed here is tested by every test file that imports it.
 TESTS: dict[str, tuple[str, ...]] = {
-    "engine/match.py": ("test_match_rules.py", "test_match_views.py", "test_match.py"),
-    "engine/yaku.py": ("test_yaku.py",),
+    "engine/match.py": (
+        "test_match_rules.py",
+        "test_match_views.py",
+        "test_koikoijapan.py",
+        "test_match.py",
+    ),
+    "engine/yaku.py": ("test_yaku.py", "test_koikoijapan.py"),
     "engine/cards.py": ("test_cards_deal.py",),
     "engine/deal.py": ("test_cards_deal.py",),
     "engine/rules.py": ("test_rules.py",),

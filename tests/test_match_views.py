@@ -443,3 +443,13 @@ def test_view_of_a_seat_that_does_not_exist() -> None:
     for seat in (-1, 2):
         with pytest.raises(InputError, match="seat must be 0 or 1"):
             m.view(seat)
+
+
+def test_forced_capture_offers_only_hand_cards() -> None:
+    rules = ONLINE.with_settings(forced_capture=True)
+    # nothing matches: every hand card may be played (and only hand cards)
+    m = MatchState.position(rules, hands=("2a 3b", "4a"), field="5c1 6c1")
+    assert [str(a) for a in m.legal_actions()] == ["play 2a", "play 3b"]
+    # 2a matches 2r: it must be played; 1b matches nothing
+    m = MatchState.position(rules, hands=("1b 2a", "4a"), field="2r 5c1")
+    assert [str(a) for a in m.legal_actions()] == ["play 2a"]

@@ -394,3 +394,30 @@ def test_a_non_canonical_action_text_is_not_legal(record: Record) -> None:
     assert first_failure(rec) == "action 1 legal"
     fail = verify_record(rec).first_failure
     assert fail is not None and fail.detail == f"{text.upper()}: not canonical: {text.upper()!r}"
+
+
+def test_a_record_in_the_middle_of_the_match(record: Record) -> None:
+    mid = dataclasses.replace(
+        record, actions=record.actions[:5], result=None, final_sigs=(None, None)
+    )
+    report = verify_record(mid)
+    assert report.ok and not report.complete
+    assert report.checks[0] == Check(
+        "rules",
+        "pass",
+        f"fingerprint {record.rules.fingerprint()[:16]}...",  # type: ignore[union-attr]
+    )
+    assert [(c.name, c.status) for c in report.checks[-2:]] == [
+        ("actions", "pass"),
+        ("result", "skip"),
+    ]
+    assert report.checks[-1].detail == "the match is not finished"
+    assert report.checks[-2].detail == "5 actions: turn, legality, state hash, signature"
+
+
+def test_a_result_the_actions_do_not_reach(record: Record) -> None:
+    short = dataclasses.replace(record, actions=record.actions[:-1])
+    assert first_failure(short) == "result"
+    report = verify_record(short)
+    assert report.checks[-1].name == "result"  # no final signature is checked after it
+    assert "the replayed match is not over" in report.checks[-1].detail
