@@ -453,3 +453,28 @@ def test_forced_capture_offers_only_hand_cards() -> None:
     # 2a matches 2r: it must be played; 1b matches nothing
     m = MatchState.position(rules, hands=("1b 2a", "4a"), field="2r 5c1")
     assert [str(a) for a in m.legal_actions()] == ["play 2a"]
+
+
+def test_deal_rules_check_each_part_of_a_fresh_deal() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import InputError
+
+    fresh = dict(
+        hands=("1b 1r 2a 2r 3b 3r 4a 4r", "5a 5r 6a 6r 7a 7r 8b 8a"),
+        field="9a 9r 10a 10r 11b 11a 12b 12c1",
+    )
+    m = MatchState.position(ONLINE, deal_rules=True, **fresh)  # type: ignore[arg-type]
+    assert m.phase is Phase.PLAY or m.round == 2  # a legal fresh deal is accepted
+    seven = dict(fresh, field="9a 9r 10a 10r 11b 11a 12b")
+    short_hand = dict(fresh, hands=("1b 1r 2a 2r 3b 3r 4a", fresh["hands"][1]))
+    for bad in (
+        dict(seven),
+        dict(short_hand),
+        dict(fresh, piles=("12c2", "")),
+        dict(fresh, piles=("", "12c2")),
+        dict(fresh, calls=(0, 1)),
+        dict(fresh, to_act=1),
+    ):
+        with pytest.raises(InputError, match="deal_rules needs a fresh deal"):
+            MatchState.position(ONLINE, deal_rules=True, **bad)  # type: ignore[arg-type]

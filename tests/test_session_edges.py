@@ -411,3 +411,11 @@ def test_resume_refuses_another_match_and_a_record_that_does_not_verify() -> Non
             invite_secret=SECRET,
             entropy=det_bytes("x"),
         )
+
+
+def test_the_flood_limit_is_four_maximal_frames_and_above_one_read() -> None:
+    from p2pkoikoi.transport.limits import RECEIVE_SIZE
+
+    # a transport that drains after each read holds at most one read plus a partial frame
+    assert MAX_BUFFER == 4 * (wire.MAX_FRAME + wire.HEADER) == 262_160
+    assert MAX_BUFFER > RECEIVE_SIZE + wire.MAX_FRAME + wire.HEADER
