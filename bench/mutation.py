@@ -535,6 +535,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, help="seconds per mutant (default 3x baseline + 10)")
     ap.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     ap.add_argument("--only", help="run only mutants whose key contains this text")
+    ap.add_argument(
+        "--survivors",
+        metavar="JSON",
+        help="run only the mutants that survived in an earlier --json file (after adding tests)",
+    )
     ap.add_argument("--list", action="store_true", help="print the mutants and exit")
     ap.add_argument("--json", help="write every outcome to this file")
     ap.add_argument("--verbose", action="store_true", help="show pytest's output")
@@ -558,6 +563,11 @@ def main(argv: list[str] | None = None) -> int:
         total = len(ms)
         if args.only:
             ms = [m for m in ms if args.only in m.key]
+        if args.survivors:
+            earlier = json.loads(Path(args.survivors).read_text())
+            keep = {o["key"] for o in earlier if o["status"] == "survived"}
+            ms = [m for m in ms if m.key in keep]
+            total = len(ms)
         if args.sample is not None and len(ms) > args.sample:
             ms = random.Random(f"{args.seed}:{f}").sample(ms, args.sample)
             ms.sort(key=lambda m: (m.line, m.index, m.variant))
