@@ -418,6 +418,12 @@ def test_card_draw_higher_card_for_seat_1() -> None:
     assert (d.dealer, _codes(d)) == (1, [("6c2", "6r")])
 
 
+def test_card_draw_earlier_month_for_seat_0() -> None:
+    # scenario_seed(0): seat 0 turns 4r (April), seat 1 12c1 (December): seat 0 deals.
+    d = _dealer_chosen(CARD_DRAW, 0)
+    assert (d.dealer, _codes(d)) == (0, [("4r", "12c1")])
+
+
 def test_card_draw_redraw_ignores_the_kinds() -> None:
     # 000: "If tied, repeat": January (seat 1's 1c1) is earlier than October.
     d = _dealer_chosen(CARD_DRAW.with_settings(card_draw_tie="redraw"), 34)

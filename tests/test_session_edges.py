@@ -419,3 +419,11 @@ def test_the_flood_limit_is_four_maximal_frames_and_above_one_read() -> None:
     # a transport that drains after each read holds at most one read plus a partial frame
     assert MAX_BUFFER == 4 * (wire.MAX_FRAME + wire.HEADER) == 262_160
     assert MAX_BUFFER > RECEIVE_SIZE + wire.MAX_FRAME + wire.HEADER
+
+
+def test_a_new_session_before_any_data() -> None:
+    host, joiner = make_pair(RULES)
+    for s in (host, joiner):
+        assert s.peer_name is None and s.peer_key is None and s.session_id is None
+        assert s.transcript_hash == b"" and s.seq == 0 and s.match is None
+        assert s.error is None and s.state is State.HELLO
