@@ -13,7 +13,7 @@ Layers, each importing only the ones below it:
 # The one place the version is written: pyproject.toml reads it from here
 # ([tool.setuptools.dynamic]), so ``--version`` and the ``hello`` message say the
 # same as the package metadata, installed or run from a checkout.
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: The project's home.  Help texts and screens point at documents there: an
 #: installed copy (a wheel, pipx, uv tool) has no docs/ folder on disk.

@@ -40,6 +40,7 @@ from p2pkoikoi.session import (
     NEED_DATA,
     AcceptRules,
     Event,
+    MatchOver,
     Ping,
     Pong,
     Record,
@@ -48,6 +49,7 @@ from p2pkoikoi.session import (
     SendAction,
     Session,
     State,
+    decode_code,
     decode_invite,
     encode_invite,
     wire,
@@ -193,7 +195,8 @@ class HonestProcess:
 
 
 def start_host(tmp_path: Path, record: Path, *extra: str) -> tuple[HonestProcess, str, int]:
-    """An honest headless host on 127.0.0.1; returns it, the invite and the port."""
+    """An honest headless host on 127.0.0.1; returns it, the invite and the port
+    (its short code is in ``proc.seen[0]["code"]``)."""
     proc = HonestProcess(
         cli(
             "host",
@@ -250,16 +253,21 @@ class HostilePeer:
 
     # ------------------------------------------------------------ construction
     @classmethod
-    def join(cls, invite: str, *, name: str = "Mallory", seed: int = 0) -> HostilePeer:
-        """Connect to the honest host named by ``invite`` as its joiner."""
+    def join(
+        cls, invite: str, *, name: str = "Mallory", seed: int = 0, code: str | None = None
+    ) -> HostilePeer:
+        """Connect to the honest host named by ``invite`` as its joiner (with ``code``:
+        at the invite's address, but proving the short code instead of the invite)."""
         inv = decode_invite(invite)
-        sock = socket.create_connection((inv.host, inv.port), timeout=LIMIT)
+        addr = inv.addresses[0]
+        sock = socket.create_connection((addr.host, addr.port), timeout=LIMIT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         identity = Ed25519PrivateKey.generate()
         session = Session(
             Role.JOINER,
             identity_key=identity,
-            invite_secret=inv.secret,
+            invite_secret=None if code is not None else inv.secret,
+            code=decode_code(code) if code is not None else None,
             name=name,
             entropy=os.urandom(64),
         )
@@ -269,17 +277,26 @@ class HostilePeer:
 
     @classmethod
     def resume_join(
-        cls, invite: str, record: Record, identity: Ed25519PrivateKey, *, seed: int = 0
+        cls,
+        invite: str,
+        record: Record,
+        identity: Ed25519PrivateKey,
+        resume_secret: bytes | None,
+        *,
+        seed: int = 0,
     ) -> HostilePeer:
-        """Reconnect to the honest host and resume the match of our ``record``."""
+        """Reconnect to the honest host and resume the match of our ``record``
+        (``resume_secret``: the first session's, which both sides derived)."""
+        assert resume_secret is not None
         inv = decode_invite(invite)
-        sock = socket.create_connection((inv.host, inv.port), timeout=LIMIT)
+        addr = inv.addresses[0]
+        sock = socket.create_connection((addr.host, addr.port), timeout=LIMIT)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         session = Session.resume(
             record,
             Role.JOINER,
             identity_key=identity,
-            invite_secret=inv.secret,
+            resume_secret=resume_secret,
             entropy=os.urandom(64),
         )
         peer = cls(sock, session, seed)
@@ -387,7 +404,8 @@ class HostilePeer:
     def play_to_end(self) -> None:
         """Play random legal moves until both final signatures are exchanged."""
         self.flush()
-        while self.session.state is not State.DONE:
+        # done at the peer's final signature (its bye may come in the same read)
+        while not any(isinstance(e, MatchOver) for e in self.events):
             if self.our_turn:
                 m = self.session.match
                 assert m is not None
@@ -410,7 +428,7 @@ class HostileHost:
         self.listener.settimeout(LIMIT)
         self.port = int(self.listener.getsockname()[1])
         self.secret = os.urandom(16)
-        self.invite = encode_invite("127.0.0.1", self.port, self.secret)
+        self.invite = encode_invite([("127.0.0.1", self.port)], self.secret)
         self.rules = rules
 
     def accept(self, seed: int = 0) -> HostilePeer:

@@ -99,7 +99,7 @@ def test_unwritable_record_fails_before_the_network(
     where = (
         ["--port", "0", "--bind", "127.0.0.1"]
         if command == "host"
-        else [encode_invite("127.0.0.1", 1, bytes(16))]
+        else [encode_invite([("127.0.0.1", 1)], bytes(16))]
     )
     code, err = run(capsys, command, *where, "--headless", "--record", record)
     assert code == 2 and what in err
@@ -116,7 +116,7 @@ def test_existing_record_is_not_overwritten(
     where = (
         ["--port", "0", "--bind", "127.0.0.1"]
         if command == "host"
-        else [encode_invite("127.0.0.1", 1, bytes(16))]
+        else [encode_invite([("127.0.0.1", 1)], bytes(16))]
     )
     code, err = run(capsys, command, *where, "--headless", "--record", str(record))
     assert code == 2 and "already exists" in err
@@ -154,9 +154,9 @@ def test_endless_record_file_is_refused_not_read_into_memory(
 @pytest.mark.parametrize(
     "invite",
     [
-        "koi1-\u00fcn\u00ef-1-5rrduldiaemrz6nb3oxgh3z4ia-xkpv",  # a typed accent
-        "koi1-\udcff-1-5rrd-xkpv",  # a byte that is not UTF-8, as Python passes it on
-        "koi1-127.0.0.1-\u0661-5rrduldiaemrz6nb3oxgh3z4ia-xkpv",  # an Arabic-Indic digit
+        "koi2-\u00fcn\u00ef_1-5rrduldiaemrz6nb3oxgh3z4ia-xkpv",  # a typed accent
+        "koi2-\udcff_1-5rrd-xkpv",  # a byte that is not UTF-8, as Python passes it on
+        "koi2-127.0.0.1_\u0661-5rrduldiaemrz6nb3oxgh3z4ia-xkpv",  # an Arabic-Indic digit
     ],
 )
 def test_non_ascii_invite_is_bad_input(
@@ -176,7 +176,9 @@ def _unfinished_host_record(dirs: Path, **sidecar: object) -> Path:
     path = dirs / "host.koikoi"
     path.write_bytes(encode_record(host.record()))
     body = {"format": "p2pkoikoi-resume", "version": 1, "role": "host"}
-    body.update(invite=encode_invite("127.0.0.1", 1, SECRET), port=0, bind="127.0.0.1")
+    body.update(invite=encode_invite([("127.0.0.1", 1)], SECRET), port=0, bind="127.0.0.1")
+    assert host.resume_secret is not None
+    body.update(resume_secret=host.resume_secret.hex())
     body.update(sidecar)
     (dirs / "host.koikoi.resume").write_text(json.dumps(body))
     config = dirs / "config"
@@ -218,7 +220,7 @@ def test_join_closed_port_says_connection_refused(
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code, err = run(capsys, "join", encode_invite("127.0.0.1", port, bytes(16)), "--headless")
+    code, err = run(capsys, "join", encode_invite([("127.0.0.1", port)], bytes(16)), "--headless")
     assert code == 1
     # before: "... all attempts to connect to 127.0.0.1:PORT failed"
     assert err == f"p2pkoikoi: cannot connect to 127.0.0.1:{port}: Connection refused\n"

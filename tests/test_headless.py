@@ -164,7 +164,7 @@ def test_rules_mismatch_fails_on_both_sides(tmp_path: Path) -> None:
 
 
 def test_bad_invite_and_refused_connection(tmp_path: Path) -> None:
-    bad = run_join(tmp_path, "koi1-127.0.0.1-1-aaaaaaaaaaaaaaaaaaaaaaaaaa-zzzz")
+    bad = run_join(tmp_path, "koi2-127.0.0.1_1-aaaaaaaaaaaaaaaaaaaaaaaaaa-zzzz")
     assert bad.returncode == 2 and "checksum" in bad.stderr
     # a port nobody listens on: bind one, learn its number, close it
     with socket.socket() as s:
@@ -172,7 +172,7 @@ def test_bad_invite_and_refused_connection(tmp_path: Path) -> None:
         port = s.getsockname()[1]
     from p2pkoikoi.session import encode_invite
 
-    invite = encode_invite("127.0.0.1", port, bytes(16))
+    invite = encode_invite([("127.0.0.1", port)], bytes(16))
     refused = run_join(tmp_path, invite)
     assert refused.returncode == 1
     assert "cannot connect" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

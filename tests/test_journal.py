@@ -28,7 +28,6 @@ from p2pkoikoi.session.journal import (
 )
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.session.testing import (
-    SECRET,
     det_bytes,
     det_key,
     make_pair,
@@ -140,12 +139,12 @@ def test_a_cut_inside_the_head_or_a_bad_entry_is_an_error(
     assert read.entries == 1 and read.discarded == len(data) - head_end + 301
 
 
-def resume(record: Record, role: str, label: str) -> Session:
+def resume(record: Record, role: str, label: str, secret: bytes) -> Session:
     return Session.resume(
         record,
         role,
         identity_key=det_key(role + "journal"),
-        invite_secret=SECRET,
+        resume_secret=secret,
         entropy=det_bytes("entropy/journal-resume/" + label),
     )
 
@@ -199,8 +198,9 @@ def test_resume_from_a_journal_cut_at_every_byte_of_its_last_entries(role: str) 
     assert len(by_entries) == 4
     for entries, record in sorted(by_entries.items()):
         lost = len(full.actions) - len(record.actions)
-        new = resume(record, role, f"{role}{entries}")
-        peer = resume(other.record(), other.role.value, f"{role}{entries}peer")
+        assert host.resume_secret is not None  # both sides derived it at the start
+        new = resume(record, role, f"{role}{entries}", host.resume_secret)
+        peer = resume(other.record(), other.role.value, f"{role}{entries}peer", host.resume_secret)
         pair = (new, peer) if role == "host" else (peer, new)
         run_pair(*pair, random_chooser(entries))
         for s in pair:
@@ -223,3 +223,36 @@ def test_the_journal_format_is_documented_with_vectors() -> None:
         read = decode_journal(data)
         assert read.entries == case["entries"] and read.discarded == case["discarded"]
         assert encode_record(read.record).decode() == case["record"]
+
+
+def test_the_joiners_start_signature_reaches_the_hosts_journal() -> None:
+    """The host's head is written when it reveals; the joiner's start signature comes
+    after: a start_sig entry carries it, so a crashed host's journal still binds Bob."""
+    from p2pkoikoi.session.testing import drain
+
+    host, joiner = make_pair(RULES, label="journal-start")
+
+    def deliver(src: Session, dst: Session) -> None:
+        data = src.data_to_send()
+        if data:  # b"" would mean the end of the stream
+            dst.receive_data(data)
+        drain(dst)
+
+    while host.match is None:  # hellos, auths, rules, commit, value: up to the reveal
+        deliver(host, joiner)
+        deliver(joiner, host)
+    writer = JournalWriter()
+    data = writer.feed(host.record())
+    before = host.record().joiner
+    assert before is not None and before.start_sig is None
+    deliver(host, joiner)  # the reveal: the joiner signs the start
+    deliver(joiner, host)
+    data += writer.extend(
+        host.recorded_actions, host.result_record, host.final_signatures, host.start_signatures
+    )
+    assert b'"start_sig"' in data
+    read = decode_journal(data)
+    assert read.record.joiner is not None
+    assert read.record.joiner.start_sig == host.start_signatures[1] is not None
+    report = verify_record(read.record)
+    assert report.ok and not any("never signed" in lack for lack in report.lacks), report.lacks

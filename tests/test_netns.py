@@ -207,7 +207,7 @@ def play_match(
     joiner: HonestProcess | None = None
     try:
         invite = str(host.wait_event("listening")["invite"])
-        assert f"-{host_ip}-" in invite
+        assert f"-{host_ip}_" in invite
         joiner = start(
             pair, 1, tmp_path, "join", invite, *common, "--name", "Bob", "--record", str(jrec)
         )

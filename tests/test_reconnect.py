@@ -17,7 +17,7 @@ import trio
 import trio.testing
 
 from p2pkoikoi.engine import Action, PlayerView, get_preset
-from p2pkoikoi.session import RefusedError, Role, Session, decode_record
+from p2pkoikoi.session import RefusedError, Role, Session, decode_invite, decode_record
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.errors import PeerSilentError
@@ -224,7 +224,8 @@ async def test_an_impostor_is_refused_and_the_real_player_resumes(
         if not impostor_result:  # first, someone with the invite but another key
             h_end, fake_end = net.pair()
             net.to_host.send_nowait(h_end)
-            fake = Reconnect(identity=det_key("joiner"), secret=SECRET).session(
+            # it holds the joiner's record and resume secret, but not its identity key
+            fake = Reconnect(identity=det_key("joiner"), secret=js.resume_secret).session(
                 decode_record((tmp_path / "j.koikoi").read_bytes()), Role.JOINER
             )
             fake._key = det_key("mallory")  # noqa: SLF001 - it signs with its own key
@@ -360,7 +361,7 @@ async def test_strangers_and_a_second_joiner_are_turned_away_over_tcp(tmp_path: 
             refused.append(exc)
 
     async def garbage(secret: bytes | None) -> None:
-        port = int(invite[0].split("-")[2])
+        port = decode_invite(invite[0]).addresses[0].port
         stream = await trio.open_tcp_stream("127.0.0.1", port)
         if secret is None:
             await stream.send_all(b"\x00\x00\x00\x05hello")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -51,7 +52,8 @@ def _mutate(record_bytes: bytes, path: list[str | int], value: object) -> bytes:
     ("path", "value", "message"),
     [
         (["format"], "other", "'format' must be"),
-        (["version"], 2, "unsupported record version 2"),
+        (["version"], 3, "unsupported record version 3"),
+        (["version"], 1, "this record is from protocol version 1"),
         (["session_id"], "zz", "session_id must be 64 hex digits"),
         (["host", "identity_key"], "00", "host.identity_key must be 64 hex digits"),
         (["host", "fingerprint"], "aaaa-bbbb-cccc-dddd", "host.fingerprint does not match"),
@@ -92,3 +94,22 @@ def test_not_a_record(data: bytes, message: str) -> None:
 def test_dict_form_is_json(record_bytes: bytes) -> None:
     rec = decode_record(record_bytes)
     assert json.loads(json.dumps(record_to_dict(rec))) == json.loads(record_bytes)
+
+
+# ------------------------------------------------------------ the published schema
+def test_records_match_the_published_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
+    root = Path(__file__).resolve().parent.parent / "protocol"
+    schema = json.loads((root / "record.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    host, joiner = make_pair(get_preset("online").with_settings(rounds=1))
+    early = record_to_dict(host.record())  # before any byte moved
+    run_pair(host, joiner, random_chooser(4))
+    samples = [early, record_to_dict(host.record()), record_to_dict(joiner.record())]
+    for name in ("transcript", "resume"):
+        vec = json.loads((root / "vectors" / f"{name}.json").read_text(encoding="utf-8"))
+        samples += [vec["record"]] if "record" in vec else list(vec["inputs"].values())[:2]
+    for sample in samples:
+        validator.validate(sample)
+    bad = dict(samples[1], surprise=1)
+    assert not validator.is_valid(bad)

@@ -147,7 +147,7 @@ def _resumed(old: Session, label: str) -> Session:
         old.record(),
         old.role,
         identity_key=det_key(old.role.value),
-        invite_secret=SECRET,
+        resume_secret=old.resume_secret,
         entropy=det_bytes("entropy/edges/" + label),
     )
 
@@ -314,7 +314,7 @@ def test_receive_data_after_the_end_of_the_stream_is_a_local_error() -> None:
 
 def test_a_second_hello_inside_the_encrypted_stream() -> None:
     actor, other = playing()
-    hello = wire.HelloMsg(role=actor.role.value, program="x", eph=bytes(32))
+    hello = wire.HelloMsg(role=actor.role.value, program="x", eph=bytes(32), pake=bytes(33))
     other.receive_data(forge(actor, hello))
     with pytest.raises(RemoteProtocolError, match="bad message from peer: unexpected hello"):
         drain(other)
@@ -381,7 +381,7 @@ def test_resume_refuses_another_match_and_a_record_that_does_not_verify() -> Non
         b_joiner.record(),
         "joiner",
         identity_key=det_key("joinerother"),
-        invite_secret=SECRET,
+        resume_secret=b_joiner.resume_secret,
         entropy=det_bytes("b"),
     )
     n_a.receive_data(n_b.data_to_send())
@@ -399,7 +399,7 @@ def test_resume_refuses_another_match_and_a_record_that_does_not_verify() -> Non
             bad,
             "host",
             identity_key=det_key("host"),
-            invite_secret=SECRET,
+            resume_secret=a_host.resume_secret,
             entropy=det_bytes("x"),
         )
     early = dataclasses.replace(rec, host_value=None)
@@ -408,7 +408,7 @@ def test_resume_refuses_another_match_and_a_record_that_does_not_verify() -> Non
             early,
             "host",
             identity_key=det_key("host"),
-            invite_secret=SECRET,
+            resume_secret=a_host.resume_secret,
             entropy=det_bytes("x"),
         )
 

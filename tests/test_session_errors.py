@@ -96,14 +96,28 @@ def test_wrong_type_before_hello() -> None:
 
 def test_wrong_field_type_in_hello() -> None:
     _, joiner = make_pair(RULES)
-    payload = msgpack.packb({"type": "hello", "v": 1, "role": "host", "program": 5, "eph": b""})
+    payload = msgpack.packb({"type": "hello", "v": 2, "role": "host", "program": 5, "eph": b""})
     expect(joiner, wire.encode_frame(payload), RemoteProtocolError, "field 'program'")
 
 
 def test_version_mismatch() -> None:
     _, joiner = make_pair(RULES)
-    payload = msgpack.packb({"type": "hello", "v": 2, "role": "host", "anything": "new"})
+    payload = msgpack.packb({"type": "hello", "v": 3, "role": "host", "anything": "new"})
     expect(joiner, wire.encode_frame(payload), VersionMismatchError, "protocol version mismatch")
+
+
+def test_older_peer_is_refused_naming_both_versions() -> None:
+    host, _ = make_pair(RULES)
+    old = msgpack.packb(
+        {"type": "hello", "v": 1, "role": "joiner", "program": "0.1.0", "eph": bytes(32)}
+    )
+    expect(host, wire.encode_frame(old), VersionMismatchError, "speaks version 1, this one")
+    # said to the peer in plaintext: it has no keys
+    out = host.data_to_send()
+    payload, rest = wire.decode_frame(out[len(wire.encode_frame(host._hello_payload)) :])
+    assert payload is not None and rest == b""
+    abort = wire.decode_message(payload)
+    assert isinstance(abort, wire.AbortMsg) and "version 2" in abort.reason
 
 
 def test_both_claim_host() -> None:
@@ -132,7 +146,8 @@ def test_modified_frame_fails_mac() -> None:
     host, joiner, h_out, _ = _handshaken()
     bad = bytearray(h_out)
     bad[-1] ^= 1
-    expect(joiner, bytes(bad), RemoteProtocolError, "failed authentication")
+    # the first encrypted frame: failing it means the wrong secret (or tampering)
+    expect(joiner, bytes(bad), RemoteProtocolError, "first message does not decrypt")
 
 
 def test_replayed_frame() -> None:
@@ -181,7 +196,7 @@ def test_unexpected_phase_message() -> None:
     host, joiner, _, _ = playing()
     expect(
         joiner,
-        forge(host, wire.CommitMsg(c=bytes(32))),
+        forge(host, wire.CommitMsg(c=bytes(32), sig=bytes(64))),
         RemoteProtocolError,
         "unexpected commit message from peer during play",
     )

@@ -118,8 +118,9 @@ def test_rules_proposed_and_accepted_by_the_person() -> None:
 def _proposed(host_rules: str) -> tuple:  # type: ignore[type-arg]
     host, joiner = make_pair(get_preset(host_rules), auto_accept=False)
     joiner.receive_data(host.data_to_send())
+    drain(joiner)  # the joiner has keys: its auth follows its hello
     host.receive_data(joiner.data_to_send())
-    drain(host)
+    drain(host)  # the joiner proved the secret: the host's auth
     joiner.receive_data(host.data_to_send())
     events = drain(joiner)
     return host, joiner, events
@@ -156,6 +157,7 @@ def test_rules_mismatch_names_the_settings() -> None:
     expected = rules.with_settings(double_at=7, rounds=12)
     host, joiner = make_pair(rules, expected=expected)
     joiner.receive_data(host.data_to_send())
+    drain(joiner)
     host.receive_data(joiner.data_to_send())
     drain(host)
     joiner.receive_data(host.data_to_send())

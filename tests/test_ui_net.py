@@ -155,9 +155,9 @@ async def key(table: TableApp, inp: PipeInput, keys: str) -> None:
 
 async def host_invite(table: TableApp, invites: queue.Queue[str]) -> None:
     """Read the invite off the host's waiting screen, as a person would."""
-    await on_screen(table, "p2pkoikoi join koi1-")
+    await on_screen(table, "p2pkoikoi join koi2-")
     screen = table.screen_text()
-    match = re.search(r"p2pkoikoi join (koi1-\S+)", screen)
+    match = re.search(r"p2pkoikoi join (koi2-\S+)", screen)
     assert match is not None, screen
     assert "To read it aloud" in screen
     invites.put(match.group(1))

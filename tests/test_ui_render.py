@@ -134,10 +134,11 @@ def test_waiting_indicator_and_spaced_invite() -> None:
     assert R.waiting_indicator(st, 0.0) == ""
     from p2pkoikoi.session import decode_invite, encode_invite
 
-    invite = encode_invite("127.0.0.1", 47474, bytes(range(16)))
+    invite = encode_invite([("127.0.0.1", 47474)], bytes(range(16)))
     spaced = R.spaced_invite(invite)
-    secret = invite.split("-")[3]
-    assert spaced.startswith("koi1-127.0.0.1-47474- " + secret[:4] + " " + secret[4:8] + " ")
-    assert spaced.endswith(" -" + invite.rsplit("-", 1)[1])
+    secret = invite.split("-")[2]
+    assert spaced.startswith("koi2-127.0.0.1_47474- " + secret[:4] + " " + secret[4:8] + " ")
+    assert spaced.endswith("- " + invite.rsplit("-", 1)[1])
+    assert not any(group.startswith("-") for group in spaced.split())
 
     assert decode_invite(spaced) == decode_invite(invite)

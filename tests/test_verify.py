@@ -48,8 +48,11 @@ def test_fair_record_passes(record: Record) -> None:
         "rules",
         "identity host",
         "identity joiner",
+        "commitment signature",
         "commitment",
         "seed",
+        "start host",
+        "start joiner",
         "deal",
         "actions",
         "result",
@@ -74,7 +77,7 @@ def test_tampered_reveal(record: Record) -> None:
 def test_tampered_commitment(record: Record) -> None:
     assert record.commitment is not None
     rec = dataclasses.replace(record, commitment=flip(record.commitment, 31))
-    assert first_failure(rec) == "commitment"
+    assert first_failure(rec) == "commitment signature"  # the host signed its commitment
 
 
 def test_tampered_joiner_value(record: Record) -> None:
@@ -256,6 +259,7 @@ def test_record_that_stops_between_the_commitment_and_the_reveal() -> None:
         ("rules", "pass"),
         ("identity host", "pass"),
         ("identity joiner", "pass"),
+        ("commitment signature", "pass"),
         ("commitment", "skip"),
     ]
     assert report.checks[-1].detail == "the record stops before the reveal"
@@ -310,7 +314,7 @@ def test_result_detail_and_a_missing_final_signature(record: Record) -> None:
     assert record.result is not None
     report = verify_record(record)
     (res,) = [c for c in report.checks if c.name == "result"]
-    assert res == Check("result", "pass", f"scores {record.result.scores}")
+    assert res.status == "pass" and res.detail.startswith(f"scores {record.result.scores}")
     h, _ = record.final_sigs
     half = verify_record(dataclasses.replace(record, final_sigs=(h, None)))
     assert half.ok and not half.complete
@@ -325,12 +329,11 @@ def test_a_declined_match_verifies_so_far_and_nothing_after_a_decline_may_follow
 
     host, joiner = make_pair(get_preset("online"), label="decline", auto_accept=False)
     joiner.receive_data(host.data_to_send())
+    drain(joiner)
     host.receive_data(joiner.data_to_send())
     drain(host)
     joiner.receive_data(host.data_to_send())
     drain(joiner)
-    host.receive_data(joiner.data_to_send())
-    drain(host)
     host.receive_data(joiner.send(DeclineRules()))
     with pytest.raises(RulesMismatchError):
         drain(host)
@@ -421,3 +424,114 @@ def test_a_result_the_actions_do_not_reach(record: Record) -> None:
     report = verify_record(short)
     assert report.checks[-1].name == "result"  # no final signature is checked after it
     assert "the replayed match is not over" in report.checks[-1].detail
+
+
+# ------------------------------------------------------------ issue 10.3: forgery
+def forge_mallory_beats_bob(genuine: Record) -> Record:
+    """A record "Mallory beat Bob" from Bob's genuine auth signature: Mallory's own host
+    key, other rules, values ground until the deal ends the match before Bob would
+    have signed anything (a hand yaku in a one-round match)."""
+    from p2pkoikoi.engine import MatchState
+    from p2pkoikoi.session import crypto
+    from p2pkoikoi.session.record import PlayerRecord, ResultRecord
+    from p2pkoikoi.session.testing import det_key
+    from p2pkoikoi.session.transcript import transcript_to_accept
+
+    mallory = det_key("mallory")
+    rules = get_preset("nintendo").with_settings(rounds=1)
+    assert genuine.session_id is not None and genuine.joiner is not None
+    h0 = genuine.session_id
+    mkey = crypto.public_bytes(mallory)
+    sig = crypto.sign(mallory, crypto.auth_message(h0, "host", "Mallory", mkey, rules.encode(), 0))
+    base = dataclasses.replace(
+        genuine,
+        rules=rules,
+        turn_limit=0,
+        host=PlayerRecord("Mallory", mkey, sig),
+        joiner=dataclasses.replace(genuine.joiner, start_sig=None),  # Bob never signed one
+        actions=(),
+        final_sigs=(None, None),
+        missing=None,
+    )
+    t_c = transcript_to_accept(base)
+    for i in range(100_000):
+        hv, jv = i.to_bytes(32, "big"), bytes(32)
+        seed = crypto.derive_seed(hv, jv, t_c)
+        m, _ = MatchState.start(rules, seed)
+        if m.is_over and m.winner == 0:
+            break
+    else:
+        pytest.skip("no deal ended the match at once")
+    c = crypto.commitment(t_c, hv)
+    t_k = crypto.absorb(t_c, "commit", c)
+    t_r = crypto.absorb(crypto.absorb(t_k, "value", jv), "reveal", hv)
+    h = m.state_hash()
+    return dataclasses.replace(
+        base,
+        commitment=c,
+        commit_sig=crypto.sign(mallory, crypto.commit_sig_message(t_k)),
+        joiner_value=jv,
+        host_value=hv,
+        match_seed=seed,
+        host=dataclasses.replace(
+            base.host, start_sig=crypto.sign(mallory, crypto.start_message(t_r))
+        ),
+        result=ResultRecord(m.scores, m.winner, h, t_r),
+        final_sigs=(crypto.sign(mallory, crypto.final_message(t_r, h)), None),
+    )
+
+
+def test_a_record_forged_with_a_real_joiners_signature_is_not_accepted(
+    record: Record, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    forged = forge_mallory_beats_bob(record)
+    report = verify_record(forged)
+    assert not report.complete
+    assert any("never signed this match" in lack for lack in report.lacks), report.lacks
+    result = next(c for c in report.checks if c.name == "result")
+    assert "NOT confirmed: only the host signed it" in result.detail
+    path = tmp_path / "forged.koikoi"
+    path.write_bytes(encode_record(forged))
+    assert _cli(["verify", str(path)]) == 3  # never 0: not a whole, confirmed match
+    out = capsys.readouterr().out
+    assert "skip start joiner" in out and "INCOMPLETE" in out
+    assert "never signed this match" in out
+    # Bob's genuine start (or final) signature does not fit the forged match
+    assert record.joiner is not None and record.joiner.start_sig is not None
+    assert forged.joiner is not None
+    stolen = dataclasses.replace(
+        forged, joiner=dataclasses.replace(forged.joiner, start_sig=record.joiner.start_sig)
+    )
+    assert first_failure(stolen) == "start joiner"
+    assert record.final_sigs[1] is not None
+    stolen_final = dataclasses.replace(
+        forged, final_sigs=(forged.final_sigs[0], record.final_sigs[1])
+    )
+    assert first_failure(stolen_final) == "final signature joiner"
+
+
+# ------------------------------------------------------------ issue 10.9: exit statuses
+def test_exit_status_says_complete_incomplete_or_failed(
+    record: Record, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.koikoi"
+    cases = [
+        (record, 0, "verified: the shuffle was fair"),
+        (dataclasses.replace(record, result=None, final_sigs=(None, None)), 3, "did not finish"),
+        (
+            dataclasses.replace(
+                record, final_sigs=(record.final_sigs[0], None), missing="the joiner left"
+            ),
+            3,
+            "the joiner's final signature: the joiner left",
+        ),
+        (dataclasses.replace(record, actions=record.actions[:3], result=None), 3, "did not finish"),
+        (dataclasses.replace(record, host_value=flip(record.host_value or bytes(32))), 1, "FAILED"),
+    ]
+    for rec, status, words in cases:
+        path.write_bytes(encode_record(rec))
+        assert _cli(["verify", str(path)]) == status, words
+        assert words in capsys.readouterr().out
+        assert _cli(["verify", "--json", str(path)]) == status
+        out = json.loads(capsys.readouterr().out)
+        assert out["exit_status"] == status and out["complete"] is (status == 0)

@@ -17,15 +17,19 @@ B32 = bytes(range(32))
 B64 = bytes(range(64))
 
 SAMPLES: list[wire.Message] = [
-    wire.HelloMsg(role="host", program="0.1.0", eph=B32),
-    wire.AuthMsg(name="Alice", key=B32, sig=B64, rules=b"{}", fp="a" * 64, rounds=6),
+    wire.HelloMsg(role="host", program="0.2.0", eph=B32, pake=b"B" + B32),
+    wire.HelloMsg(role="host", program="0.2.0", eph=B32, pake=b"B" + B32, pake_code=b"B" + B32),
+    wire.HelloMsg(role="joiner", program="0.2.0", eph=B32, pake=b"A" + B32, via="code"),
+    wire.AuthMsg(
+        name="Alice", key=B32, sig=B64, rules=b"{}", fp="a" * 64, rounds=6, turn_limit=600
+    ),
     wire.AuthMsg(name="Bob", key=B32, sig=B64),
     wire.AcceptMsg(fp="0" * 64),
     wire.DeclineMsg(reason="no thanks"),
     wire.DeclineMsg(reason="rules differ", expected=b'{"a":1}'),
-    wire.CommitMsg(c=B32),
+    wire.CommitMsg(c=B32, sig=B64),
     wire.ValueMsg(r=B32),
-    wire.RevealMsg(r=B32),
+    wire.RevealMsg(r=B32, sig=B64),
     wire.ActionMsg(seq=1, action="play 3b 3c1", hash=B32, sig=B64),
     wire.ResignMsg(seq=7, sig=B64),
     wire.OverMsg(hash=B32, tx=B32, scores=(30, 20), winner=0, sig=B64),
@@ -35,7 +39,10 @@ SAMPLES: list[wire.Message] = [
     wire.ChatMsg(text="よろしく"),
     wire.AbortMsg(reason="bye"),
     wire.ByeMsg(),
-    wire.HelloMsg(role="joiner", program="0.1.0", eph=B32, resume=B32),
+    wire.HelloMsg(
+        role="joiner", program="0.2.0", eph=B32, pake=b"A" + B32, via="resume", resume=B32
+    ),
+    wire.StartMsg(sig=B64),
     wire.ResumeMsg(seq=0, tx=B32, hash=B32, sig=B64),
     wire.RefuseMsg(reason="a match is in progress"),
 ]
@@ -89,47 +96,47 @@ def pack(obj: object) -> bytes:
         (b"\xc1", "not valid msgpack"),
         (b"", "not valid msgpack"),
         (pack([1, 2]), "not a map"),
-        (pack({"type": "ping", "v": 1, "nonce": b""}) + b"\x00", "trailing bytes"),
+        (pack({"type": "ping", "v": 2, "nonce": b""}) + b"\x00", "trailing bytes"),
         (pack({1: 2}), "map key is not a string|not valid msgpack"),
         (pack({b"type": "ping"}), "map key is not a string"),
-        (pack({"v": 1}), "missing or non-string 'type'"),
-        (pack({"type": 3, "v": 1}), "missing or non-string 'type'"),
-        (pack({"type": "nope", "v": 1}), "unknown type 'nope'"),
+        (pack({"v": 2}), "missing or non-string 'type'"),
+        (pack({"type": 3, "v": 2}), "missing or non-string 'type'"),
+        (pack({"type": "nope", "v": 2}), "unknown type 'nope'"),
         (pack({"type": "ping", "nonce": b""}), "missing or bad field 'v'"),
         (pack({"type": "ping", "v": True, "nonce": b""}), "missing or bad field 'v'"),
-        (pack({"type": "ping", "v": 2, "nonce": b""}), "protocol version 2"),
-        (pack({"type": "ping", "v": 1}), "missing field 'nonce'"),
-        (pack({"type": "ping", "v": 1, "nonce": "text"}), "field 'nonce' must be"),
-        (pack({"type": "ping", "v": 1, "nonce": b"x" * 33}), "field 'nonce' must be"),
-        (pack({"type": "ping", "v": 1, "nonce": b"", "x": 1}), "unknown field 'x'"),
+        (pack({"type": "ping", "v": 3, "nonce": b""}), "protocol version 3"),
+        (pack({"type": "ping", "v": 2}), "missing field 'nonce'"),
+        (pack({"type": "ping", "v": 2, "nonce": "text"}), "field 'nonce' must be"),
+        (pack({"type": "ping", "v": 2, "nonce": b"x" * 33}), "field 'nonce' must be"),
+        (pack({"type": "ping", "v": 2, "nonce": b"", "x": 1}), "unknown field 'x'"),
         (
-            pack({"type": "action", "v": 1, "seq": 0, "action": "stop", "hash": B32, "sig": B64}),
+            pack({"type": "action", "v": 2, "seq": 0, "action": "stop", "hash": B32, "sig": B64}),
             "field 'seq'",
         ),
         (
             pack(
-                {"type": "action", "v": 1, "seq": True, "action": "stop", "hash": B32, "sig": B64}
+                {"type": "action", "v": 2, "seq": True, "action": "stop", "hash": B32, "sig": B64}
             ),
             "field 'seq'",
         ),
         (
-            pack({"type": "action", "v": 1, "seq": 1.0, "action": "stop", "hash": B32, "sig": B64}),
+            pack({"type": "action", "v": 2, "seq": 1.0, "action": "stop", "hash": B32, "sig": B64}),
             "field 'seq'",
         ),
         (
-            pack({"type": "action", "v": 1, "seq": 1, "action": "stop", "hash": B64, "sig": B64}),
+            pack({"type": "action", "v": 2, "seq": 1, "action": "stop", "hash": B64, "sig": B64}),
             "field 'hash' must be 32 bytes",
         ),
-        (pack({"type": "chat", "v": 1, "text": "x" * 201}), "field 'text'"),
+        (pack({"type": "chat", "v": 2, "text": "x" * 201}), "field 'text'"),
         (
-            pack({"type": "hello", "v": 1, "role": "boss", "program": "x", "eph": B32}),
+            pack({"type": "hello", "v": 2, "role": "boss", "program": "x", "eph": B32}),
             "field 'role'",
         ),
         (
             pack(
                 {
                     "type": "over",
-                    "v": 1,
+                    "v": 2,
                     "hash": B32,
                     "tx": B32,
                     "scores": [1],
@@ -143,7 +150,7 @@ def pack(obj: object) -> bytes:
             pack(
                 {
                     "type": "over",
-                    "v": 1,
+                    "v": 2,
                     "hash": B32,
                     "tx": B32,
                     "scores": [1, 2],
@@ -164,9 +171,15 @@ def test_bad_messages(payload: bytes, message: str) -> None:
 
 
 def test_hello_version_mismatch_is_specific() -> None:
-    payload = pack({"type": "hello", "v": 2, "role": "host", "future": True})
-    with pytest.raises(VersionMismatchError, match="version 2, we speak version 1"):
+    payload = pack({"type": "hello", "v": 3, "role": "host", "future": True})
+    with pytest.raises(VersionMismatchError, match="version 3, this one speaks version 2"):
         wire.decode_message(payload)
+    # a release that speaks version 1 (p2pkoikoi 0.1): one line naming both versions
+    old = pack({"type": "hello", "v": 1, "role": "joiner", "program": "0.1.0", "eph": B32})
+    with pytest.raises(VersionMismatchError) as info:
+        wire.decode_message(old)
+    assert "version 1" in str(info.value) and "version 2" in str(info.value)
+    assert "\n" not in str(info.value)
 
 
 @settings(max_examples=400, deadline=None)
@@ -224,6 +237,10 @@ _json = st.recursive(
                 "winner",
                 "name",
                 "key",
+                "pake",
+                "pake_code",
+                "via",
+                "turn_limit",
             ]
         ),
         _json,

@@ -98,6 +98,38 @@ def _tolerant_output() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+def protect_read_aloud(argv: Sequence[str]) -> list[str]:
+    """``join``'s words as read aloud may start with a hyphen (``-eybt``, an old
+    display's last group): argparse would take them for options.  Such a word
+    (a hyphen then a letter or digit, after ``join``) gets a leading space, which
+    argparse does not see as an option and the invite parser ignores."""
+    out = list(argv)
+    if "join" not in out:
+        return out
+    for i in range(out.index("join") + 1, len(out)):
+        word = out[i]
+        dashed = len(word) > 1 and word[0] == "-" and word[1].isalnum() and word != "-h"
+        if dashed and out[i - 1] not in _JOIN_VALUE_OPTIONS:
+            out[i] = " " + word
+    return out
+
+
+#: options of ``join`` (and the common ones) that take a value: the next word is theirs
+_JOIN_VALUE_OPTIONS = frozenset(
+    (
+        "--expect-rules",
+        "--set",
+        "--bot",
+        "--bot-seed",
+        "--name",
+        "--record",
+        "--config-dir",
+        "--timeout",
+        "--reconnect-window",
+    )
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_output()
     # Ctrl-C lands wherever trio happens to be; a coroutine it had created but not yet
@@ -106,7 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ignore", message="coroutine .* was never awaited", category=RuntimeWarning
     )
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(
+        protect_read_aloud(sys.argv[1:] if argv is None else argv)
+    )
     if extra:  # name the command whose --help lists what it takes
         command = getattr(args, "command", None)
         see = f"p2pkoikoi {command} --help" if command else "p2pkoikoi --help"

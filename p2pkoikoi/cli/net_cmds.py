@@ -112,7 +112,9 @@ def register(sub: Any) -> None:
     j.add_argument(
         "invite",
         nargs="+",
-        help="the invite (koi1-...; spaces inside it, as when read aloud, are ignored)",
+        metavar="INVITE_OR_CODE",
+        help="the invite (koi2-...) or the code (like 7-crossover-clockwork) the host gave "
+        "you; spaces, quotes and capitals, as when read aloud, do not matter",
     )
     j.add_argument(
         "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESETS)}"

@@ -197,9 +197,15 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
 
         return open_
     expected = _expected(args)
-    from p2pkoikoi.session import decode_invite
+    from p2pkoikoi.session import InviteError, ShortCode, parse_join_target
 
-    invite = decode_invite("".join(args.invite))  # a bad invite fails before any network use
+    # a bad invite or code fails before any network use
+    invite = parse_join_target(" ".join(args.invite))
+    if isinstance(invite, ShortCode):
+        raise InviteError(
+            f"joining with a code ({invite}) needs the host's match found on this "
+            "network, which this build cannot do yet: ask the host for the koi2- invite"
+        )
 
     def open_j(
         notify: Callable[[Note], None], ask_rules: AskRules | None = None
@@ -291,10 +297,21 @@ def run_network_table(opener: Opener, *, ascii: bool = False, me: str = "") -> i
     return run_table(network_table_factory(opener, me), ascii=ascii)
 
 
-def invite_lines(invite: str, port: int) -> tuple[str, ...]:
-    """The host's waiting screen: the command to type, the invite spaced for reading aloud."""
+def invite_lines(invite: str, port: int, code: str | None = None) -> tuple[str, ...]:
+    """The host's waiting screen: the command to type, the invite spaced for reading
+    aloud, and the short code for a friend on the same network."""
     from p2pkoikoi.ui.render import spaced_invite
 
+    on_lan = (
+        (
+            "On the same network they can type the short code instead:",
+            "",
+            f"  p2pkoikoi join {code}",
+            "",
+        )
+        if code
+        else ()
+    )
     return (
         "Give your friend this invite. They type (or paste):",
         "",
@@ -304,6 +321,7 @@ def invite_lines(invite: str, port: int) -> tuple[str, ...]:
         "",
         f"  {spaced_invite(invite)}",
         "",
+        *on_lan,
         f"TCP port {port}; for firewalls and port forwarding see 'Across the internet' in",
         f"  {doc_url('docs/network.md')}",
         "(To copy with the mouse, hold Shift while selecting.)",
@@ -332,17 +350,18 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
             if kind == "listening":
                 ctx.waiting(
                     "Waiting for the other player",
-                    *invite_lines(str(note["invite"]), int(note["port"])),
+                    *invite_lines(
+                        str(note["invite"]),
+                        int(note["port"]),
+                        str(note["code"]) if note.get("code") else None,
+                    ),
                     *mine,
                 )
             elif kind == "connecting":
                 ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}", *mine)
             elif kind == "connected":
-                ctx.waiting(
-                    "Someone connected",
-                    f"from {note['address']}: checking the invite and identities;",
-                    "then they read your rules and accept or decline them.",
-                )
+                # strangers may knock too: keep the invite on screen, say it below
+                ctx.status(f"someone connected from {note['address']}: checking the invite")
             elif kind in ("rules_proposed", "chat"):
                 pass  # the rules screen (ask_rules) shows them; chat comes as an update
             else:

@@ -1,7 +1,14 @@
 """``p2pkoikoi verify RECORD``: check a match record (see docs/verify.md).
 
-Exit status 0 when every check holds, 1 naming the first failing check, 2 for
-a file that is not a readable record.
+Exit status (so that ``verify && ...`` means "a whole, valid match"):
+
+* 0: complete and valid: every check holds, the match is over and both players
+  signed the match (start) and its result (final);
+* 1: a check fails (the first failing check is named);
+* 2: not a readable record (a one-line reason);
+* 3: valid but incomplete: every check that applies holds, but the record lacks
+  something (the match did not finish, a signature is missing, it ended in a
+  forfeit that only one player's account supports); the lines say what.
 """
 
 from __future__ import annotations
@@ -29,6 +36,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 register = add_parser  # the name the CLI dispatcher calls
 
+EXIT_COMPLETE = 0
+EXIT_FAILED = 1
+EXIT_INCOMPLETE = 3
+
 
 def read_record_bytes(path: str) -> bytes:
     """A record file's bytes, read no further than a record can be long (so
@@ -52,16 +63,18 @@ def run(args: argparse.Namespace) -> int:
     record, journal = decode_record_file(read_record_bytes(path))
     report = verify_record(record)
     first = report.first_failure
+    status = EXIT_FAILED if not report.ok else EXIT_COMPLETE if report.complete else EXIT_INCOMPLETE
     if args.json:
         out = report.to_dict()
         out["record"] = path
+        out["exit_status"] = status
         out["journal"] = (
             None
             if journal is None
             else {"entries": journal.entries, "discarded_bytes": journal.discarded}
         )
         sys.stdout.write(json.dumps(out, indent=1) + "\n")
-        return 0 if report.ok else 1
+        return status
     w = sys.stdout.write
     if journal is not None:
         w(
@@ -78,9 +91,11 @@ def run(args: argparse.Namespace) -> int:
         w(f"{mark} {c.name}{': ' + c.detail if c.detail else ''}\n")
     if first is not None:
         w(f"verification FAILED at check '{first.name}'\n")
-        return 1
+        return EXIT_FAILED
     if report.complete:
         w("verified: the shuffle was fair, every move legal, both players signed the result\n")
-    else:
-        w("verified so far: the record is incomplete (the match did not finish)\n")
-    return 0
+        return EXIT_COMPLETE
+    w("valid but INCOMPLETE (exit status 3): every check that applies holds, but it lacks:\n")
+    for lack in report.lacks:
+        w(f"  - {lack}\n")
+    return EXIT_INCOMPLETE

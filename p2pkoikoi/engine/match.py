@@ -692,7 +692,7 @@ class MatchState:
         )
 
     def encode_state(self) -> bytes:
-        """The canonical state encoding hashed by :meth:`state_hash` (``protocol/state-hash.md``)."""
+        """The canonical state encoding hashed by :meth:`state_hash` (``protocol/deal.md``, "State hash")."""
         stock = bytes(self._stock[self._pos :])
         head = struct.pack(
             ">HHBBBiiQQQQQBBHHBBB",  # scores signed: negative only without the pool cap

@@ -19,9 +19,11 @@ from p2pkoikoi.session.errors import (
     ResumeError,
     RulesMismatchError,
     VersionMismatchError,
+    WrongSecretError,
 )
 
 if TYPE_CHECKING:
+    from p2pkoikoi.session.code import ShortCode, decode_code, encode_code
     from p2pkoikoi.session.crypto import fingerprint
     from p2pkoikoi.session.events import (
         NEED_DATA,
@@ -46,7 +48,14 @@ if TYPE_CHECKING:
         SendChat,
         SendEvent,
     )
-    from p2pkoikoi.session.invite import Invite, decode_invite, encode_invite
+    from p2pkoikoi.session.invite import (
+        Address,
+        Invite,
+        decode_invite,
+        encode_invite,
+        parse_join_target,
+        spaced_invite,
+    )
     from p2pkoikoi.session.record import (
         ActionRecord,
         PlayerRecord,
@@ -81,6 +90,12 @@ _LAZY: dict[str, str] = {
     "SendAction": "p2pkoikoi.session.events",
     "SendChat": "p2pkoikoi.session.events",
     "SendEvent": "p2pkoikoi.session.events",
+    "ShortCode": "p2pkoikoi.session.code",
+    "decode_code": "p2pkoikoi.session.code",
+    "encode_code": "p2pkoikoi.session.code",
+    "Address": "p2pkoikoi.session.invite",
+    "parse_join_target": "p2pkoikoi.session.invite",
+    "spaced_invite": "p2pkoikoi.session.invite",
     "Invite": "p2pkoikoi.session.invite",
     "decode_invite": "p2pkoikoi.session.invite",
     "encode_invite": "p2pkoikoi.session.invite",
@@ -111,6 +126,13 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "Address",
+    "ShortCode",
+    "WrongSecretError",
+    "decode_code",
+    "encode_code",
+    "parse_join_target",
+    "spaced_invite",
     "MAX_FRAME",
     "NEED_DATA",
     "PROTOCOL_VERSION",

@@ -21,19 +21,26 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.errors import RemoteProtocolError
 
-TAG_HANDSHAKE: Final = b"p2pkoikoi/v1/handshake\x00"
-TAG_KEY_H2J: Final = b"p2pkoikoi/v1/key/host-to-joiner\x00"
-TAG_KEY_J2H: Final = b"p2pkoikoi/v1/key/joiner-to-host\x00"
-TAG_TRANSCRIPT: Final = b"p2pkoikoi/v1/transcript\x00"
-TAG_AUTH: Final = b"p2pkoikoi/v1/auth\x00"
-TAG_SIG: Final = b"p2pkoikoi/v1/sig\x00"
-TAG_FINAL: Final = b"p2pkoikoi/v1/final\x00"
-TAG_COMMIT: Final = b"p2pkoikoi/v1/commit\x00"
-TAG_SEED: Final = b"p2pkoikoi/v1/seed\x00"
-TAG_IDENTITY: Final = b"p2pkoikoi/v1/identity\x00"
-TAG_RESUME: Final = b"p2pkoikoi/v1/resume\x00"
+TAG_HANDSHAKE: Final = b"p2pkoikoi/v2/handshake\x00"
+TAG_KEY_H2J: Final = b"p2pkoikoi/v2/key/host-to-joiner\x00"
+TAG_KEY_J2H: Final = b"p2pkoikoi/v2/key/joiner-to-host\x00"
+TAG_TRANSCRIPT: Final = b"p2pkoikoi/v2/transcript\x00"
+TAG_AUTH: Final = b"p2pkoikoi/v2/auth\x00"
+TAG_SIG: Final = b"p2pkoikoi/v2/sig\x00"
+TAG_FINAL: Final = b"p2pkoikoi/v2/final\x00"
+TAG_COMMIT: Final = b"p2pkoikoi/v2/commit\x00"
+TAG_SEED: Final = b"p2pkoikoi/v2/seed\x00"
+TAG_IDENTITY: Final = b"p2pkoikoi/v2/identity\x00"
+TAG_RESUME: Final = b"p2pkoikoi/v2/resume\x00"
+TAG_COMMIT_SIG: Final = b"p2pkoikoi/v2/commit-sig\x00"
+TAG_START: Final = b"p2pkoikoi/v2/start\x00"
+TAG_RESUME_SECRET: Final = b"p2pkoikoi/v2/resume-secret\x00"
+TAG_RESUME_PASSWORD: Final = b"p2pkoikoi/v2/resume\x00"
+TAG_CODE_PASSWORD: Final = b"p2pkoikoi/v2/code\x00"
+TAG_INVITE_PASSWORD: Final = b"p2pkoikoi/v2/invite-secret\x00"
 
 MAX_COUNTER: Final = 2**64 - 1
 TAG_LEN: Final = 16
@@ -69,6 +76,22 @@ def entry(kind: str, *fields: Field) -> bytes:
     return lp(kind) + b"".join(lp(f) for f in fields)
 
 
+# --------------------------------------------------------------------------- passwords
+def code_password(code: ShortCode) -> bytes:
+    """The PAKE password of a short code: its canonical text (number included), tagged."""
+    return TAG_CODE_PASSWORD + str(code).encode("ascii")
+
+
+def invite_password(secret: bytes) -> bytes:
+    """The PAKE password of a long invite: its 128-bit secret, tagged."""
+    return TAG_INVITE_PASSWORD + secret
+
+
+def resume_password(resume_secret: bytes) -> bytes:
+    """The PAKE password of a resumed connection: the match's resume secret, tagged."""
+    return TAG_RESUME_PASSWORD + resume_secret
+
+
 # --------------------------------------------------------------------------- handshake
 def handshake_hash(host_hello: bytes, joiner_hello: bytes) -> bytes:
     """H0: binds both plaintext hello payloads (as sent on the wire), host's first."""
@@ -96,14 +119,21 @@ def shared_secret(private: X25519PrivateKey, peer_public: bytes) -> bytes:
     return shared
 
 
-def hkdf(psk: bytes, shared: bytes, label: bytes, h0: bytes) -> bytes:
-    """HKDF-SHA256(salt=psk, ikm=shared, info=label || h0), 32 bytes."""
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=psk, info=label + h0).derive(shared)
+def hkdf(pake_key: bytes, shared: bytes, label: bytes, h0: bytes) -> bytes:
+    """HKDF-SHA256(salt=pake_key, ikm=shared, info=label || h0), 32 bytes."""
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=pake_key, info=label + h0).derive(shared)
 
 
-def derive_keys(psk: bytes, shared: bytes, h0: bytes) -> tuple[bytes, bytes]:
-    """(host-to-joiner key, joiner-to-host key)."""
-    return hkdf(psk, shared, TAG_KEY_H2J, h0), hkdf(psk, shared, TAG_KEY_J2H, h0)
+def derive_keys(pake_key: bytes, shared: bytes, h0: bytes) -> tuple[bytes, bytes]:
+    """(host-to-joiner key, joiner-to-host key): the PAKE key, the X25519 secret and
+    both hellos (through H0) all go in, so each binds the others."""
+    return hkdf(pake_key, shared, TAG_KEY_H2J, h0), hkdf(pake_key, shared, TAG_KEY_J2H, h0)
+
+
+def derive_resume_secret(pake_key: bytes, shared: bytes, h0: bytes) -> bytes:
+    """The secret a broken connection resumes with (both sides hold it, whichever
+    password the match began with; it never travels)."""
+    return hkdf(pake_key, shared, TAG_RESUME_SECRET, h0)
 
 
 def nonce(counter: int) -> bytes:
@@ -154,18 +184,32 @@ def absorb(transcript: bytes, kind: str, *fields: Field) -> bytes:
     return sha256(transcript, entry(kind, *fields))
 
 
-def auth_entry(role: str, name: str, key: bytes, rules: bytes) -> bytes:
-    return entry("auth", role, name, key, rules)
+def auth_entry(role: str, name: str, key: bytes, rules: bytes, turn_limit: int) -> bytes:
+    """A player's auth as a transcript entry (the joiner's rules are b"" and limit 0)."""
+    return entry("auth", role, name, key, rules, turn_limit)
 
 
-def auth_message(h0: bytes, role: str, name: str, key: bytes, rules: bytes) -> bytes:
+def auth_message(
+    h0: bytes, role: str, name: str, key: bytes, rules: bytes, turn_limit: int
+) -> bytes:
     """What a player's auth signature covers."""
-    return TAG_AUTH + h0 + auth_entry(role, name, key, rules)
+    return TAG_AUTH + h0 + auth_entry(role, name, key, rules, turn_limit)
 
 
 def sig_message(transcript: bytes) -> bytes:
     """What an action / resign signature covers: the transcript hash after that entry."""
     return TAG_SIG + transcript
+
+
+def commit_sig_message(transcript: bytes) -> bytes:
+    """What the host's commitment signature covers: the transcript after the commit entry."""
+    return TAG_COMMIT_SIG + transcript
+
+
+def start_message(transcript: bytes) -> bytes:
+    """What each side's start signature covers: the transcript after the reveal, which
+    holds both identities, the rules, the commitment and both values."""
+    return TAG_START + transcript
 
 
 def final_message(transcript: bytes, state_hash: bytes) -> bytes:

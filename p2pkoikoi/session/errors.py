@@ -37,6 +37,15 @@ class ResumeError(RemoteProtocolError):
     """A resumed connection is not the same player or the same match."""
 
 
+class WrongSecretError(RemoteProtocolError):
+    """The peer's first encrypted frame does not decrypt: it does not hold our code,
+    invite or resume secret (one failed PAKE guess, which a host counts per code)."""
+
+    def __init__(self, message: str, via: str) -> None:
+        super().__init__(message)
+        self.via = via
+
+
 class InviteError(InputError):
     """A malformed or mistyped invite string."""
 

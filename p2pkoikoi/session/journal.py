@@ -117,6 +117,9 @@ class JournalWriter:
     actions: int = -1  #: actions written so far (-1: nothing, not even the head)
     result: bool = False
     final_sigs: list[bool] = dataclasses.field(default_factory=lambda: [False, False])
+    #: start signatures written (in the head, or later: the joiner's reaches the host
+    #: after the match started)
+    start_sigs: list[bool] = dataclasses.field(default_factory=lambda: [False, False])
 
     @property
     def started(self) -> bool:
@@ -127,19 +130,32 @@ class JournalWriter:
         if self.actions < 0:
             head = encode_head(record)
             self.actions = 0
-        return head + self.extend(record.actions, record.result, record.final_sigs)
+            self.start_sigs = [
+                p is not None and p.start_sig is not None for p in (record.host, record.joiner)
+            ]
+        host, joiner = record.host, record.joiner
+        starts = (
+            host.start_sig if host is not None else None,
+            joiner.start_sig if joiner is not None else None,
+        )
+        return head + self.extend(record.actions, record.result, record.final_sigs, starts)
 
     def extend(
         self,
         actions: Sequence[ActionRecord],
         result: ResultRecord | None,
         final_sigs: tuple[bytes | None, bytes | None],
+        start_sigs: tuple[bytes | None, bytes | None] = (None, None),
     ) -> bytes:
         """:meth:`feed` after the first call, from a record's parts (a session's,
         without building a :class:`Record`: this runs after every step)."""
         if self.actions < 0:
             raise ValueError("a journal starts with feed(record): the head")
         out = []
+        for seat, sig in enumerate(start_sigs):
+            if sig is not None and not self.start_sigs[seat]:
+                out.append(encode_entry({"start_sig": {"role": _ROLES[seat], "sig": sig.hex()}}))
+                self.start_sigs[seat] = True
         n = len(actions)
         if n < self.actions:
             raise ValueError("the record lost actions since the last journal entry")
@@ -225,6 +241,14 @@ def decode_journal(data: bytes) -> JournalRead:
             if result is not None:
                 raise _fail(f"{where} repeats the result")
             result = value
+        elif kind == "start_sig":
+            role = value.get("role") if isinstance(value, dict) else None
+            player = body.get(role) if role in _ROLES else None
+            if not isinstance(player, dict):
+                raise _fail(
+                    f"{where}: start_sig needs a role (host or joiner) whose player is known"
+                )
+            body[role] = dict(player, start_sig=value.get("sig"))
         elif kind == "final_sig":
             if not isinstance(value, dict) or value.get("role") not in _ROLES:
                 raise _fail(f"{where}: final_sig needs a role (host or joiner) and a sig")

@@ -20,7 +20,8 @@ from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
 
 RECORD_FORMAT: Final = "p2pkoikoi-record"
-RECORD_VERSION: Final = 1
+RECORD_VERSION: Final = 2
+PROTOCOL: Final = 2  # the wire protocol a record's signatures follow
 MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
 
 
@@ -29,6 +30,7 @@ class PlayerRecord:
     name: str
     key: bytes  # Ed25519 public key
     auth_sig: bytes | None  # signature over the handshake (see protocol/README.md)
+    start_sig: bytes | None = None  # signature over the transcript after the reveal
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -49,6 +51,15 @@ class ResultRecord:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class ForfeitRecord:
+    """The match ended because ``seat`` walked away: one player's account, unsigned by
+    the other (e.g. the host stopped between the joiner's value and its reveal)."""
+
+    seat: int
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Record:
     session_id: bytes | None  # H0, the hash of both hellos
     rules: RuleSet | None
@@ -62,10 +73,16 @@ class Record:
     actions: tuple[ActionRecord, ...]
     result: ResultRecord | None
     final_sigs: tuple[bytes | None, bytes | None]  # (host, joiner)
-    protocol: int = 1
+    protocol: int = PROTOCOL
+    turn_limit: int = 0  # seconds per decision agreed in the handshake (0: none)
+    commit_sig: bytes | None = None  # the host's signature over its commitment
+    forfeit: ForfeitRecord | None = None
+    #: why a final signature is missing, in the words of the record's writer
+    missing: str | None = None
 
     @property
     def is_complete(self) -> bool:
+        """The match is over and both players signed its result."""
         return self.result is not None and None not in self.final_sigs
 
 
@@ -82,6 +99,7 @@ def _player(p: PlayerRecord | None) -> dict[str, Any] | None:
         "identity_key": p.key.hex(),
         "fingerprint": fingerprint(p.key),
         "auth_sig": _hex(p.auth_sig),
+        "start_sig": _hex(p.start_sig),
     }
 
 
@@ -94,10 +112,12 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         "session_id": _hex(record.session_id),
         "rules": record.rules.to_dict() if record.rules is not None else None,
         "rules_fingerprint": record.rules.fingerprint() if record.rules is not None else None,
+        "turn_limit": record.turn_limit,
         "host": _player(record.host),
         "joiner": _player(record.joiner),
         "accepted": record.accepted,
         "commitment": _hex(record.commitment),
+        "commit_sig": _hex(record.commit_sig),
         "joiner_value": _hex(record.joiner_value),
         "host_value": _hex(record.host_value),
         "match_seed": _hex(record.match_seed),
@@ -120,6 +140,10 @@ def record_to_dict(record: Record) -> dict[str, Any]:
             "transcript_hash": r.transcript_hash.hex(),
         },
         "final_sigs": {"host": _hex(record.final_sigs[0]), "joiner": _hex(record.final_sigs[1])},
+        "forfeit": None
+        if record.forfeit is None
+        else {"seat": record.forfeit.seat, "reason": record.forfeit.reason},
+        "missing": record.missing,
     }
 
 
@@ -180,7 +204,7 @@ def _map(value: Any, where: str, keys: set[str]) -> dict[str, Any]:
 def _decode_player(value: Any, where: str) -> PlayerRecord | None:
     if value is None:
         return None
-    obj = _map(value, where, {"name", "identity_key", "fingerprint", "auth_sig"})
+    obj = _map(value, where, {"name", "identity_key", "fingerprint", "auth_sig", "start_sig"})
     name = _get(obj, "name", where)
     if not isinstance(name, str) or not 1 <= len(name) <= 32:
         raise _fail(f"{where}.name must be a string of 1..32 characters")
@@ -188,7 +212,8 @@ def _decode_player(value: Any, where: str) -> PlayerRecord | None:
     if "fingerprint" in obj and obj["fingerprint"] != fingerprint(key):
         raise _fail(f"{where}.fingerprint does not match its identity_key")
     sig = _bytes(obj.get("auth_sig"), 64, f"{where}.auth_sig")
-    return PlayerRecord(name, key, sig)
+    start = _bytes(obj.get("start_sig"), 64, f"{where}.start_sig")
+    return PlayerRecord(name, key, sig, start)
 
 
 _TOP_KEYS: Final = {
@@ -198,16 +223,20 @@ _TOP_KEYS: Final = {
     "session_id",
     "rules",
     "rules_fingerprint",
+    "turn_limit",
     "host",
     "joiner",
     "accepted",
     "commitment",
+    "commit_sig",
     "joiner_value",
     "host_value",
     "match_seed",
     "actions",
     "result",
     "final_sigs",
+    "forfeit",
+    "missing",
 }
 
 
@@ -215,9 +244,25 @@ def record_from_dict(obj: Any) -> Record:
     top = _map(obj, "the record", _TOP_KEYS)
     if top.get("format") != RECORD_FORMAT:
         raise _fail(f"'format' must be {RECORD_FORMAT!r}: is this a p2pkoikoi record?")
+    if top.get("version") == 1:
+        raise _fail(
+            "this record is from protocol version 1 (p2pkoikoi 0.1.x), whose signatures this "
+            "release does not check: verify it with p2pkoikoi 0.1"
+        )
     if top.get("version") != RECORD_VERSION:
-        raise _fail(f"unsupported record version {top.get('version')!r} (this program reads 1)")
-    protocol = _int(_get(top, "protocol", "the record"), "protocol", 1, 1)
+        raise _fail(f"unsupported record version {top.get('version')!r} (this program reads 2)")
+    protocol = _int(_get(top, "protocol", "the record"), "protocol", PROTOCOL, PROTOCOL)
+    turn_limit = _int(top.get("turn_limit", 0), "turn_limit", 0, 86400)
+    forfeit: ForfeitRecord | None = None
+    if top.get("forfeit") is not None:
+        f = _map(top["forfeit"], "forfeit", {"seat", "reason"})
+        reason = _get(f, "reason", "forfeit")
+        if not isinstance(reason, str) or len(reason) > 200:
+            raise _fail("forfeit.reason must be a string of at most 200 characters")
+        forfeit = ForfeitRecord(_int(_get(f, "seat", "forfeit"), "forfeit.seat", 0, 1), reason)
+    missing = top.get("missing")
+    if missing is not None and (not isinstance(missing, str) or len(missing) > 200):
+        raise _fail("'missing' must be a string of at most 200 characters")
     rules: RuleSet | None = None
     if top.get("rules") is not None:
         try:
@@ -278,6 +323,7 @@ def record_from_dict(obj: Any) -> Record:
         joiner=_decode_player(top.get("joiner"), "joiner"),
         accepted=accepted,
         commitment=_bytes(top.get("commitment"), 32, "commitment"),
+        commit_sig=_bytes(top.get("commit_sig"), 64, "commit_sig"),
         joiner_value=_bytes(top.get("joiner_value"), 32, "joiner_value"),
         host_value=_bytes(top.get("host_value"), 32, "host_value"),
         match_seed=_bytes(top.get("match_seed"), 32, "match_seed"),
@@ -288,6 +334,9 @@ def record_from_dict(obj: Any) -> Record:
             _bytes(fs.get("joiner"), 64, "final_sigs.joiner"),
         ),
         protocol=protocol,
+        turn_limit=turn_limit,
+        forfeit=forfeit,
+        missing=missing,
     )
 
 

@@ -18,18 +18,30 @@ The protocol runs in lock-step phases (``session.state``)::
     HELLO -> AUTH -> RULES -> SEED -> PLAY -> FINISH -> DONE -> CLOSED
                                                   (any) -> ERROR
 
-1. Both sides send a plaintext ``hello`` (version, role, ephemeral X25519 key).
-2. Keys are derived with HKDF from the X25519 secret, the invite's secret
-   (as the salt: a pre-shared key) and the hash of both hellos; one
-   ChaCha20-Poly1305 key per direction, nonces are frame counters.
-3. Both send ``auth`` (name, Ed25519 identity key, signature over the
-   handshake hash and that auth; the host adds its rules).  The joiner accepts
-   (by its user, or automatically when the rules equal its expected ones).
-4. Commit-reveal: the host commits, the joiner sends its value, the host
-   reveals; both derive the match seed and start the engine.
+1. Both sides send a plaintext ``hello`` at once (version, role, ephemeral
+   X25519 key, a SPAKE2 message; the host adds a second SPAKE2 message when it
+   accepts a short code, the joiner says which password it uses: ``via``).
+2. Keys are derived with HKDF from the X25519 secret (input), the SPAKE2 key
+   (salt) and the hash of both hellos (info); one ChaCha20-Poly1305 key per
+   direction, nonces are frame counters.
+3. The joiner sends ``auth`` first (name, Ed25519 identity key, signature over
+   the handshake hash and that auth): its decrypting is the host's proof that
+   the joiner holds the password.  Until then the host sends nothing that
+   depends on the keys, so a wrong guess learns nothing (WrongSecretError: a
+   host counts these per code).  Then the host sends its ``auth`` with its rules
+   and the turn limit; the joiner accepts (by its user, or automatically when
+   the rules equal its expected ones).
+4. Commit-reveal: the host commits (signed), the joiner sends its value, the
+   host reveals (with its start signature over the transcript, which now holds
+   both identities, the rules and both values); the joiner checks it and sends
+   its own start signature; both derive the match seed and start the engine.
+   An end between the joiner's value and the reveal is the host's forfeit.
 5. The player to act sends ``action`` (seq, text, state hash, signature over
    the transcript); the other side checks turn, seq, legality, hash and
    signature.  At the end both sign the final transcript (``over``).
+
+Before a side has received an authenticated frame, its errors go out as a
+plaintext ``abort`` (the peer may not share its keys); after, encrypted.
 
 A broken connection does not end a match: :meth:`Session.resume` builds a
 session from our record (verified and replayed) for a new connection.  Its
@@ -51,6 +63,7 @@ applies.  ``session.record()`` is the verifiable record so far.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import unicodedata
 from collections import deque
@@ -69,6 +82,7 @@ from p2pkoikoi.engine import (
 )
 from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.session import crypto, wire
+from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.errors import (
     CheatingError,
     LocalProtocolError,
@@ -77,6 +91,7 @@ from p2pkoikoi.session.errors import (
     RemoteProtocolError,
     ResumeError,
     RulesMismatchError,
+    WrongSecretError,
 )
 from p2pkoikoi.session.events import (
     NEED_DATA,
@@ -101,8 +116,15 @@ from p2pkoikoi.session.events import (
     SendChat,
     SendEvent,
 )
-from p2pkoikoi.session.record import ActionRecord, PlayerRecord, Record, ResultRecord
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.pake import Pake
+from p2pkoikoi.session.record import (
+    ActionRecord,
+    ForfeitRecord,
+    PlayerRecord,
+    Record,
+    ResultRecord,
+)
+from p2pkoikoi.session.resume import ResumePoint
 
 MIN_ENTROPY: Final = 64
 #: unread bytes we hold at most; a well-behaved peer never comes close
@@ -164,6 +186,26 @@ def sanitize(text: str) -> str:
     return "".join(out)
 
 
+def check_name(name: str, error: type[ProtocolError]) -> None:
+    """The rule for a player name (protocol/README.md section 4): 1..32 characters,
+    none of Unicode categories Cc, Cf, Cs, Co, Cn, Zl, Zp, no space other than
+    U+0020, no leading or trailing space."""
+    clean = sanitize(name).strip()
+    if not clean or clean != name or len(name) > wire.MAX_NAME:
+        raise error(
+            f"player name must be 1..{wire.MAX_NAME} printable characters without "
+            "leading or trailing spaces"
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Forfeit:
+    """A match that ended because one player walked away (no engine result)."""
+
+    seat: int  # who forfeits
+    reason: str
+
+
 def describe_diff(diff: list[tuple[str, object, object]], mine: str, theirs: str) -> str:
     return "; ".join(f"{name}: {mine} {a!r}, {theirs} {b!r}" for name, a, b in diff)
 
@@ -176,18 +218,36 @@ class Session:
         role: Role | str,
         *,
         identity_key: Ed25519PrivateKey,
-        invite_secret: bytes,
+        invite_secret: bytes | None = None,
         name: str,
         entropy: bytes,
         rules: RuleSet | None = None,
         expected_rules: RuleSet | None = None,
+        code: ShortCode | None = None,
+        turn_limit: int = wire.DEFAULT_TURN_LIMIT,
         program: str = __version__,
+        _resume_secret: bytes | None = None,
     ) -> None:
+        """One side of a new match.
+
+        The host passes the invite's ``invite_secret`` and, when it also gave a
+        short ``code``, that code: a joiner may use either.  A joiner passes the
+        one it was given (``invite_secret`` or ``code``).  ``turn_limit`` (host):
+        the seconds each player may take per decision, agreed in the handshake
+        (0: none).  ``entropy``: at least 64 random bytes (bytes 0..31 the
+        X25519 key, 32..63 the commit/joiner value; the PAKE's randomness is
+        derived from all of it).
+        """
         self.role = Role(role)
         if not isinstance(identity_key, Ed25519PrivateKey):
             raise LocalProtocolError("identity_key must be an Ed25519 private key")
-        if len(invite_secret) < SECRET_MIN:
+        if invite_secret is not None and len(invite_secret) < SECRET_MIN:
             raise LocalProtocolError(f"the invite secret must be at least {SECRET_MIN} bytes")
+        if _resume_secret is None:
+            if self.role is Role.HOST and invite_secret is None:
+                raise LocalProtocolError("the host needs its invite secret")
+            if self.role is Role.JOINER and (invite_secret is None) == (code is None):
+                raise LocalProtocolError("the joiner uses either an invite secret or a code")
         if len(entropy) < MIN_ENTROPY:
             raise LocalProtocolError(f"entropy must be at least {MIN_ENTROPY} bytes")
         if self.role is Role.HOST and rules is None:
@@ -196,22 +256,35 @@ class Session:
             raise LocalProtocolError("expected_rules is for the joiner")
         if self.role is Role.JOINER and rules is not None:
             raise LocalProtocolError("the joiner does not propose rules (use expected_rules)")
-        clean = sanitize(name).strip()
-        if not clean or clean != name or len(name) > wire.MAX_NAME:
-            raise LocalProtocolError(
-                f"player name must be 1..{wire.MAX_NAME} printable characters without "
-                "leading or trailing spaces"
-            )
+        if isinstance(turn_limit, bool) or not 0 <= turn_limit <= wire.MAX_TURN_LIMIT:
+            raise LocalProtocolError(f"the turn limit must be 0..{wire.MAX_TURN_LIMIT} seconds")
+        check_name(name, LocalProtocolError)
         self.name = name
         self.program = program[: wire.MAX_PROGRAM]
         self._key = identity_key
         self._pub = crypto.public_bytes(identity_key)
-        self._psk = bytes(invite_secret)
         self._eph = crypto.x25519_private(bytes(entropy[:32]))
         self._my_value = bytes(entropy[32:64])
         self._expected = expected_rules
         self.rules: RuleSet | None = rules
         self._rules_bytes = rules.encode() if rules is not None else b""
+        self.turn_limit = turn_limit if self.role is Role.HOST else 0
+        self.code = code
+
+        # the PAKE: which password(s) this side uses
+        seed = crypto.sha256(b"p2pkoikoi/v2/pake-seed\x00", bytes(entropy))
+        self.via: str
+        if _resume_secret is not None:
+            self.via, password = "resume", crypto.resume_password(_resume_secret)
+        elif self.role is Role.JOINER and code is not None:
+            self.via, password = "code", crypto.code_password(code)
+        else:
+            assert invite_secret is not None
+            self.via, password = "invite", crypto.invite_password(bytes(invite_secret))
+        self._pake = Pake(self.role.value, password, seed + b"main")
+        self._pake_code: Pake | None = None
+        if self.role is Role.HOST and code is not None and _resume_secret is None:
+            self._pake_code = Pake("host", crypto.code_password(code), seed + b"code")
 
         self._state = State.HELLO
         self._error: ProtocolError | None = None
@@ -222,19 +295,23 @@ class Session:
         self._events: deque[Event] = deque()
         self._send: crypto.Channel | None = None
         self._recv: crypto.Channel | None = None
-        self._hello_payload = wire.encode_message(
-            wire.HelloMsg(
-                role=self.role.value, program=self.program, eph=crypto.x25519_public(self._eph)
-            )
-        )
+        self._confirmed = False  # an authenticated frame from the peer has arrived
+        self._sent_first = False  # our first encrypted frame (auth / resume) is queued
+        self._hello_payload = self._make_hello(None)
         self._out += wire.encode_frame(self._hello_payload)
 
         self.session_id: bytes | None = None  # H0
+        self.resume_secret: bytes | None = None  # what a reconnection proves it holds
+        self._shared = b""
+        self._pake_key = b""
         self._transcript = b""
         self._t_commit = b""
+        self._t_reveal = b""
         self.peer_name: str | None = None
         self.peer_key: bytes | None = None
         self._auth_sigs: dict[Role, bytes] = {}
+        self._start_sigs: dict[Role, bytes] = {}
+        self._commit_sig: bytes | None = None
         self._accepted = False
         self._commitment: bytes | None = None
         self._host_value: bytes | None = None
@@ -245,6 +322,9 @@ class Session:
         self._actions: list[ActionRecord] = []
         self._final_sigs: dict[Role, bytes] = {}
         self._result: ResultRecord | None = None
+        self.forfeit: Forfeit | None = None
+        #: why the peer's final signature is missing (set by the transport when it gives up)
+        self.missing: str | None = None
         self.last_local_events: tuple[EngineEvent, ...] = ()
         # resuming (see Session.resume): transcript and state hash after each seq
         self._tx_at: list[bytes] = []
@@ -253,6 +333,20 @@ class Session:
         self._resume_state = State.PLAY  # where a resumed session continues
         self._catchup: tuple[int, bytes] | None = None  # the peer's (seq, transcript)
         self.connection_id: bytes | None = None  # this connection's handshake hash
+
+    def _make_hello(self, resume: bytes | None) -> bytes:
+        host = self.role is Role.HOST
+        return wire.encode_message(
+            wire.HelloMsg(
+                role=self.role.value,
+                program=self.program,
+                eph=crypto.x25519_public(self._eph),
+                pake=self._pake.message,
+                pake_code=self._pake_code.message if self._pake_code is not None else None,
+                via=None if host else self.via,
+                resume=resume,
+            )
+        )
 
     # ------------------------------------------------------------------ properties
     @property
@@ -362,14 +456,47 @@ class Session:
             return
         self._error = exc
         if (
-            self._send is not None
-            and isinstance(exc, RemoteProtocolError)
+            isinstance(exc, RemoteProtocolError)
             and not isinstance(exc, RulesMismatchError)
             and self._state is not State.CLOSED
         ):
-            self._queue(wire.AbortMsg(reason=str(exc)[: wire.MAX_REASON]))
+            abort = wire.AbortMsg(reason=str(exc)[: wire.MAX_REASON])
+            if self._send is not None and self._confirmed:
+                self._queue(abort)
+            else:  # the peer may not share our keys yet: say it in plaintext
+                self._out += wire.encode_frame(wire.encode_message(abort))
+        if self.forfeit is None:
+            self._note_forfeit()
         self._state = State.ERROR
         self._in.clear()
+
+    @property
+    def lacks_peer_final(self) -> bool:
+        """We signed the result; the peer's final signature has not arrived."""
+        return self._result is not None and self.role.other not in self._final_sigs
+
+    @property
+    def joiner_started(self) -> bool:
+        """The joiner's start signature has arrived (so it has the reveal)."""
+        return Role.JOINER in self._start_sigs
+
+    def peer_gone(self) -> None:
+        """The transport gave up on the peer (a deadline passed, the connection broke):
+        if that happened between the joiner's value and the host's reveal, the
+        host forfeits (:attr:`forfeit`, and in the record)."""
+        self._note_forfeit()
+
+    def _note_forfeit(self) -> None:
+        """An end between the joiner's value and the host's reveal is the host's forfeit."""
+        if (
+            self.forfeit is None
+            and self._state is State.SEED
+            and self._joiner_value is not None
+            and self.seed is None
+        ):
+            self.forfeit = Forfeit(
+                0, "the host stopped after the joiner's value, before revealing its own"
+            )
 
     def _next_event(self) -> Event | NeedData:
         while True:
@@ -390,6 +517,7 @@ class Session:
                 if self._in:
                     raise RemoteProtocolError("connection closed in the middle of a frame")
                 clean = self._state is State.DONE
+                self._note_forfeit()
                 self._state = State.CLOSED
                 reason = "the connection ended" if clean else "the connection ended early"
                 return ConnectionClosed(clean=clean, reason=reason)
@@ -403,18 +531,72 @@ class Session:
                 reason = sanitize(msg.reason) or "no reason given"
                 self._state = State.CLOSED
                 raise RefusedError(f"the other side refused the connection: {reason}")
+            if isinstance(msg, wire.AbortMsg):
+                self._on_abort(msg)
             if not isinstance(msg, wire.HelloMsg):
                 raise RemoteProtocolError(
                     f"bad message from peer: expected hello, got {wire.TYPE_NAMES[type(msg)]}"
                 )
             self._on_hello(msg, payload)
             return
-        assert self._recv is not None
-        msg = wire.decode_message(self._recv.open(payload))
+        if self._recv is None:  # we have not sent... (cannot happen: keys come with the hello)
+            raise RemoteProtocolError("bad message from peer: nothing may follow the hello yet")
+        if not self._confirmed:
+            msg = self._first_frame(payload)
+        else:
+            msg = wire.decode_message(self._recv.open(payload))
         handler = _HANDLERS.get(type(msg))
-        if handler is None:  # a second hello
-            raise RemoteProtocolError("bad message from peer: unexpected hello")
+        if handler is None:  # a second hello, a refuse
+            raise RemoteProtocolError(
+                f"bad message from peer: unexpected {wire.TYPE_NAMES[type(msg)]}"
+            )
         handler(self, msg)
+
+    def _first_frame(self, payload: bytes) -> wire.Message:
+        """The peer's first frame after the hellos: its decrypting proves the password.
+
+        It must be ``auth`` (``resume`` on a resumed connection): nothing else,
+        so its AEAD counter is always 0.  A frame that does not decrypt is a
+        wrong password, unless it is a plaintext ``abort`` (an error the peer
+        met before it had keys: reported, not counted as a guess).
+        """
+        assert self._recv is not None
+        try:
+            plain = self._recv.open(payload)
+        except RemoteProtocolError:
+            try:
+                early = wire.decode_message(payload)
+            except RemoteProtocolError:
+                early = None
+            if isinstance(early, wire.AbortMsg):
+                self._on_abort(early)
+            raise self._wrong_secret() from None
+        self._confirmed = True
+        msg = wire.decode_message(plain)
+        first = wire.ResumeMsg if self._resume_id is not None else wire.AuthMsg
+        if not isinstance(msg, first | wire.AbortMsg):
+            raise RemoteProtocolError(
+                f"bad message from peer: expected {wire.TYPE_NAMES[first]} first, "
+                f"got {wire.TYPE_NAMES[type(msg)]}"
+            )
+        return msg
+
+    def _wrong_secret(self) -> WrongSecretError:
+        if self.role is Role.JOINER:
+            what = {"code": "code", "invite": "invite", "resume": "match"}[self.via]
+            return WrongSecretError(
+                f"the host's first message does not decrypt: it does not hold this {what}'s "
+                "secret (a wrong code or invite, or not the host you meant)",
+                self.via,
+            )
+        text = {
+            "code": "the code does not match: check it with the host (each wrong code is "
+            "counted, and after a few the host needs a new one)",
+            "invite": "the joiner does not hold this invite's secret (its first message does "
+            "not decrypt)",
+            "resume": "the reconnecting side does not hold this match's resume secret",
+        }[self.via]
+        return WrongSecretError(text, self.via)
 
     def _unexpected(self, what: str) -> RemoteProtocolError:
         return RemoteProtocolError(
@@ -424,10 +606,13 @@ class Session:
     def _on_hello(self, msg: wire.HelloMsg, payload: bytes) -> None:
         if msg.role == self.role.value:
             raise RemoteProtocolError(f"both players claim to be the {msg.role}")
-        if self.role is Role.HOST:
-            h0 = crypto.handshake_hash(self._hello_payload, payload)
-        else:
-            h0 = crypto.handshake_hash(payload, self._hello_payload)
+        host = self.role is Role.HOST
+        if host and msg.via is None:
+            raise RemoteProtocolError("bad hello from the joiner: it lacks 'via'")
+        if host and msg.pake_code is not None:
+            raise RemoteProtocolError("bad hello from the joiner: 'pake_code' is the host's")
+        if not host and msg.via is not None:
+            raise RemoteProtocolError("bad hello from the host: 'via' is the joiner's")
         if msg.resume != self._resume_id:
             if self._resume_id is None:
                 raise RemoteProtocolError(
@@ -436,22 +621,61 @@ class Session:
             if msg.resume is None:
                 raise ResumeError("the other player starts a new match instead of resuming ours")
             raise ResumeError("the other player resumes a different match")
+        if host and (msg.via == "resume") != (self._resume_id is not None):
+            raise RemoteProtocolError("bad hello from the joiner: 'via' does not fit 'resume'")
+        pake, peer_message = self._pake, msg.pake
+        if host and msg.via == "code":
+            if self._pake_code is None:
+                raise RemoteProtocolError(
+                    "this host does not accept a code now (it made none, or too many wrong "
+                    "guesses ended it): ask the host for a new code, or for the invite"
+                )
+            pake = self._pake_code
+        elif not host and self.via == "code":
+            if msg.pake_code is None:
+                raise RemoteProtocolError(
+                    "the host does not accept a code now: ask it for a new code, or for the invite"
+                )
+            peer_message = msg.pake_code
+        if host:
+            assert msg.via is not None
+            self.via = msg.via
+        pake_key = pake.finish(peer_message)
+        if host:
+            h0 = crypto.handshake_hash(self._hello_payload, payload)
+        else:
+            h0 = crypto.handshake_hash(payload, self._hello_payload)
         shared = crypto.shared_secret(self._eph, msg.eph)
-        k_h2j, k_j2h = crypto.derive_keys(self._psk, shared, h0)
-        host = self.role is Role.HOST
+        k_h2j, k_j2h = crypto.derive_keys(pake_key, shared, h0)
         self._send = crypto.Channel(k_h2j if host else k_j2h)
         self._recv = crypto.Channel(k_j2h if host else k_h2j)
         self.connection_id = h0
         if self._resume_id is not None:
-            self._send_resume(h0)
+            self._state = State.RESUME
+            if not host:  # the joiner proves the secret first; the host answers after
+                self._send_resume(h0)
             return
         self.session_id = h0
+        self.resume_secret = crypto.derive_resume_secret(pake_key, shared, h0)
+        self._state = State.AUTH
+        if not host:  # the joiner's auth is the key confirmation the host waits for
+            self._send_auth()
+
+    def _send_auth(self) -> None:
+        assert self.session_id is not None
         sig = crypto.sign(
             self._key,
-            crypto.auth_message(h0, self.role.value, self.name, self._pub, self._rules_bytes),
+            crypto.auth_message(
+                self.session_id,
+                self.role.value,
+                self.name,
+                self._pub,
+                self._rules_bytes,
+                self.turn_limit,
+            ),
         )
         self._auth_sigs[self.role] = sig
-        if host:
+        if self.role is Role.HOST:
             assert self.rules is not None
             auth = wire.AuthMsg(
                 name=self.name,
@@ -460,109 +684,85 @@ class Session:
                 rules=self._rules_bytes,
                 fp=self.rules.fingerprint(),
                 rounds=self.rules.rounds,
+                turn_limit=self.turn_limit,
             )
         else:
             auth = wire.AuthMsg(name=self.name, key=self._pub, sig=sig)
         self._queue(auth)
-        self._state = State.AUTH
+        self._sent_first = True
 
     # ------------------------------------------------------------------ resume
     @classmethod
     def resume(
         cls,
-        record: Record,
+        point: ResumePoint | Record,
         role: Role | str,
         *,
         identity_key: Ed25519PrivateKey,
-        invite_secret: bytes,
+        resume_secret: bytes,
         entropy: bytes,
         program: str = __version__,
     ) -> Session:
-        """A session that continues the match of ``record`` on a new connection.
+        """A session that continues the match of ``point`` on a new connection.
 
-        ``record`` is our own record of a started match (``session.record()``,
-        or the file after a crash).  It is verified and replayed; the new
-        connection runs the resume handshake (a hello carrying the match's
-        session id, fresh ephemeral keys, then a signed ``resume`` message each)
-        and play continues where both records agree.  A finished record resumes
-        too (in ``DONE``): it re-sends our final signature to a peer that lacks
-        it.  Raises :class:`LocalProtocolError` when the record cannot be resumed.
+        ``point`` is our own record of a started match (``session.record()``, or
+        the file after a crash), verified and replayed once
+        (:meth:`ResumePoint.from_record`; a plain record is verified here).  The
+        new connection runs the resume handshake (a hello carrying the match's
+        session id, fresh ephemeral keys, SPAKE2 with the match's
+        ``resume_secret``, then a signed ``resume`` message each) and play
+        continues where both records agree.  A finished record resumes too (in
+        ``DONE``): it re-sends our final signature to a peer that lacks it.
+        Raises :class:`LocalProtocolError` when the record cannot be resumed.
         """
         role = Role(role)
-        r = record
-        if (
-            r.session_id is None
-            or r.rules is None
-            or r.host is None
-            or r.joiner is None
-            or r.match_seed is None
-            or r.host_value is None
-            or r.joiner_value is None
-            or r.commitment is None
-        ):
-            raise LocalProtocolError("the record stops before the match started: nothing to resume")
+        if isinstance(point, Record):
+            point = ResumePoint.from_record(point)
+        r = point.record
+        assert r.session_id is not None and r.rules is not None
+        assert r.host is not None and r.joiner is not None
         me, peer = (r.host, r.joiner) if role is Role.HOST else (r.joiner, r.host)
         if me.key != crypto.public_bytes(identity_key):
             raise LocalProtocolError(
                 f"this record's {role.value} is another identity "
                 f"({crypto.fingerprint(me.key)}): resume it with that player's identity"
             )
-        report = verify_record(r)
-        if not report.ok:
-            bad = report.first_failure
-            assert bad is not None
-            raise LocalProtocolError(f"the record does not verify ({bad.name}: {bad.detail})")
         self = cls(
             role,
             identity_key=identity_key,
-            invite_secret=invite_secret,
             name=me.name,
             entropy=entropy,
             rules=r.rules if role is Role.HOST else None,
             expected_rules=r.rules if role is Role.JOINER else None,
+            turn_limit=r.turn_limit if role is Role.HOST else 0,
             program=program,
+            _resume_secret=resume_secret,
         )
         self._resume_id = r.session_id
-        self._hello_payload = wire.encode_message(
-            wire.HelloMsg(
-                role=role.value,
-                program=self.program,
-                eph=crypto.x25519_public(self._eph),
-                resume=r.session_id,
-            )
-        )
+        self._hello_payload = self._make_hello(r.session_id)
         self._out = bytearray(wire.encode_frame(self._hello_payload))
         self.session_id = r.session_id
+        self.resume_secret = resume_secret
         self.rules = r.rules
         self._rules_bytes = r.rules.encode()
+        self.turn_limit = r.turn_limit
         self.peer_name, self.peer_key = peer.name, peer.key
         for rl, p in ((Role.HOST, r.host), (Role.JOINER, r.joiner)):
             if p.auth_sig is not None:
                 self._auth_sigs[rl] = p.auth_sig
+            if p.start_sig is not None:
+                self._start_sigs[rl] = p.start_sig
         self._accepted = True
-        self._commitment = r.commitment
+        self._commitment, self._commit_sig = r.commitment, r.commit_sig
         self._host_value, self._joiner_value = r.host_value, r.joiner_value
-        t = crypto.transcript_start(r.session_id)
-        t = crypto.absorb(t, "auth", "host", r.host.name, r.host.key, self._rules_bytes)
-        t = crypto.absorb(t, "auth", "joiner", r.joiner.name, r.joiner.key, b"")
-        t = crypto.absorb(t, "accept", r.rules.fingerprint())
-        self._t_commit = t
-        t = crypto.absorb(t, "commit", r.commitment)
-        t = crypto.absorb(t, "value", r.joiner_value)
-        self._transcript = crypto.absorb(t, "reveal", r.host_value)
+        self._t_commit = point.t_commit
+        self._t_reveal = point.t_reveal
         self.seed = r.match_seed
-        m, _ = MatchState.start(r.rules, r.match_seed)
-        self._match = m
-        self._tx_at, self._hash_at = [self._transcript], [m.state_hash()]
-        for a in r.actions:
-            if a.action == "resign":
-                new = m.resign(a.seat)[0]
-                t = crypto.absorb(self._transcript, "resign", a.seq, a.seat, a.state_hash)
-            else:
-                new = m.apply(Action.parse(a.action))[0]
-                t = crypto.absorb(self._transcript, "action", a.seq, a.seat, a.action, a.state_hash)
-            self._commit_step(new, t, a)
-            m = new
+        self._match = point.match
+        self._actions = list(r.actions)
+        self._seq = r.actions[-1].seq if r.actions else 0
+        self._transcript = point.tx_at[-1]
+        self._tx_at, self._hash_at = list(point.tx_at), list(point.hash_at)
         if r.result is not None:
             self._result = r.result
             for rl in Role:
@@ -570,7 +770,7 @@ class Session:
                 if sig is not None:
                     self._final_sigs[rl] = sig
             self._resume_state = State.DONE if r.is_complete else State.FINISH
-        elif m.is_over:  # we crashed between the last action and our final signature
+        elif point.match.is_over:  # we crashed between the last action and our final signature
             self._finish(queue=False)  # the over message goes out after the resume handshake
             self._resume_state = State.FINISH
         self._state = State.HELLO
@@ -581,7 +781,10 @@ class Session:
         seq, tx, h = self._seq, self._transcript, self._hash_at[self._seq]
         msg = crypto.resume_message(h_resume, self.role.value, self.session_id, seq, tx, h)
         self._queue(wire.ResumeMsg(seq=seq, tx=tx, hash=h, sig=crypto.sign(self._key, msg)))
-        self._state = State.RESUME
+        self._sent_first = True
+        mine = self._start_sigs.get(self.role)
+        if self.role is Role.JOINER and mine is not None:
+            self._queue(wire.StartMsg(sig=mine))  # the host may lack it: sent again
 
     def _on_resume(self, msg: wire.ResumeMsg) -> None:
         if self._state is not State.RESUME:
@@ -604,6 +807,8 @@ class Session:
             raise ResumeError("the other player claims actions after the end of the match")
         else:
             self._catchup = (msg.seq, msg.tx)
+        if not self._sent_first:  # the host answers once the joiner proved the secret
+            self._send_resume(self.connection_id)
         self._state = self._resume_state
         self._events.append(Resumed(self._seq, msg.seq))
         for a in self._actions[msg.seq :]:  # we are ahead: re-send what the peer lacks
@@ -633,22 +838,28 @@ class Session:
             raise self._unexpected("auth")
         assert self.session_id is not None
         peer = self.role.other
-        if sanitize(msg.name).strip() != msg.name or not msg.name:
-            raise RemoteProtocolError("bad auth message from peer: unprintable player name")
+        check_name(msg.name, RemoteProtocolError)
         if peer is Role.HOST:
-            if msg.rules is None or msg.fp is None or msg.rounds is None:
+            if msg.rules is None or msg.fp is None or msg.rounds is None or msg.turn_limit is None:
                 raise RemoteProtocolError("bad auth message from host: it lacks the rules")
             rules = self._decode_rules(msg.rules, "host")
             if rules.fingerprint() != msg.fp:
                 raise RemoteProtocolError("bad auth message from host: rules fingerprint mismatch")
             if rules.rounds != msg.rounds:
                 raise RemoteProtocolError("bad auth message from host: rounds do not match rules")
-            peer_rules = msg.rules
+            peer_rules, peer_limit = msg.rules, msg.turn_limit
         else:
-            if msg.rules is not None or msg.fp is not None or msg.rounds is not None:
+            if (
+                msg.rules is not None
+                or msg.fp is not None
+                or msg.rounds is not None
+                or msg.turn_limit is not None
+            ):
                 raise RemoteProtocolError("bad auth message from joiner: it proposes rules")
-            peer_rules = b""
-        signed = crypto.auth_message(self.session_id, peer.value, msg.name, msg.key, peer_rules)
+            peer_rules, peer_limit = b"", 0
+        signed = crypto.auth_message(
+            self.session_id, peer.value, msg.name, msg.key, peer_rules, peer_limit
+        )
         if not crypto.verify_sig(msg.key, msg.sig, signed):
             raise RemoteProtocolError(
                 "the other player's identity signature is invalid: "
@@ -659,13 +870,18 @@ class Session:
         if peer is Role.HOST:
             self.rules = rules
             self._rules_bytes = peer_rules
+            self.turn_limit = peer_limit
+        else:  # the joiner proved the password and its identity: now the host speaks
+            self._send_auth()
         host_name = self.name if self.role is Role.HOST else msg.name
         host_key = self._pub if self.role is Role.HOST else msg.key
         join_name = msg.name if self.role is Role.HOST else self.name
         join_key = msg.key if self.role is Role.HOST else self._pub
         t = crypto.transcript_start(self.session_id)
-        t = crypto.absorb(t, "auth", "host", host_name, host_key, self._rules_bytes)
-        self._transcript = crypto.absorb(t, "auth", "joiner", join_name, join_key, b"")
+        t = crypto.absorb(
+            t, "auth", "host", host_name, host_key, self._rules_bytes, self.turn_limit
+        )
+        self._transcript = crypto.absorb(t, "auth", "joiner", join_name, join_key, b"", 0)
         self._state = State.RULES
         if self.role is Role.JOINER:
             assert self.rules is not None
@@ -736,8 +952,10 @@ class Session:
         self._events.append(self._handshake_event())
         self._host_value = self._my_value
         self._commitment = crypto.commitment(self._t_commit, self._host_value)
-        self._queue(wire.CommitMsg(c=self._commitment))
         self._transcript = crypto.absorb(self._transcript, "commit", self._commitment)
+        # signed, so the joiner holds evidence of it if the host walks away before revealing
+        self._commit_sig = crypto.sign(self._key, crypto.commit_sig_message(self._transcript))
+        self._queue(wire.CommitMsg(c=self._commitment, sig=self._commit_sig))
 
     def _on_decline(self, msg: wire.DeclineMsg) -> None:
         if self._state is not State.RULES or self.role is not Role.HOST:
@@ -757,8 +975,11 @@ class Session:
     def _on_commit(self, msg: wire.CommitMsg) -> None:
         if self._state is not State.SEED or self.role is not Role.JOINER or self._commitment:
             raise self._unexpected("commit")
-        self._commitment = msg.c
-        self._transcript = crypto.absorb(self._transcript, "commit", msg.c)
+        assert self.peer_key is not None
+        t = crypto.absorb(self._transcript, "commit", msg.c)
+        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.commit_sig_message(t)):
+            raise CheatingError("the host's signature on its commitment is invalid (forged)")
+        self._commitment, self._commit_sig, self._transcript = msg.c, msg.sig, t
         self._joiner_value = self._my_value
         self._queue(wire.ValueMsg(r=self._joiner_value))
         self._transcript = crypto.absorb(self._transcript, "value", self._joiner_value)
@@ -769,8 +990,11 @@ class Session:
         assert self._host_value is not None
         self._joiner_value = msg.r
         self._transcript = crypto.absorb(self._transcript, "value", msg.r)
-        self._queue(wire.RevealMsg(r=self._host_value))
         self._transcript = crypto.absorb(self._transcript, "reveal", self._host_value)
+        self._t_reveal = self._transcript
+        sig = crypto.sign(self._key, crypto.start_message(self._transcript))
+        self._start_sigs[Role.HOST] = sig
+        self._queue(wire.RevealMsg(r=self._host_value, sig=sig))
         self._start_match()
 
     def _on_reveal(self, msg: wire.RevealMsg) -> None:
@@ -781,9 +1005,30 @@ class Session:
                 "the host's reveal does not open its commitment: the host tried to "
                 "change its random value (cheating) - the match is void"
             )
-        self._host_value = msg.r
-        self._transcript = crypto.absorb(self._transcript, "reveal", msg.r)
+        assert self.peer_key is not None
+        t = crypto.absorb(self._transcript, "reveal", msg.r)
+        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.start_message(t)):
+            raise CheatingError("the host's start signature is invalid (forged)")
+        self._host_value, self._transcript, self._t_reveal = msg.r, t, t
+        self._start_sigs[Role.HOST] = msg.sig
+        mine = crypto.sign(self._key, crypto.start_message(t))
+        self._start_sigs[Role.JOINER] = mine
+        self._queue(wire.StartMsg(sig=mine))  # before any action of ours
         self._start_match()
+
+    def _on_start(self, msg: wire.StartMsg) -> None:
+        """The joiner's signature over the transcript after the reveal (host side)."""
+        if self.role is not Role.HOST or self._state not in (State.PLAY, State.FINISH, State.DONE):
+            raise self._unexpected("start")
+        have = self._start_sigs.get(Role.JOINER)
+        if have is not None:
+            if have != msg.sig:
+                raise RemoteProtocolError("the joiner sent a different start signature")
+            return  # sent again after a resume
+        assert self.peer_key is not None
+        if not crypto.verify_sig(self.peer_key, msg.sig, crypto.start_message(self._t_reveal)):
+            raise CheatingError("the joiner's start signature is invalid (forged)")
+        self._start_sigs[Role.JOINER] = msg.sig
 
     def _start_match(self) -> None:
         assert self.rules and self._host_value and self._joiner_value
@@ -806,6 +1051,8 @@ class Session:
         """
         if self._state is not State.PLAY:
             raise self._unexpected(what)
+        if self.role is Role.HOST and Role.JOINER not in self._start_sigs:
+            raise RemoteProtocolError(f"the joiner sent {what} {seq} before its start signature")
         m = self._match
         assert m is not None and self.peer_key is not None
         seat = m.to_act
@@ -926,10 +1173,12 @@ class Session:
 
     def _on_abort(self, msg: wire.AbortMsg) -> None:
         reason = sanitize(msg.reason) or "no reason given"
+        self._note_forfeit()
         self._state = State.CLOSED  # no abort back
         raise RemoteProtocolError(f"the other player's program stopped: {reason}")
 
     def _on_bye(self, msg: wire.ByeMsg) -> None:
+        self._note_forfeit()
         clean = self._state is State.DONE
         self._state = State.CLOSED
         reason = "the other player left" + ("" if clean else " before the match ended")
@@ -951,14 +1200,14 @@ class Session:
         elif isinstance(event, SendChat):
             self._send_chat(event.text)
         elif isinstance(event, Ping | Pong):
-            if self._send is None:
+            if not self._sent_first:
                 raise LocalProtocolError("cannot ping before the handshake")
             if len(event.nonce) > wire.MAX_NONCE:
                 raise LocalProtocolError(f"a ping nonce is at most {wire.MAX_NONCE} bytes")
             cls = wire.PingMsg if isinstance(event, Ping) else wire.PongMsg
             self._queue(cls(nonce=event.nonce))
         elif isinstance(event, Goodbye):
-            if self._send is not None:
+            if self._sent_first:
                 self._queue(wire.ByeMsg())
             self._state = State.CLOSED
         else:
@@ -1020,7 +1269,7 @@ class Session:
         self._finish()
 
     def _send_chat(self, text: str) -> None:
-        if self._send is None or self._state is State.HELLO:
+        if not self._sent_first:
             raise LocalProtocolError("cannot chat before the handshake")
         clean = sanitize(text).strip()
         if not clean:
@@ -1041,6 +1290,11 @@ class Session:
         return self._result
 
     @property
+    def start_signatures(self) -> tuple[bytes | None, bytes | None]:
+        """(host's, joiner's) start signature, as known so far."""
+        return (self._start_sigs.get(Role.HOST), self._start_sigs.get(Role.JOINER))
+
+    @property
     def final_signatures(self) -> tuple[bytes | None, bytes | None]:
         """(host's, joiner's) signature over the final transcript, as known so far."""
         return (self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER))
@@ -1049,12 +1303,12 @@ class Session:
         """The verifiable record so far (finished or not)."""
         players: list[PlayerRecord | None] = [None, None]
         for role in Role:
+            auth, start = self._auth_sigs.get(role), self._start_sigs.get(role)
             if role is self.role:
-                players[role.seat] = PlayerRecord(self.name, self._pub, self._auth_sigs.get(role))
+                players[role.seat] = PlayerRecord(self.name, self._pub, auth, start)
             elif self.peer_key is not None and self.peer_name is not None:
-                players[role.seat] = PlayerRecord(
-                    self.peer_name, self.peer_key, self._auth_sigs.get(role)
-                )
+                players[role.seat] = PlayerRecord(self.peer_name, self.peer_key, auth, start)
+        f = self.forfeit
         return Record(
             session_id=self.session_id,
             rules=self.rules if self._rules_bytes else None,
@@ -1068,6 +1322,10 @@ class Session:
             actions=tuple(self._actions),
             result=self._result,
             final_sigs=(self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER)),
+            turn_limit=self.turn_limit if self._rules_bytes else 0,
+            commit_sig=self._commit_sig,
+            forfeit=None if f is None else ForfeitRecord(f.seat, f.reason),
+            missing=self.missing,
         )
 
 
@@ -1078,6 +1336,7 @@ _HANDLERS: Final[dict[type, Callable[[Session, Any], None]]] = {
     wire.CommitMsg: Session._on_commit,
     wire.ValueMsg: Session._on_value,
     wire.RevealMsg: Session._on_reveal,
+    wire.StartMsg: Session._on_start,
     wire.ActionMsg: Session._on_action,
     wire.ResignMsg: Session._on_resign,
     wire.OverMsg: Session._on_over,

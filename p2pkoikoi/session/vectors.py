@@ -14,12 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spake2.parameters.ed25519 import ParamsEd25519  # type: ignore[import-untyped]
+
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import crypto, wire
+from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import Resign, SendAction
-from p2pkoikoi.session.invite import decode_invite, encode_invite
+from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
 from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
+from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
 from p2pkoikoi.session.record import encode_record, record_from_dict, record_to_dict
 from p2pkoikoi.session.testing import (
     SECRET,
@@ -28,9 +32,22 @@ from p2pkoikoi.session.testing import (
     drain,
     make_pair,
     random_chooser,
+    run_pair,
 )
+from p2pkoikoi.session.wordlist import EVEN, ODD
 
-FILES = ("framing", "messages", "invite", "crypto", "transcript", "records")
+FILES = (
+    "framing",
+    "messages",
+    "invite",
+    "code",
+    "wordlist",
+    "pake",
+    "crypto",
+    "transcript",
+    "resume",
+    "records",
+)
 
 
 def _jsonable(value: Any) -> Any:
@@ -58,15 +75,21 @@ def framing() -> dict[str, Any]:
 def _samples() -> list[wire.Message]:
     b32, b64 = bytes(range(32)), bytes(range(64))
     return [
-        wire.HelloMsg(role="host", program="0.1.0", eph=b32),
-        wire.HelloMsg(role="joiner", program="0.1.0", eph=b32, resume=b32),
-        wire.AuthMsg(name="Alice", key=b32, sig=b64, rules=b"{}", fp="ab" * 32, rounds=6),
+        wire.HelloMsg(role="host", program="0.2.0", eph=b32, pake=b"B" + b32, pake_code=b"B" + b32),
+        wire.HelloMsg(role="joiner", program="0.2.0", eph=b32, pake=b"A" + b32, via="code"),
+        wire.HelloMsg(
+            role="joiner", program="0.2.0", eph=b32, pake=b"A" + b32, via="resume", resume=b32
+        ),
+        wire.AuthMsg(
+            name="Alice", key=b32, sig=b64, rules=b"{}", fp="ab" * 32, rounds=6, turn_limit=600
+        ),
         wire.AuthMsg(name="Bob", key=b32, sig=b64),
         wire.AcceptMsg(fp="ab" * 32),
         wire.DeclineMsg(reason="rules differ", expected=b"{}"),
-        wire.CommitMsg(c=b32),
+        wire.CommitMsg(c=b32, sig=b64),
         wire.ValueMsg(r=b32),
-        wire.RevealMsg(r=b32),
+        wire.RevealMsg(r=b32, sig=b64),
+        wire.StartMsg(sig=b64),
         wire.ActionMsg(seq=1, action="play 3b 3c1", hash=b32, sig=b64),
         wire.ResignMsg(seq=9, sig=b64),
         wire.OverMsg(hash=b32, tx=b32, scores=(31, 19), winner=0, sig=b64),
@@ -89,52 +112,239 @@ def messages() -> dict[str, Any]:
             if value is not None or name == "winner":
                 fields[name] = _jsonable(value)
         out.append({"fields": fields, "msgpack": wire.encode_message(msg).hex()})
+    abort = wire.AbortMsg(reason="the code does not match: check it with the host")
     return {
         "description": "each message type: its fields (bytes as {'hex': ...}) and the msgpack "
         "map an encoder writes (keys sorted, absent optional fields omitted, bytes as bin)",
         "messages": out,
+        "plaintext_abort_frame": {
+            "note": "an abort sent before the sender has received an authenticated frame "
+            "(README.md section 10): the frame's payload is the msgpack message itself",
+            "frame": wire.encode_frame(wire.encode_message(abort)).hex(),
+        },
     }
 
 
 def invite() -> dict[str, Any]:
     secret = bytes(range(16))
     valid: list[dict[str, Any]] = []
-    for host, port in (("192.0.2.7", 7777), ("2001:db8::42", 443), ("koi-host.example", 1)):
-        text = encode_invite(host, port, secret)
-        valid.append({"host": host, "port": port, "secret": secret.hex(), "invite": text})
+    for addrs in (
+        [("192.0.2.7", 7777)],
+        [("2001:db8::42", 443)],
+        [("koi-host.example", 1)],
+        [("192.168.1.20", 47474), ("2001:db8::7", 47474), ("203.0.113.5", 51000)],
+    ):
+        text = encode_invite(addrs, secret)
+        valid.append(
+            {
+                "addresses": [{"host": h, "port": p} for h, p in addrs],
+                "secret": secret.hex(),
+                "invite": text,
+                "read_aloud": spaced_invite(text),
+            }
+        )
     good = valid[0]["invite"]
+    three = valid[3]["invite"]
+    typed = [  # as people type or paste them: each decodes to the same invite as "invite"
+        {"typed": good.upper(), "invite": good},
+        {"typed": f"  '{good}'\n", "invite": good},
+        {"typed": spaced_invite(three), "invite": three},
+        {"typed": "\u201c" + spaced_invite(good).upper() + "\u201d", "invite": good},
+    ]
     invalid = []
+    nine = "+".join(f"192.0.2.{i}_1" for i in range(1, 10))
     for text in (
         good[:-1] + ("a" if good[-1] != "a" else "b"),
         good.replace("7777", "7778"),
-        "koi2-" + good[5:],
+        "koi1-192.0.2.7-7777-aaaqeayeaudaocajbifqydiob4-eybt",
+        "koi3-" + good[5:],
         good[:20],
+        _with_check("koi2-192.0.2.7-aaaqeayeaudaocajbifqydiob4"),
+        _with_check("koi2-192.0.2.7_70000-aaaqeayeaudaocajbifqydiob4"),
+        _with_check("koi2-192.0.2.300_1-aaaqeayeaudaocajbifqydiob4"),
+        _with_check(f"koi2-{nine}-aaaqeayeaudaocajbifqydiob4"),
+        _with_check("koi2-192.0.2.7_1-aaaqeayeaudaocajbifqydiob"),
+        _with_check("koi2-192.0.2.7_1-aaaqeayeaudaocajbifqydio18"),
+        "koi2-192.0.2.7_1[x]-aaaqeayeaudaocajbifqydiob4-eybt",
     ):
         try:
             decode_invite(text)
         except InviteError as exc:
             invalid.append({"invite": text, "error": str(exc)})
+        else:  # pragma: no cover - the generator's own check
+            raise AssertionError(f"{text} should not decode")
     return {
-        "description": "koi1-HOST-PORT-SECRET(base32)-CHECK; check = first 4 base32 chars of "
-        "SHA-256('p2pkoikoi/v1/invite\\0' || text before the last hyphen)",
+        "description": "koi2-ADDR[+ADDR...]-SECRET(base32)-CHECK, ADDR = HOST_PORT; check = first 4 "
+        "base32 chars of SHA-256('p2pkoikoi/v2/invite\\0' || text before the last hyphen); "
+        "decoders remove whitespace and quotes and lowercase first (protocol/README.md section 2)",
+        "max_addresses": MAX_ADDRESSES,
         "valid": valid,
+        "typed": typed,
         "invalid": invalid,
+    }
+
+
+def _with_check(body: str) -> str:
+    """An invite body with a correct check, so that the decoder reaches the field it tests."""
+    import base64
+    import hashlib
+
+    digest = hashlib.sha256(b"p2pkoikoi/v2/invite\x00" + body.encode("ascii")).digest()
+    return f"{body}-{base64.b32encode(digest).decode('ascii')[:4].lower()}"
+
+
+def code() -> dict[str, Any]:
+    valid = []
+    for number, secret in ((7, bytes([0x3C, 0x3B])), (1, bytes(2)), (99, bytes([255, 255]))):
+        text = encode_code(number, secret)
+        valid.append(
+            {
+                "number": number,
+                "secret": secret.hex(),
+                "code": text,
+                "pake_password": {"hex": crypto.code_password(decode_code(text)).hex()},
+            }
+        )
+    typed = [
+        {"typed": t, "code": "7-crossover-clockwork"}
+        for t in (
+            "7-crossover-clockwork",
+            "7 crossover clockwork",
+            "7 Crossover Clockwork",
+            "'7-CROSSOVER-CLOCKWORK'",
+            "\u201c7 crossover clockwork\u201d",
+            "7crossoverclockwork",
+            "07. crossover, clockwork",
+            " 7 - crossover - clockwork ",
+        )
+    ]
+    invalid = []
+    for text in (
+        "",
+        "crossover-clockwork",
+        "0-crossover-clockwork",
+        "100-crossover-clockwork",
+        "7-crossover",
+        "7-crossover-clockwork-cobra",
+        "7-clockwork-crossover",
+        "7-crosover-clockwork",
+        "7-crossover-crossover",
+        "7-cl0ckwork-crossover",
+        "7-cröss-clockwork",
+    ):
+        try:
+            decode_code(text)
+        except InviteError as exc:
+            invalid.append({"code": text, "error": str(exc)})
+        else:  # pragma: no cover - the generator's own check
+            raise AssertionError(f"{text} should not decode")
+    return {
+        "description": "NUMBER-WORD1-WORD2: number 1..99 (public), WORD1 = ODD[secret[0]], "
+        "WORD2 = EVEN[secret[1]] of the PGP word list (wordlist.json); the SPAKE2 password is "
+        "'p2pkoikoi/v2/code\\0' || the canonical code text (protocol/README.md section 2)",
+        "max_failed_attempts": MAX_FAILED_ATTEMPTS,
+        "valid": valid,
+        "typed": typed,
+        "invalid": invalid,
+    }
+
+
+def wordlist() -> dict[str, Any]:
+    return {
+        "description": "the PGP word list: even[i] (two syllables) and odd[i] (three syllables) "
+        "for byte value i, lowercase",
+        "even": list(EVEN),
+        "odd": list(ODD),
+    }
+
+
+def _pake_exchange(password: bytes, host_seed: bytes, joiner_seed: bytes) -> dict[str, Any]:
+    host, joiner = Pake("host", password, host_seed), Pake("joiner", password, joiner_seed)
+    key = host.finish(joiner.message)
+    assert key == joiner.finish(host.message)
+    return {
+        "password": password.hex(),
+        "joiner_entropy_seed": joiner_seed.hex(),
+        "joiner_scalar_x": str(joiner.scalar),
+        "joiner_message": joiner.message.hex(),
+        "host_entropy_seed": host_seed.hex(),
+        "host_scalar_y": str(host.scalar),
+        "host_message": host.message.hex(),
+        "key": key.hex(),
+    }
+
+
+def pake() -> dict[str, Any]:
+    code = decode_code("7-crossover-clockwork")
+    wrong = Pake("host", crypto.code_password(code), det_bytes("vec/pake/host", 32))
+    guess = Pake(
+        "joiner", crypto.code_password(decode_code("7-crossover-cobra")), det_bytes("g", 32)
+    )
+    return {
+        "description": "SPAKE2 as python spake2 0.9 computes it (RustCrypto's spake2 crate "
+        "is byte-compatible): Ed25519 group (points in the 32-byte Ed25519 encoding), M and N "
+        "below; pw = HKDF-SHA256(ikm=password, salt='', info='SPAKE2 pw', 48 bytes) as a "
+        "big-endian integer mod L; joiner = side A with idA 'p2pkoikoi/v2/joiner', host = side "
+        "B with idB 'p2pkoikoi/v2/host'. A message is the side byte ('A' or 'B') then the point "
+        "X* = x*G + pw*M (joiner) or Y* = y*G + pw*N (host); K = x*(Y* - pw*N) = y*(X* - pw*M); "
+        "key = SHA-256(SHA-256(password) || SHA-256(idA) || SHA-256(idB) || X* || Y* || K) "
+        "(points without the side byte). A receiver refuses a message with its own side byte, "
+        "a point not on the curve or not in the prime-order subgroup, or its own message "
+        "reflected. Scalars are decimal; the reference implementation draws each as 64 bytes of "
+        "its random source, big-endian, mod L, the source being SHA-256('p2pkoikoi/v2/"
+        "pake-entropy\\0' || seed || u32 counter) blocks (any randomness will do: the seeds "
+        "only make these vectors reproducible)",
+        "M": ParamsEd25519.M.to_bytes().hex(),
+        "N": ParamsEd25519.N.to_bytes().hex(),
+        "id_joiner": ID_JOINER.decode(),
+        "id_host": ID_HOST.decode(),
+        "code": _pake_exchange(
+            crypto.code_password(code), det_bytes("vec/pake/host", 32), det_bytes("vec/pake/j", 32)
+        ),
+        "invite": _pake_exchange(
+            crypto.invite_password(bytes(range(16))),
+            det_bytes("vec/pake/host2", 32),
+            det_bytes("vec/pake/j2", 32),
+        ),
+        "wrong_code": {
+            "host_password": crypto.code_password(code).hex(),
+            "joiner_password": crypto.code_password(decode_code("7-crossover-cobra")).hex(),
+            "host_key": wrong.finish(guess.message).hex(),
+            "joiner_key": guess.finish(wrong.message).hex(),
+            "note": "the keys differ, so the joiner's first encrypted frame does not decrypt",
+        },
     }
 
 
 def crypto_vectors() -> dict[str, Any]:
     host_eph = crypto.x25519_private(det_bytes("vec/eph/host", 32))
     join_eph = crypto.x25519_private(det_bytes("vec/eph/joiner", 32))
+    exchange = _pake_exchange(
+        crypto.invite_password(bytes(range(16))),
+        det_bytes("vec/pake/host2", 32),
+        det_bytes("vec/pake/j2", 32),
+    )
     host_hello = wire.encode_message(
-        wire.HelloMsg(role="host", program="0.1.0", eph=crypto.x25519_public(host_eph))
+        wire.HelloMsg(
+            role="host",
+            program="0.2.0",
+            eph=crypto.x25519_public(host_eph),
+            pake=bytes.fromhex(exchange["host_message"]),
+        )
     )
     join_hello = wire.encode_message(
-        wire.HelloMsg(role="joiner", program="0.1.0", eph=crypto.x25519_public(join_eph))
+        wire.HelloMsg(
+            role="joiner",
+            program="0.2.0",
+            eph=crypto.x25519_public(join_eph),
+            pake=bytes.fromhex(exchange["joiner_message"]),
+            via="invite",
+        )
     )
     h0 = crypto.handshake_hash(host_hello, join_hello)
     shared = crypto.shared_secret(host_eph, crypto.x25519_public(join_eph))
-    psk = bytes(range(16))
-    k_h2j, k_j2h = crypto.derive_keys(psk, shared, h0)
+    pake_key = bytes.fromhex(exchange["key"])
+    k_h2j, k_j2h = crypto.derive_keys(pake_key, shared, h0)
     ch = crypto.Channel(k_h2j)
     sealed = [ch.seal(b"first"), ch.seal(b"second")]
     t0 = crypto.transcript_start(h0)
@@ -142,18 +352,24 @@ def crypto_vectors() -> dict[str, Any]:
     hv, jv = det_bytes("vec/host-value", 32), det_bytes("vec/joiner-value", 32)
     ident = det_key("vec/identity")
     pub = crypto.public_bytes(ident)
+    t_commit = crypto.absorb(t1, "commit", crypto.commitment(t1, hv))
+    t_reveal = crypto.absorb(crypto.absorb(t_commit, "value", jv), "reveal", hv)
     return {
-        "description": "key schedule, AEAD, transcript, commitment, seed, identity fingerprint",
+        "description": "key schedule (SPAKE2 key as the HKDF salt, X25519 as its input, H0 "
+        "in its info), AEAD, transcript, commitment and its signature, start signature, seed, "
+        "identity fingerprint, resume secret",
         "key_schedule": {
             "host_eph_private": det_bytes("vec/eph/host", 32).hex(),
             "joiner_eph_private": det_bytes("vec/eph/joiner", 32).hex(),
+            "pake": exchange,
             "host_hello_payload": host_hello.hex(),
             "joiner_hello_payload": join_hello.hex(),
             "h0": h0.hex(),
             "x25519_shared": shared.hex(),
-            "psk": psk.hex(),
+            "pake_key": pake_key.hex(),
             "key_host_to_joiner": k_h2j.hex(),
             "key_joiner_to_host": k_j2h.hex(),
+            "resume_secret": crypto.derive_resume_secret(pake_key, shared, h0).hex(),
         },
         "aead": {
             "key": k_h2j.hex(),
@@ -194,7 +410,21 @@ def crypto_vectors() -> dict[str, Any]:
             "ed25519_private": det_bytes("key/vec/identity", 32).hex(),
             "public": pub.hex(),
             "fingerprint": crypto.fingerprint(pub),
-            "sig_over_t1": crypto.sign(ident, crypto.sig_message(t1)).hex(),
+            "action_sig": {
+                "signed": crypto.sig_message(t1).hex(),
+                "note": "an action signature's input: 'p2pkoikoi/v2/sig\\0' || t1",
+                "sig": crypto.sign(ident, crypto.sig_message(t1)).hex(),
+            },
+            "commit_sig": {
+                "transcript_after_commit": t_commit.hex(),
+                "signed": crypto.commit_sig_message(t_commit).hex(),
+                "sig": crypto.sign(ident, crypto.commit_sig_message(t_commit)).hex(),
+            },
+            "start_sig": {
+                "transcript_after_reveal": t_reveal.hex(),
+                "signed": crypto.start_message(t_reveal).hex(),
+                "sig": crypto.sign(ident, crypto.start_message(t_reveal)).hex(),
+            },
         },
     }
 
@@ -249,8 +479,8 @@ def transcript(n_actions: int = 10) -> dict[str, Any]:
     assert rec.host and rec.joiner and rec.rules and rec.commitment
     assert rec.joiner_value and rec.host_value
     steps: list[tuple[str, tuple[crypto.Field, ...]]] = [
-        ("auth", ("host", rec.host.name, rec.host.key, rules.encode())),
-        ("auth", ("joiner", rec.joiner.name, rec.joiner.key, b"")),
+        ("auth", ("host", rec.host.name, rec.host.key, rules.encode(), rec.turn_limit)),
+        ("auth", ("joiner", rec.joiner.name, rec.joiner.key, b"", 0)),
         ("accept", (rules.fingerprint(),)),
         ("commit", (rec.commitment,)),
         ("value", (rec.joiner_value,)),
@@ -281,11 +511,92 @@ def transcript(n_actions: int = 10) -> dict[str, Any]:
                 "identity_private": det_bytes("key/joinervectors", 32).hex(),
                 "entropy": det_bytes("entropy/joinervectors").hex(),
             },
-            "entropy_layout": "bytes 0..31: X25519 private key; 32..63: commit/joiner value",
+            "entropy_layout": "bytes 0..31: X25519 private key; 32..63: commit/joiner value; "
+            "the SPAKE2 entropy seed is SHA-256('p2pkoikoi/v2/pake-seed\\0' || entropy) || "
+            "'main' (the reference implementation's choice: any randomness will do)",
         },
         "frames": frames,
         "transcript_chain": chain,
         "record": record_to_dict(rec),
+    }
+
+
+def resume() -> dict[str, Any]:
+    """A match cut after a few actions and resumed on a new connection."""
+    from p2pkoikoi.session.session import Role, Session
+
+    rules = get_preset("online")
+    host, joiner = make_pair(rules, label="resume-vectors")
+    run_pair(host, joiner)
+    choose = random_chooser(3)
+    for _ in range(4):  # the joiner's record lags one action behind: it catches up
+        m = host.match
+        assert m is not None and m.to_act is not None
+        sender = (host, joiner)[m.to_act]
+        data = sender.send(SendAction(choose(m)))
+        (joiner, host)[m.to_act].receive_data(data)
+        drain((joiner, host)[m.to_act])
+    m = host.match
+    assert m is not None and m.to_act is not None
+    (host, joiner)[m.to_act].send(SendAction(choose(m)))  # lost with the connection
+    records = (host.record(), joiner.record())
+    secret = host.resume_secret
+    assert secret is not None and secret == joiner.resume_secret
+    sides = tuple(
+        Session.resume(
+            records[i],
+            role,
+            identity_key=det_key(("host", "joiner")[i] + "resume-vectors"),
+            resume_secret=secret,
+            entropy=det_bytes(f"entropy/resume-vectors/{i}"),
+        )
+        for i, role in enumerate((Role.HOST, Role.JOINER))
+    )
+    frames: list[dict[str, Any]] = []
+    counters = [0, 0]
+    plain = [True, True]
+
+    def deliver(sender: int) -> bool:
+        data = sides[sender].data_to_send()
+        rest = data
+        while rest:
+            payload, rest = wire.decode_frame(rest)
+            assert payload is not None
+            entry: dict[str, Any] = {"from": ("host", "joiner")[sender]}
+            if plain[sender]:
+                entry["plaintext"] = payload.hex()
+                plain[sender] = False
+            else:
+                entry["counter"] = counters[sender]
+                counters[sender] += 1
+            entry["frame"] = wire.encode_frame(payload).hex()
+            frames.append(entry)
+        sides[1 - sender].receive_data(data)
+        drain(sides[1 - sender])
+        return bool(data)
+
+    while deliver(0) | deliver(1):
+        pass
+    assert sides[0].seq == sides[1].seq == max(len(r.actions) for r in records) == 5
+    assert sides[0].connection_id is not None
+    return {
+        "description": "a match cut after action 5 (the other side's record ends at 4) and "
+        "resumed: "
+        "fresh hellos with 'resume' = H0 and via 'resume' (the SPAKE2 password is "
+        "'p2pkoikoi/v2/resume\\0' || resume_secret), then each side's 'resume' message "
+        "(the joiner's first, then its start signature again), then the side that played "
+        "action 5 re-sends it. sig = Ed25519(identity, 'p2pkoikoi/v2/resume\\0' || Hr || "
+        "entry('resume', role, H0, u64 seq, tx, hash)); at seq 0, tx and hash are the "
+        "transcript and state hash right after the reveal",
+        "inputs": {
+            "host_record": record_to_dict(records[0]),
+            "joiner_record": record_to_dict(records[1]),
+            "resume_secret": secret.hex(),
+            "host_entropy": det_bytes("entropy/resume-vectors/0").hex(),
+            "joiner_entropy": det_bytes("entropy/resume-vectors/1").hex(),
+        },
+        "hr": sides[0].connection_id.hex(),
+        "frames": frames,
     }
 
 
@@ -332,6 +643,10 @@ def build(name: str) -> dict[str, Any]:
         "framing": framing,
         "messages": messages,
         "invite": invite,
+        "code": code,
+        "wordlist": wordlist,
+        "pake": pake,
+        "resume": resume,
         "crypto": crypto_vectors,
         "transcript": transcript,
     }[name]()
@@ -344,8 +659,7 @@ def dumps(obj: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m p2pkoikoi.session.vectors",
-        description="Regenerate the protocol test vectors (framing, messages, invite, "
-        "crypto, transcript, records).",
+        description="Regenerate the protocol test vectors (" + ", ".join(FILES) + ").",
     )
     parser.add_argument(
         "out", nargs="?", default="protocol/vectors", help="directory (default protocol/vectors)"

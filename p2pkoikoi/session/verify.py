@@ -4,9 +4,15 @@ Checks, in order (each named in the report; later checks are skipped once the
 replay cannot go on):
 
 ``rules``                 the rules decode and their fingerprint matches
-``identity host|joiner``  each auth signature over the handshake holds
+``identity host|joiner``  each auth signature over the handshake holds (it proves the key
+                          took part in that connection, not in this match: see ``start``)
+``commitment signature``  the host signed its commitment (after both auths and the rules)
 ``commitment``            the host's reveal opens its commitment
 ``seed``                  the match seed derives from both values and the transcript
+``start host|joiner``     each player signed the transcript after the reveal: both
+                          identities, the rules and both values.  Only this binds a
+                          player to the match; a record without it is not confirmed
+                          by that player
 ``deal``                  the engine starts a match from the seed (deals derive from it)
 ``action N ...``          for the first bad action only (passing actions are summed up
                           in one ``actions`` check):
@@ -16,6 +22,11 @@ replay cannot go on):
 ``action N signature``    the actor's signature over the transcript holds
 ``result``                the replay's scores, winner and hashes equal the recorded result
 ``final signature host|joiner``  each player's signature over the final transcript holds
+``forfeit``               a match that ended with a player walking away: whose account
+
+The report's :attr:`VerifyReport.lacks` says what an incomplete record lacks
+(``p2pkoikoi verify`` exits 3 for a valid but incomplete record, 0 only for a
+complete one: docs/verify.md).
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from typing import Any
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
 from p2pkoikoi.session import crypto
 from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.transcript import transcript_to_accept
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -42,11 +54,17 @@ class Check:
 @dataclasses.dataclass(frozen=True, slots=True)
 class VerifyReport:
     checks: tuple[Check, ...]
-    complete: bool  # the record covers a finished match with both final signatures
+    #: what keeps a valid record from being complete, one phrase each (empty: complete)
+    lacks: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return all(c.ok for c in self.checks)
+
+    @property
+    def complete(self) -> bool:
+        """A finished match whose result both players signed (and every check holds)."""
+        return self.ok and not self.lacks
 
     @property
     def first_failure(self) -> Check | None:
@@ -57,6 +75,7 @@ class VerifyReport:
         return {
             "ok": self.ok,
             "complete": self.complete,
+            "lacks": list(self.lacks),
             "first_failure": first.name if first else None,
             "checks": [dataclasses.asdict(c) for c in self.checks],
         }
@@ -78,7 +97,28 @@ def verify_record(record: Record) -> VerifyReport:
     """Every check on ``record``; never raises on a bad record (it reports)."""
     rep = _Report()
     _verify(record, rep)
-    return VerifyReport(tuple(rep.checks), record.is_complete)
+    return VerifyReport(tuple(rep.checks), tuple(_lacks(record, rep)))
+
+
+def _lacks(r: Record, rep: _Report) -> list[str]:
+    passed = {c.name for c in rep.checks if c.status == "pass"}
+    out: list[str] = []
+    if r.forfeit is not None:
+        who = ("host", "joiner")[r.forfeit.seat]
+        out.append(f"the {who} forfeited ({r.forfeit.reason}): one player's account")
+    elif r.result is None:
+        out.append("the match did not finish")
+    for seat, role in enumerate(("host", "joiner")):
+        player = (r.host, r.joiner)[seat]
+        name = f" ({player.name})" if player is not None else ""
+        if r.match_seed is not None and f"start {role}" not in passed:
+            out.append(f"the {role}{name} never signed this match (no start signature)")
+        if r.result is not None and f"final signature {role}" not in passed:
+            why = f": {r.missing}" if r.missing else ""
+            out.append(
+                f"the {role}'s final signature{why}" if why else f"the {role}'s final signature"
+            )
+    return out
 
 
 def _verify(r: Record, rep: _Report) -> None:
@@ -89,22 +129,39 @@ def _verify(r: Record, rep: _Report) -> None:
     rules_bytes = rules.encode()
     rep.add("rules", True, f"fingerprint {rules.fingerprint()[:16]}...")
     h0 = r.session_id
-    for role, p, rb in (("host", r.host, rules_bytes), ("joiner", r.joiner, b"")):
+    for role, p, rb, limit in (
+        ("host", r.host, rules_bytes, r.turn_limit),
+        ("joiner", r.joiner, b"", 0),
+    ):
         ok = p.auth_sig is not None and crypto.verify_sig(
-            p.key, p.auth_sig, crypto.auth_message(h0, role, p.name, p.key, rb)
+            p.key, p.auth_sig, crypto.auth_message(h0, role, p.name, p.key, rb, limit)
         )
-        if not rep.add(f"identity {role}", ok, f"{p.name} {crypto.fingerprint(p.key)}"):
+        detail = f"{p.name} {crypto.fingerprint(p.key)} (its key took part in the handshake)"
+        if not rep.add(f"identity {role}", ok, detail):
             return
-    t = crypto.transcript_start(h0)
-    t = crypto.absorb(t, "auth", "host", r.host.name, r.host.key, rules_bytes)
-    t = crypto.absorb(t, "auth", "joiner", r.joiner.name, r.joiner.key, b"")
     if not r.accepted:
         _stop_early(rep, r, "the joiner did not accept the rules", commit=True)
         return
-    t = crypto.absorb(t, "accept", rules.fingerprint())
-    t_commit = t
-    if r.commitment is None or r.joiner_value is None or r.host_value is None:
-        _stop_early(rep, r, "the record stops before the reveal", commit=False)
+    t_commit = transcript_to_accept(r)
+    if r.commitment is None:
+        _stop_early(rep, r, "the record stops before the commitment", commit=True)
+        return
+    t = crypto.absorb(t_commit, "commit", r.commitment)
+    ok = r.commit_sig is not None and crypto.verify_sig(
+        r.host.key, r.commit_sig, crypto.commit_sig_message(t)
+    )
+    if not rep.add("commitment signature", ok, "the host signed its commitment"):
+        return
+    if r.joiner_value is None or r.host_value is None:
+        if r.forfeit is not None and r.forfeit.seat == 0 and r.joiner_value is not None:
+            rep.add(
+                "forfeit",
+                True,
+                f"the host forfeits: {r.forfeit.reason} (the joiner's account; the host's "
+                "signed commitment shows it was in this match)",
+            )
+        else:
+            _stop_early(rep, r, "the record stops before the reveal", commit=False)
         return
     if not rep.add(
         "commitment",
@@ -115,9 +172,16 @@ def _verify(r: Record, rep: _Report) -> None:
     seed = crypto.derive_seed(r.host_value, r.joiner_value, t_commit)
     if not rep.add("seed", seed == r.match_seed, "match seed = SHA-256(tag, values, transcript)"):
         return
-    t = crypto.absorb(t, "commit", r.commitment)
     t = crypto.absorb(t, "value", r.joiner_value)
     t = crypto.absorb(t, "reveal", r.host_value)
+    for role, p in (("host", r.host), ("joiner", r.joiner)):
+        if p.start_sig is None:
+            rep.skip(f"start {role}", f"{p.name} never signed this match: not confirmed by them")
+            continue
+        ok = crypto.verify_sig(p.key, p.start_sig, crypto.start_message(t))
+        detail = f"{p.name} signed both identities, the rules and both values"
+        if not rep.add(f"start {role}", ok, detail):
+            return
     try:
         m, _ = MatchState.start(rules, seed)
     except KoiKoiError as exc:  # pragma: no cover - decoded rules and a 32-byte seed
@@ -132,6 +196,9 @@ def _verify(r: Record, rep: _Report) -> None:
         t_new, m = _step(m, a.seq, a.seat, a.action, a.state_hash, t)
         t = t_new
     rep.add("actions", True, f"{len(r.actions)} actions: turn, legality, state hash, signature")
+    if r.forfeit is not None:
+        who = ("host", "joiner")[r.forfeit.seat]
+        rep.add("forfeit", True, f"the {who} forfeits: {r.forfeit.reason} (one player's account)")
     if r.result is None:
         rep.skip("result", "the match is not finished")
         return
@@ -147,14 +214,32 @@ def _verify(r: Record, rep: _Report) -> None:
         problems.append("final state hash differs")
     if t != res.transcript_hash:
         problems.append("final transcript hash differs")
-    if not rep.add("result", not problems, "; ".join(problems) or f"scores {m.scores}"):
+    signed = [
+        role
+        for role, key, sig in (
+            ("host", keys[0], r.final_sigs[0]),
+            ("joiner", keys[1], r.final_sigs[1]),
+        )
+        if sig is not None
+        and crypto.verify_sig(key, sig, crypto.final_message(t, res.final_state_hash))
+    ]
+    confirmed = (
+        "confirmed: both players signed it"
+        if len(signed) == 2
+        else f"NOT confirmed: only the {signed[0]} signed it"
+        if signed
+        else "NOT confirmed: nobody signed it"
+    )
+    if not rep.add(
+        "result", not problems, "; ".join(problems) or f"scores {m.scores}, {confirmed}"
+    ):
         return
     for role, key, sig in (
         ("host", keys[0], r.final_sigs[0]),
         ("joiner", keys[1], r.final_sigs[1]),
     ):
         if sig is None:
-            rep.skip(f"final signature {role}", "missing")
+            rep.skip(f"final signature {role}", r.missing or "missing")
             continue
         rep.add(
             f"final signature {role}",
@@ -207,11 +292,14 @@ def _verify_early(r: Record, rep: _Report) -> None:
         rep.add("handshake", False, "the record stops before both players identified themselves")
         return
     rules_bytes = r.rules.encode() if r.rules is not None else b""
-    for role, p, rb in (("host", r.host, rules_bytes), ("joiner", r.joiner, b"")):
+    for role, p, rb, limit in (
+        ("host", r.host, rules_bytes, r.turn_limit),
+        ("joiner", r.joiner, b"", 0),
+    ):
         if p is None or p.auth_sig is None:
             continue
         ok = crypto.verify_sig(
-            p.key, p.auth_sig, crypto.auth_message(r.session_id, role, p.name, p.key, rb)
+            p.key, p.auth_sig, crypto.auth_message(r.session_id, role, p.name, p.key, rb, limit)
         )
         if not rep.add(f"identity {role}", ok, f"{p.name} {crypto.fingerprint(p.key)}"):
             return

@@ -22,7 +22,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from p2pkoikoi.session.errors import RemoteProtocolError, VersionMismatchError
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 MAX_FRAME: Final = 65536  # payload bytes, not counting the 4-byte length
 HEADER: Final = 4
 MAX_NAME: Final = 32  # characters in a player name
@@ -33,6 +33,10 @@ MAX_ACTION: Final = 64  # characters in an action's text
 MAX_RULES: Final = 8192  # bytes of the canonical rule set encoding
 MAX_NONCE: Final = 32  # bytes in a ping / pong nonce
 MAX_SEQ: Final = 2**31 - 1
+MAX_TURN_LIMIT: Final = 86400  # seconds; 0: no limit
+DEFAULT_TURN_LIMIT: Final = 600
+PAKE_BYTES: Final = 33
+VIAS: Final = ("code", "invite", "resume")
 
 # Unpacker limits: nothing legal comes close to these.
 _LIMITS: Final = {
@@ -86,6 +90,9 @@ class HelloMsg:
     role: str  # "host" or "joiner"
     program: str  # program version, informational
     eph: bytes  # X25519 ephemeral public key, 32 bytes
+    pake: bytes  # SPAKE2 message (invite or resume password), 33 bytes
+    pake_code: bytes | None = None  # host with a short code: SPAKE2 message for the code
+    via: str | None = None  # joiner: "code", "invite" or "resume": the password it uses
     resume: bytes | None = None  # resuming: the match's session id (H0), 32 bytes
     v: int = PROTOCOL_VERSION
 
@@ -100,6 +107,7 @@ class AuthMsg:
     rules: bytes | None = None  # host only: canonical rule set encoding
     fp: str | None = None  # host only: rules fingerprint (hex)
     rounds: int | None = None  # host only: number of rounds
+    turn_limit: int | None = None  # host only: seconds a player may take per decision (0: none)
     v: int = PROTOCOL_VERSION
 
 
@@ -119,6 +127,7 @@ class DeclineMsg:
 @dataclasses.dataclass(frozen=True, slots=True)
 class CommitMsg:
     c: bytes
+    sig: bytes  # the host's signature over the transcript after the commit
     v: int = PROTOCOL_VERSION
 
 
@@ -131,6 +140,15 @@ class ValueMsg:
 @dataclasses.dataclass(frozen=True, slots=True)
 class RevealMsg:
     r: bytes
+    sig: bytes  # the host's start signature over the transcript after the reveal
+    v: int = PROTOCOL_VERSION
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StartMsg:
+    """The joiner's start signature over the transcript after the reveal."""
+
+    sig: bytes
     v: int = PROTOCOL_VERSION
 
 
@@ -216,6 +234,7 @@ Message: TypeAlias = (
     | CommitMsg
     | ValueMsg
     | RevealMsg
+    | StartMsg
     | ActionMsg
     | ResignMsg
     | OverMsg
@@ -237,6 +256,7 @@ TYPE_NAMES: Final[dict[type, str]] = {
     CommitMsg: "commit",
     ValueMsg: "value",
     RevealMsg: "reveal",
+    StartMsg: "start",
     ActionMsg: "action",
     ResignMsg: "resign",
     OverMsg: "over",
@@ -353,6 +373,9 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
         ("role", lambda v: v in ("host", "joiner"), '"host" or "joiner"', False),
         ("program", _is_str(MAX_PROGRAM), f"a string of at most {MAX_PROGRAM} characters", False),
         ("eph", _B32, "32 bytes", False),
+        ("pake", _is_bin(PAKE_BYTES, PAKE_BYTES), f"{PAKE_BYTES} bytes", False),
+        ("pake_code", _is_bin(PAKE_BYTES, PAKE_BYTES), f"{PAKE_BYTES} bytes", True),
+        ("via", lambda v: v in VIAS, '"code", "invite" or "resume"', True),
         ("resume", _B32, "32 bytes", True),
     ),
     "auth": (
@@ -362,15 +385,22 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
         ("rules", _is_bin(2, MAX_RULES), f"2..{MAX_RULES} bytes", True),
         ("fp", _is_hex64, "64 lowercase hex digits", True),
         ("rounds", _is_int(1, 99), "a whole number 1..99", True),
+        (
+            "turn_limit",
+            _is_int(0, MAX_TURN_LIMIT),
+            f"a whole number 0..{MAX_TURN_LIMIT}",
+            True,
+        ),
     ),
     "accept": (("fp", _is_hex64, "64 lowercase hex digits", False),),
     "decline": (
         ("reason", _is_str(MAX_REASON), f"a string of at most {MAX_REASON} characters", False),
-        ("expected", _is_bin(2, MAX_RULES), f"2..{MAX_RULES} bytes", True),
+        ("expected", _is_bin(2, MAX_RULES), f"2..{MAX_RULES} bytes", True),  # as auth.rules
     ),
-    "commit": (("c", _B32, "32 bytes", False),),
+    "commit": (("c", _B32, "32 bytes", False), ("sig", _B64, "64 bytes", False)),
     "value": (("r", _B32, "32 bytes", False),),
-    "reveal": (("r", _B32, "32 bytes", False),),
+    "reveal": (("r", _B32, "32 bytes", False), ("sig", _B64, "64 bytes", False)),
+    "start": (("sig", _B64, "64 bytes", False),),
     "action": (
         ("seq", _SEQ, f"a whole number 1..{MAX_SEQ}", False),
         ("action", _is_str(MAX_ACTION), f"a string of at most {MAX_ACTION} characters", False),
@@ -426,8 +456,13 @@ def decode_message(payload: bytes) -> Message:
     if version != PROTOCOL_VERSION:
         if mtype == "hello":
             raise VersionMismatchError(
-                f"protocol version mismatch: the other player speaks version {version}, "
-                f"we speak version {PROTOCOL_VERSION}; both players need the same release"
+                f"protocol version mismatch: the other player's program speaks version "
+                f"{version}, this one speaks version {PROTOCOL_VERSION}; both players need a "
+                f"release that speaks version {PROTOCOL_VERSION} (p2pkoikoi 0.2 or later: "
+                "see docs/network.md)"
+                if version < PROTOCOL_VERSION
+                else f"protocol version mismatch: the other player's program speaks version "
+                f"{version}, this one speaks version {PROTOCOL_VERSION}; update p2pkoikoi"
             )
         raise RemoteProtocolError(f"bad {mtype} message from peer: protocol version {version}")
     schema = _SCHEMA[mtype]

@@ -173,7 +173,7 @@ class RecordJournal:
         self._writer = JournalWriter()
         self._file: JournalFile | None = None
         self._last_full = b""
-        self._mark: tuple[int, State] | None = None
+        self._mark: tuple[int, State, tuple[bytes | None, bytes | None]] | None = None
         self._pending = False  # a record before the match started, not written yet
         self._complete = False  # compacted with both final signatures: done
         self._rounds = 0
@@ -187,7 +187,7 @@ class RecordJournal:
         """Bring the file up to ``session``; :class:`OSError` if it cannot be written."""
         if session.session_id is None or self._complete:
             return  # a finished match's record never changes again
-        mark = (session.seq, session.state)
+        mark = (session.seq, session.state, session.start_signatures)
         if self._file is not None and mark == self._mark:
             return  # during play nothing recorded changes without a new seq or state
         self._mark = mark
@@ -196,7 +196,10 @@ class RecordJournal:
             had_result = self._writer.result
             self._file.append(
                 self._writer.extend(
-                    session.recorded_actions, session.result_record, session.final_signatures
+                    session.recorded_actions,
+                    session.result_record,
+                    session.final_signatures,
+                    session.start_signatures,
                 )
             )
             if self._writer.result and not had_result:

@@ -64,6 +64,11 @@ class GameLink(Protocol):
 
     async def resign(self) -> None: ...
 
+    async def leave(self) -> None:
+        """The person leaves the table mid-match: resign, and (over a network) wait a
+        bounded time for the other player's signature on the result."""
+        ...
+
 
 Opponent = Callable[[PlayerView], Action]
 
@@ -112,6 +117,10 @@ class LocalLink:
         await self._publish(events, self.seat)
         with contextlib.suppress(trio.WouldBlock):  # wake run() if it waits for our action
             self._actions.send_nowait(None)
+
+    async def leave(self) -> None:
+        """Leaving a practice game is resigning it."""
+        await self.resign()
 
     async def _publish(self, events: tuple[Event, ...], actor: int | None) -> None:
         view = self.state.view(self.seat)

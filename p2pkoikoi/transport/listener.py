@@ -14,15 +14,14 @@ import errno
 import math
 import socket
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from typing import Final
 
 import trio
 
-from p2pkoikoi.session import wire
 from p2pkoikoi.transport.errors import ConnectError, ListenAddressError, leaves
-from p2pkoikoi.transport.limits import RECEIVE_SIZE
 from p2pkoikoi.transport.reconnect import Reconnect, close_queued
+from p2pkoikoi.transport.strangers import refuse
 
 
 async def listen(port: int, bind: str | None) -> list[trio.SocketListener]:
@@ -43,25 +42,8 @@ async def listen(port: int, bind: str | None) -> list[trio.SocketListener]:
     return keep
 
 
-REFUSE_REASON: Final = "the host is playing a match with someone else"
 #: connections a host holds at once while it still needs one (more are refused)
 MAX_PENDING: Final = 16
-
-
-async def refuse(stream: trio.SocketStream, reason: str = REFUSE_REASON) -> None:
-    """One plaintext ``refuse`` frame, then close (after the peer read it, if it does)."""
-    frame = wire.encode_frame(wire.encode_message(wire.RefuseMsg(reason=reason)))
-    with (
-        trio.move_on_after(5),
-        suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
-    ):
-        await stream.send_all(frame)
-        await stream.send_eof()
-        # drain what the peer sent (its hello) so that closing does not reset the
-        # connection before it read the refusal
-        while await stream.receive_some(RECEIVE_SIZE):
-            pass
-    await trio.aclose_forcefully(stream)
 
 
 async def serve(
@@ -86,14 +68,6 @@ async def serve(
 
         for ln in listeners:
             nursery.start_soon(accept_loop, ln)
-
-
-def peer_address(stream: trio.abc.Stream) -> tuple[str, int]:
-    """Who connected (for notes); ``("?", 0)`` for a stream that is not a socket."""
-    if isinstance(stream, trio.SocketStream):
-        peer = stream.socket.getpeername()
-        return str(peer[0]), int(peer[1])
-    return "?", 0
 
 
 @asynccontextmanager

@@ -237,6 +237,26 @@ class NetworkLink:
             return
         self._after_local(self._session.send(Resign()))
 
+    async def leave(self) -> None:
+        """The person leaves the table mid-match (issue 10.9): resign now, or when the
+        turn comes, then wait for the other player's signature on the result, each
+        within ``timeouts.handshake``.  The record then holds the result signed by
+        both, or by us with a line saying why the other signature is missing."""
+        s = self._session
+        if self.error is not None or self._stopped.is_set() or s.match is None:
+            return
+        if not s.match.is_over:
+            with suppress(KoiKoiError):
+                await self.resign("left the table")
+        with trio.move_on_after(2 * self.timeouts.handshake):
+            while s.state in (State.PLAY, State.FINISH) and not self._stopped.is_set():
+                await self._progress.wait()
+        if s.lacks_peer_final and s.missing is None:
+            s.missing = "the other player had not signed the result when you left the table"
+        elif s.state is State.PLAY:
+            s.missing = "you left the table before your turn came: the resignation was not sent"
+        self._save_record()
+
     async def chat(self, text: str) -> None:
         self._check_alive()
         if not self._online:
@@ -380,12 +400,27 @@ class NetworkLink:
         """Stop for good: keep the error, tell the table, let the writer send the abort."""
         if self.error is not None or self._stopped.is_set():
             return
+        self._session.peer_gone()  # between the joiner's value and the reveal: host forfeits
+        forfeit = self._session.forfeit
+        if forfeit is not None and forfeit.seat != self.seat and "forfeits" not in str(exc):
+            exc = _reworded(exc, f"{forfeit.reason} ({exc}): the host forfeits the match")
+        s = self._session
+        if self.seat == 0 and s.match is not None and not s.joiner_started:
+            # we revealed, but the joiner never confirmed it: if the reveal was lost on
+            # the way, the joiner's program counts the end as our forfeit (protocol 8)
+            exc = _reworded(
+                exc,
+                f"{exc} (before the joiner confirmed your reveal: if it never arrived, "
+                "the joiner's record counts this as your forfeit)",
+            )
         self.error = exc
+        if s.lacks_peer_final and s.missing is None:  # our signature, not theirs
+            s.missing = str(exc)[:200]
         self._flush()  # the session's abort, if it queued one
         self._save_record()
         if self._session.state not in (State.PLAY, State.FINISH):
             # a final end (a protocol error, a cheat, refused rules or identity): the
-            # match can never resume, so the invite secret in the resume file goes;
+            # match can never resume, so the secrets in the resume file go;
             # a lost connection keeps it for ``p2pkoikoi resume``
             self._records.drop_sidecar()
         if self._session.match is not None:
@@ -484,6 +519,10 @@ class NetworkLink:
                 self._on_handshake(ev)
             elif isinstance(ev, MatchStarted):
                 self._save_record()
+                if self._reconnect is not None and self._session.resume_secret is not None:
+                    self._reconnect.secret = self._session.resume_secret
+                    if self._reconnect.sidecar is not None:
+                        self._reconnect.sidecar["resume_secret"] = self._reconnect.secret.hex()
                 self._write_sidecar()
                 self._started.set()
                 self._push_state(ev.events, None)
@@ -782,6 +821,15 @@ class NetworkLink:
             except trio.TooSlowError:
                 self._fail(error)
                 raise error from None
+
+
+def _reworded(exc: KoiKoiError, text: str) -> KoiKoiError:
+    """The same kind of error (callers and tests tell them apart) with more to say."""
+    try:
+        new = type(exc)(text)
+    except TypeError:
+        return TransportError(text)
+    return new if isinstance(new, KoiKoiError) else TransportError(text)
 
 
 @asynccontextmanager

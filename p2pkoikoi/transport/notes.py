@@ -25,7 +25,10 @@ def describe_note(note: Note) -> str:
     if "text" in note:
         return str(note["text"])
     if kind == "listening":
-        return f"waiting for the other player on port {note['port']}; invite: {note['invite']}"
+        code = f"; code: {note['code']}" if note.get("code") else ""
+        return (
+            f"waiting for the other player on port {note['port']}; invite: {note['invite']}{code}"
+        )
     if kind == "handshake":
         return f"connected to {note['peer_name']} ({note['peer_fingerprint']})"
     return str(kind)

@@ -24,10 +24,11 @@ runs on the bare stream in one task, before any link task touches it.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -35,9 +36,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import NEED_DATA, ConnectionClosed, Resumed, ResumeError, Role, Session
 from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.resume import ResumePoint
 from p2pkoikoi.transport.errors import TransportError, os_reason
 from p2pkoikoi.transport.limits import RECEIVE_SIZE, Timeouts
 from p2pkoikoi.transport.notes import Notify
+from p2pkoikoi.transport.strangers import peer_address, refuse
 
 #: called with the attempt number (1, 2, ...) as each reconnection attempt starts
 OnAttempt = Callable[[int], None]
@@ -55,22 +58,29 @@ class Reconnect:
     The joiner ``dial``s (with exponential backoff); the host takes candidate
     streams from ``incoming`` (fed by its listener, which refuses everyone while
     ``wanted`` is false).  ``sidecar`` is what ``p2pkoikoi resume`` needs after a
-    crash (the invite secret, role, address): written beside the record.
+    crash (the resume secret, role, address): written beside the record.
     """
 
     identity: Ed25519PrivateKey
-    secret: bytes
+    secret: bytes | None = None  #: the match's resume secret, known once the match started
     dial: Callable[[], Awaitable[trio.abc.Stream]] | None = None
     incoming: trio.MemoryReceiveChannel[trio.abc.Stream] | None = None
     sidecar: dict[str, Any] | None = None
     wanted: bool = False
+    _point: ResumePoint | None = None
 
     def session(self, record: Record, role: Role) -> Session:
+        """A session for one reconnection attempt.  The record is verified and
+        replayed once per break, not once per connection: strangers knocking
+        during the reconnect window cost a copy of a few lists, not a replay."""
+        if self._point is None or self._point.record is not record:
+            self._point = ResumePoint.from_record(record)
+        assert self.secret is not None
         return Session.resume(
-            record,
+            self._point,
             role,
             identity_key=self.identity,
-            invite_secret=self.secret,
+            resume_secret=self.secret,
             entropy=session_entropy(),
         )
 
@@ -152,6 +162,13 @@ async def redial(
         delay = min(delay * 2, t.backoff_max)
 
 
+#: reconnection attempts a host runs at once, and per source address
+RESUME_TOTAL: Final = 16
+RESUME_PER_SOURCE: Final = 4
+#: failed reconnection attempts one source address gets per break; later ones are refused
+RESUME_FAILURES_PER_SOURCE: Final = 10
+
+
 async def reaccept(
     rc: Reconnect,
     record: Record,
@@ -161,20 +178,31 @@ async def reaccept(
     last: list[str],
     notify: Notify,
 ) -> tuple[trio.abc.Stream, Session] | None:
-    """The host: try every incoming connection; the first that resumes wins."""
+    """The host: try incoming connections; the first that resumes wins.
+
+    The record is verified once (:meth:`Reconnect.session`); each candidate
+    costs its handshake only, and a candidate proves the match and the resume
+    secret before the host sends it anything keyed.  At most
+    :data:`RESUME_TOTAL` candidates at once, :data:`RESUME_PER_SOURCE` per
+    address, and :data:`RESUME_FAILURES_PER_SOURCE` failures per address; more
+    get a plaintext ``refuse``.
+    """
     assert rc.incoming is not None
     won: list[tuple[trio.abc.Stream, Session]] = []
+    running: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
     attempt = 1
     on_attempt(attempt)
     rc.wanted = True
     try:
         async with trio.open_nursery() as nursery:
 
-            async def candidate(stream: trio.abc.Stream) -> None:
-                session = rc.session(record, role)
+            async def candidate(stream: trio.abc.Stream, source: str) -> None:
                 try:
+                    session = rc.session(record, role)
                     await resume_handshake(stream, session, timeouts.handshake)
                 except (KoiKoiError, OSError, trio.TooSlowError, trio.BrokenResourceError) as e:
+                    failed[source] += 1
                     await trio.aclose_forcefully(stream)
                     last.append(str(e) or type(e).__name__)
                     notify({"event": "warning", "text": f"refused a reconnection: {last[-1]}"})
@@ -182,6 +210,8 @@ async def reaccept(
                 except BaseException:
                     await trio.aclose_forcefully(stream)
                     raise
+                finally:
+                    running[source] -= 1
                 if won:
                     await trio.aclose_forcefully(stream)
                     return
@@ -189,10 +219,27 @@ async def reaccept(
                 nursery.cancel_scope.cancel()
 
             async for stream in rc.incoming:
+                source = peer_address(stream)[0]
+                if (
+                    sum(running.values()) >= RESUME_TOTAL
+                    or running[source] >= RESUME_PER_SOURCE
+                    or failed[source] >= RESUME_FAILURES_PER_SOURCE
+                ):
+                    why = (
+                        "too many failed reconnection attempts"
+                        if failed[source] >= RESUME_FAILURES_PER_SOURCE
+                        else "too many reconnection attempts at once"
+                    )
+                    notify(
+                        {"event": "warning", "text": f"refused a reconnection from {source}: {why}"}
+                    )
+                    nursery.start_soon(refuse, stream, f"{why} from your address")
+                    continue
                 if attempt > 1 or won:
                     on_attempt(attempt)
                 attempt += 1
-                nursery.start_soon(candidate, stream)
+                running[source] += 1
+                nursery.start_soon(candidate, stream, source)
     finally:
         rc.wanted = False
         close_queued(rc.incoming)

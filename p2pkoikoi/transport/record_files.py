@@ -4,7 +4,7 @@ The record (``session.record()``) is a journal while the match is played
 (:mod:`p2pkoikoi.transport.journal_file`: one append per step, written before
 our own action is sent) and is compacted when the link stops, so a crash or a
 cut connection loses nothing that both sides had agreed on.  The resume file (the "sidecar", 0600) holds what
-``p2pkoikoi resume`` needs after a crash -- the invite secret, our role, the
+``p2pkoikoi resume`` needs after a crash -- the resume secret, our role, the
 address -- and is deleted once the match is over.
 """
 
@@ -106,7 +106,9 @@ def read_sidecar(record_path: Path) -> dict[str, Any]:
         not isinstance(obj, dict)
         or obj.get("format") != SIDECAR_FORMAT
         or obj.get("role") not in ("host", "joiner")
-        or not isinstance(obj.get("invite"), str)
+        or not isinstance(obj.get("invite", obj.get("address")), str)
+        or not isinstance(obj.get("resume_secret"), str)
+        or len(obj["resume_secret"]) != 64
     ):
         raise ConfigError(f"{path} is not a p2pkoikoi resume file")
     port = obj.get("port", 0)

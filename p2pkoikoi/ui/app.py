@@ -526,7 +526,12 @@ class TableApp:
     async def _resign_task(self, then_exit: bool) -> None:
         if self.link is not None:
             try:
-                await self.link.resign()
+                if then_exit:  # leaving: resign, and let the result be signed by both
+                    self.state.action_failed("leaving: resigning and waiting for the signatures")
+                    self.app.invalidate()
+                    await self.link.leave()
+                else:
+                    await self.link.resign()
             except KoiKoiError as exc:
                 self.state.action_failed(str(exc))
         if then_exit:

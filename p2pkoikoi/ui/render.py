@@ -622,17 +622,10 @@ def waiting_indicator(st: TableState, now: float) -> str:
 
 
 def spaced_invite(invite: str) -> str:
-    """The invite with its secret in groups of four, for reading aloud.
+    """The invite for reading aloud (see :func:`p2pkoikoi.session.invite.spaced_invite`)."""
+    from p2pkoikoi.session.invite import spaced_invite as spaced
 
-    ``koi1-HOST-PORT-SECRET-CHECK`` -> ``koi1-HOST-PORT- abcd efgh ... yz -CHECK``;
-    :func:`~p2pkoikoi.session.invite.decode_invite` ignores the spaces.
-    """
-    head, sep, rest = invite.rpartition("-")
-    body, sep2, secret = head.rpartition("-")
-    if not sep or not sep2 or not body:
-        return invite
-    groups = " ".join(secret[i : i + 4] for i in range(0, len(secret), 4))
-    return f"{body}- {groups} -{rest}"
+    return spaced(invite)
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:

@@ -31,8 +31,8 @@ from p2pkoikoi.ui.tiles import plain
 
 MENU = (
     ("practice", "Practise against the computer"),
-    ("host", "Host a match (you get an invite to pass on)"),
-    ("join", "Join a match (paste the invite you were given)"),
+    ("host", "Host a match (you get a code and an invite to pass on)"),
+    ("join", "Join a match (type the code or paste the invite you were given)"),
     ("rules", "Rules and yaku reference"),
     ("verify", "Verify a match record"),
     ("quit", "Quit"),
@@ -102,7 +102,7 @@ def menu_fragments(s: StartState) -> StyleAndTextTuples:
         for style, text in lines[s.scroll :]:
             out.append((style, " " + text + "\n"))
     elif s.screen is Screen.ASK:
-        prompt = "Paste the invite:" if s.asking == "join" else "Path of the record to verify:"
+        prompt = "The code or invite:" if s.asking == "join" else "Path of the record to verify:"
         out.append(("class:heading", f"  {prompt}\n"))
         out.append(("class:dim", "  Enter to go on, Esc to go back"))
     elif s.screen is Screen.TEXT:

@@ -1,0 +1,21 @@
+"""The transcript prefix a record implies: both auths and the accept (``T_c``).
+
+Shared by :mod:`~p2pkoikoi.session.verify` and :mod:`~p2pkoikoi.session.resume`,
+so the entries are spelled once (protocol/README.md section 6).
+"""
+
+from __future__ import annotations
+
+from p2pkoikoi.session import crypto
+from p2pkoikoi.session.record import Record
+
+
+def transcript_to_accept(r: Record) -> bytes:
+    """The transcript after both auths and the accept (``T_c``, what the commitment binds)."""
+    assert r.session_id is not None and r.rules is not None
+    assert r.host is not None and r.joiner is not None
+    rules = r.rules.encode()
+    t = crypto.transcript_start(r.session_id)
+    t = crypto.absorb(t, "auth", "host", r.host.name, r.host.key, rules, r.turn_limit)
+    t = crypto.absorb(t, "auth", "joiner", r.joiner.name, r.joiner.key, b"", 0)
+    return crypto.absorb(t, "accept", r.rules.fingerprint())

@@ -1,0 +1,264 @@
+"""The host's gate: handshakes before authentication, many at once, none able to stop hosting.
+
+Theory of operation
+-------------------
+Until a joiner has proved it holds the code or invite (its first encrypted
+frame decrypts) and its identity (its auth signature verifies), it is a
+stranger, and nothing a stranger sends may end or stall the host (issue 10,
+findings 1 and 2).  So each accepted connection gets its own task here:
+
+* the host's hello goes out at once;
+* the task feeds the session **one frame at a time** (it splits frames itself),
+  so it can act between the joiner's hello and its auth, and so that nothing
+  after the auth is consumed: leftover bytes go to the link with the session;
+* each task has a short deadline (:attr:`GateLimits.deadline`); at most
+  :attr:`GateLimits.total` run at once, at most :attr:`GateLimits.per_source`
+  from one address; more get a plaintext ``refuse``;
+* any failure (garbage, another version, a wrong code, silence) drops that
+  connection with a ``warning`` note; hosting goes on;
+* the first connection whose joiner authenticates wins; the others are closed.
+
+Short codes (:class:`CodeGuard`): a code has 16 secret bits, so wrong guesses
+are counted.  A connection that says ``via = "code"`` reserves one attempt
+before the host answers anything keyed; a wrong guess uses it up, a success
+or a connection that ends without an answer gives it back.  So guesses whose
+outcome an attacker can learn never exceed :data:`MAX_FAILED_ATTEMPTS`, even
+with many connections at once; then the code is no longer accepted and the
+host's user is told to make a new one (a ``code_expired`` note).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Final
+
+import trio
+
+from p2pkoikoi.engine import KoiKoiError
+from p2pkoikoi.session import NEED_DATA, ConnectionClosed, Session, ShortCode, wire
+from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS
+from p2pkoikoi.session.errors import RemoteProtocolError, WrongSecretError
+from p2pkoikoi.transport.errors import TransportError
+from p2pkoikoi.transport.limits import RECEIVE_SIZE
+from p2pkoikoi.transport.notes import Notify
+from p2pkoikoi.transport.strangers import peer_address
+
+BUSY_REASON: Final = "the host is busy with other connections: try again in a moment"
+WON_REASON: Final = "the host is playing a match with someone else"
+
+
+@dataclasses.dataclass(frozen=True)
+class GateLimits:
+    """How much a host spends on strangers."""
+
+    total: int = 16  #: handshakes before authentication at once
+    per_source: int = 4  #: ... from one source address
+    deadline: float = 10.0  #: seconds from accept to the joiner's verified auth
+
+
+class CodeGuard:
+    """The host's short code and the wrong guesses against it."""
+
+    def __init__(self, code: ShortCode | None, limit: int = MAX_FAILED_ATTEMPTS) -> None:
+        self.code = code
+        self.limit = limit
+        self.failed = 0
+        self.in_flight = 0
+
+    @property
+    def active(self) -> bool:
+        return self.code is not None and self.failed < self.limit
+
+    def reserve(self) -> bool:
+        """One guess may be answered; False when none is left."""
+        if not self.active or self.failed + self.in_flight >= self.limit:
+            return False
+        self.in_flight += 1
+        return True
+
+    def release(self, *, failed: bool) -> bool:
+        """The guess was answered (``failed``: wrongly) or not; True when the code just died."""
+        self.in_flight -= 1
+        if not failed:
+            return False
+        self.failed += 1
+        return self.failed >= self.limit
+
+
+@dataclasses.dataclass
+class _Ticket:
+    """One connection's claim on a code guess (see :class:`CodeGuard`)."""
+
+    reserved: bool = False
+
+
+@dataclasses.dataclass
+class Admitted:
+    """A connection whose joiner proved the secret and its identity."""
+
+    stream: trio.abc.Stream
+    session: Session
+    address: str
+
+
+class Gate:
+    """Runs strangers' handshakes concurrently until one authenticates (:meth:`admit`)."""
+
+    def __init__(
+        self,
+        make_session: Callable[[ShortCode | None], Session],
+        notify: Notify,
+        *,
+        limits: GateLimits | None = None,
+        guard: CodeGuard | None = None,
+    ) -> None:
+        self._make = make_session
+        self._notify = notify
+        self.limits = limits or GateLimits()
+        self.guard = guard or CodeGuard(None)
+        self._sources: Counter[str] = Counter()
+        self._running = 0
+        self._winner: Admitted | None = None
+
+    async def admit(self, incoming: trio.MemoryReceiveChannel[trio.abc.Stream]) -> Admitted:
+        """The first connection from ``incoming`` whose joiner authenticates."""
+        async with trio.open_nursery() as nursery:
+            async for stream in incoming:
+                address = peer_address(stream)[0]
+                self._notify({"event": "connected", "address": address})
+                if (
+                    self._running >= self.limits.total
+                    or self._sources[address] >= self.limits.per_source
+                ):
+                    self._notify(
+                        {
+                            "event": "warning",
+                            "text": f"refused a connection from {address}: too many at once",
+                        }
+                    )
+                    nursery.start_soon(_say_and_close, stream, wire.RefuseMsg(reason=BUSY_REASON))
+                    continue
+                self._running += 1
+                self._sources[address] += 1
+                nursery.start_soon(self._handshake, stream, address, nursery.cancel_scope)
+        if self._winner is None:  # the channel closed: the caller stopped hosting
+            raise TransportError("stopped hosting before anybody joined")
+        return self._winner
+
+    async def _handshake(
+        self, stream: trio.abc.Stream, address: str, everyone: trio.CancelScope
+    ) -> None:
+        session = self._make(self.guard.code if self.guard.active else None)
+        ticket = _Ticket()
+        keep = False
+        why = ""
+        try:
+            with trio.fail_after(self.limits.deadline):
+                await stream.send_all(session.data_to_send())  # our hello, at once
+                leftover = await self._until_authenticated(stream, session, ticket)
+            if self._winner is not None:  # somebody else was quicker
+                await _say_and_close(stream, wire.AbortMsg(reason=WON_REASON))
+                return
+            if leftover:  # for the link: read already, not processed yet
+                session.receive_data(leftover)
+            self._winner = Admitted(stream, session, address)
+            keep = True
+            everyone.cancel()
+        except WrongSecretError as exc:
+            if ticket.reserved and exc.via == "code":
+                ticket.reserved = False
+                if self.guard.release(failed=True):
+                    self._code_expired()
+            self._dropped(address, str(exc))
+        except trio.TooSlowError:
+            why = f"no authentication within {self.limits.deadline:g}s"
+            self._dropped(address, f"it did not authenticate within {self.limits.deadline:g}s")
+        except (KoiKoiError, OSError, trio.BrokenResourceError) as exc:
+            why = str(exc) or type(exc).__name__
+            self._dropped(address, why)
+        finally:
+            if ticket.reserved:  # answered rightly, or never answered: the guess comes back
+                self.guard.release(failed=False)
+            self._running -= 1
+            self._sources[address] -= 1
+            if not keep:
+                with trio.CancelScope(shield=True), trio.move_on_after(1):
+                    await _flush_and_close(stream, session, why)
+
+    async def _until_authenticated(
+        self, stream: trio.abc.Stream, session: Session, ticket: _Ticket
+    ) -> bytes:
+        """Feed the session frame by frame until the joiner's auth has verified.
+
+        Returns the bytes read past that frame (the link reads them next)."""
+        buf = b""
+        hello_seen = False
+        while session.peer_key is None:
+            payload, rest = wire.decode_frame(buf)  # raises on an impossible length
+            if payload is None:
+                data = await stream.receive_some(RECEIVE_SIZE)
+                if not data:
+                    raise TransportError("the connection closed before the joiner authenticated")
+                buf += bytes(data)
+                continue
+            buf = rest
+            session.receive_data(wire.encode_frame(payload))
+            ev = session.next_event()
+            out = session.data_to_send()
+            if out:
+                await stream.send_all(out)
+            if isinstance(ev, ConnectionClosed):
+                raise TransportError(ev.reason)
+            if ev is not NEED_DATA:
+                raise RemoteProtocolError("unexpected message from the joiner before its auth")
+            if not hello_seen and session.connection_id is not None:
+                hello_seen = True
+                if session.via == "code":
+                    ticket.reserved = self.guard.reserve()
+                if session.via == "code" and not ticket.reserved:
+                    raise RemoteProtocolError(
+                        "this code is no longer accepted (too many wrong guesses): ask the "
+                        "host for a new code, or for the invite"
+                    )
+        return buf
+
+    def _code_expired(self) -> None:
+        code = self.guard.code
+        self._notify(
+            {
+                "event": "code_expired",
+                "code": str(code) if code is not None else None,
+                "failed": self.guard.failed,
+                "text": f"{self.guard.failed} wrong guesses of your code {code}: it is no "
+                "longer accepted. Make a new code (host again), or give your friend the invite",
+            }
+        )
+
+    def _dropped(self, address: str, why: str) -> None:
+        self._notify({"event": "warning", "text": f"dropped a connection from {address}: {why}"})
+
+
+async def _flush_and_close(stream: trio.abc.Stream, session: Session, why: str) -> None:
+    """Say what the session still has to say (its plaintext abort; or ``why``, when the
+    gate itself gave up on a session that did not fail), then close."""
+    with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError, KoiKoiError):
+        out = session.data_to_send()
+        if session.error is None and why:
+            abort = wire.AbortMsg(reason=why[: wire.MAX_REASON])
+            out += wire.encode_frame(wire.encode_message(abort))
+        if out:
+            await stream.send_all(out)
+    await trio.aclose_forcefully(stream)
+
+
+async def _say_and_close(stream: trio.abc.Stream, msg: wire.Message) -> None:
+    """One plaintext frame (``refuse`` or ``abort``), then close."""
+    with (
+        trio.move_on_after(2),
+        suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+    ):
+        await stream.send_all(wire.encode_frame(wire.encode_message(msg)))
+    await trio.aclose_forcefully(stream)
