@@ -478,3 +478,28 @@ def test_deal_rules_check_each_part_of_a_fresh_deal() -> None:
     ):
         with pytest.raises(InputError, match="deal_rules needs a fresh deal"):
             MatchState.position(ONLINE, deal_rules=True, **bad)  # type: ignore[arg-type]
+
+
+def test_view_to_dict_names_each_seat() -> None:
+    m = MatchState.position(ONLINE, **CALLED)  # type: ignore[arg-type]
+    d = m.view(0).to_dict()
+    assert d["piles"] == [m.pile(0).codes(), m.pile(1).codes()]
+    assert d["piles"][0] != d["piles"][1]
+    assert (d["seat"], d["round"], d["dealer"], d["to_act"], d["calls"]) == (0, 3, 1, 0, [1, 2])
+    assert d["scores"] == [20, 30] and d["hand"] == m.hand(0).codes()
+    assert d["yaku"][0] == [{"id": "sanko", "points": 5}]
+    assert sorted(y["id"] for y in d["yaku"][1]) == ["akatan", "tsukimi"]
+
+
+def test_a_round_after_a_redeal_starts_at_attempt_0() -> None:
+    import random
+
+    from p2pkoikoi.engine.events import Redealt
+
+    m, ev = MatchState.start(ONLINE, hashlib.sha256(b"tests15/25").digest())
+    assert any(isinstance(e, Redealt) for e in ev) and m.attempt == 1
+    rng = random.Random(1)
+    while m.round == 1 and not m.is_over:
+        m, ev = m.apply(rng.choice(m.legal_actions()))
+    starts = [e for e in ev if isinstance(e, RoundStarted) and e.round == 2]
+    assert starts and starts[0].attempt == 0
