@@ -606,10 +606,21 @@ def main(argv: list[str] | None = None) -> int:
                 (m, f, mutate_source(m), tests) for m in plan[f]
             ]
 
+            counts = {"killed": 0, "timeout": 0, "survived": 0}
+
             def done(j: int, status: str, secs: float, ms: list[Mutant] = plan[f]) -> None:
-                if status == "survived":
+                kind = status.split(":")[0]
+                counts[kind] += 1
+                if kind == "survived":
                     tag = " (equivalent)" if ms[j].key in equivalent else ""
                     print(f"  survived{tag}: {ms[j].key}  [line {ms[j].line}]", flush=True)
+                n = sum(counts.values())
+                if n % 10 == 0 or n == len(ms):
+                    print(
+                        f"  [{n}/{len(ms)}] killed {counts['killed']}, timed out"
+                        f" {counts['timeout']}, survived {counts['survived']}",
+                        flush=True,
+                    )
 
             for m, (status, secs) in zip(plan[f], server.run(jobs, done), strict=True):
                 rep.outcomes.append(Outcome(m, status.split(":")[0], secs))
