@@ -608,7 +608,13 @@ def main(argv: list[str] | None = None) -> int:
 
             counts = {"killed": 0, "timeout": 0, "survived": 0}
 
-            def done(j: int, status: str, secs: float, ms: list[Mutant] = plan[f]) -> None:
+            def done(
+                j: int,
+                status: str,
+                secs: float,
+                ms: list[Mutant] = plan[f],
+                counts: dict[str, int] = counts,
+            ) -> None:
                 kind = status.split(":")[0]
                 counts[kind] += 1
                 if kind == "survived":
