@@ -535,3 +535,28 @@ def test_exit_status_says_complete_incomplete_or_failed(
         assert _cli(["verify", "--json", str(path)]) == status
         out = json.loads(capsys.readouterr().out)
         assert out["exit_status"] == status and out["complete"] is (status == 0)
+
+
+def test_a_record_that_stops_before_the_commitment() -> None:
+    host, joiner = make_pair(get_preset("online"), label="before-commit")
+    rec = None
+    for _ in range(10):
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        r = joiner.record()
+        if r.accepted and r.commitment is None:
+            rec = r
+            break
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+    assert rec is not None
+    report = verify_record(rec)
+    assert report.ok and not report.complete
+    assert report.checks[-1] == Check(
+        "commitment", "skip", "the record stops before the commitment"
+    )
+    bad = dataclasses.replace(rec, joiner_value=bytes(32))  # a value with no commitment
+    assert first_failure(bad) == "commitment"
+    fail = verify_record(bad).first_failure
+    assert fail is not None
+    assert fail.detail == "the record stops before the commitment, yet it records more of the match"

@@ -34,6 +34,7 @@ from p2pkoikoi.engine.rules import (
 from p2pkoikoi.engine.yaku import (
     YAKU_INFO,
     Multiplier,
+    ScoreBreakdown,
     YakuScore,
     evaluate,
     four_pairs,
@@ -528,3 +529,8 @@ def test_a_bright_yaku_switched_off_never_scores() -> None:
     # all bright yaku off: five brights make nothing
     off = ONLINE.with_settings(goko=0, shiko=0, ame_shiko=0, sanko=0)
     assert evaluate(m("1b", "3b", "8b", "11b", "12b"), off) == ()
+
+
+def test_a_breakdown_has_no_bonus_unless_the_rules_add_one() -> None:
+    assert ScoreBreakdown((), 1, (), 1).bonus == 0
+    assert score((YakuScore("sanko", 5, m("1b", "3b", "8b")),), ONLINE, 1, 0).bonus == 0
