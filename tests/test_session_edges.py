@@ -427,3 +427,4 @@ def test_a_new_session_before_any_data() -> None:
         assert s.peer_name is None and s.peer_key is None and s.session_id is None
         assert s.transcript_hash == b"" and s.seq == 0 and s.match is None
         assert s.error is None and s.state is State.HELLO
+        assert s.code is None  # joined by invite, not by a short code
