@@ -314,7 +314,8 @@ def test_result_detail_and_a_missing_final_signature(record: Record) -> None:
     assert record.result is not None
     report = verify_record(record)
     (res,) = [c for c in report.checks if c.name == "result"]
-    assert res.status == "pass" and res.detail.startswith(f"scores {record.result.scores}")
+    assert res.status == "pass"
+    assert res.detail == f"scores {record.result.scores}, confirmed: both players signed it"
     h, _ = record.final_sigs
     half = verify_record(dataclasses.replace(record, final_sigs=(h, None)))
     assert half.ok and not half.complete
