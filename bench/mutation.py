@@ -565,7 +565,11 @@ def main(argv: list[str] | None = None) -> int:
             ms = [m for m in ms if args.only in m.key]
         if args.survivors:
             earlier = json.loads(Path(args.survivors).read_text())
-            keep = {o["key"] for o in earlier if o["status"] == "survived"}
+            keep = {
+                o["key"]
+                for o in earlier
+                if o["status"] == "survived" and o["key"] not in equivalent
+            }
             ms = [m for m in ms if m.key in keep]
             total = len(ms)
         if args.sample is not None and len(ms) > args.sample:

@@ -534,3 +534,38 @@ def test_a_bright_yaku_switched_off_never_scores() -> None:
 def test_a_breakdown_has_no_bonus_unless_the_rules_add_one() -> None:
     assert ScoreBreakdown((), 1, (), 1).bonus == 0
     assert score((YakuScore("sanko", 5, m("1b", "3b", "8b")),), ONLINE, 1, 0).bonus == 0
+
+
+def test_calling_changes_nothing_without_viewing_after_koikoi() -> None:
+    # viewing_after_koikoi = 0 (every preset but koikoijapan): a caller's pile scores
+    # exactly as before, viewing yaku included.
+    pile, field = m("3b", "8b", "9a"), 0
+    assert total(pile, ONLINE, field, True) == total(pile, ONLINE, field) == 10
+    assert evaluate(pile, ONLINE, field, True) == evaluate(pile, ONLINE, field)
+
+
+def test_viewing_after_koikoi_keeps_a_switched_off_viewing_yaku_off() -> None:
+    # Tsukimi off, the caller's viewing value 3: Hanami scores 3, Tsukimi still nothing.
+    rules = ONLINE.with_settings(tsukimi=0, viewing_after_koikoi=3)
+    pile = m("3b", "8b", "9a")
+    assert total(pile, rules, 0, True) == 3
+    assert {y.id: y.points for y in evaluate(pile, rules, 0, True)} == {"hanami": 3}
+    assert total(pile, rules) == 5  # before a call: Hanami's own 5
+    off = ONLINE.with_settings(hanami=0, tsukimi=0, viewing_after_koikoi=3)
+    assert total(pile, off, 0, True) == 0
+
+
+def test_the_cards_of_the_combined_ribbons() -> None:
+    seven = m("1r", "2r", "3r", "6r", "9r", "10r", "4r")
+    (combo,) = [y for y in evaluate(seven, ONLINE) if y.id == "akatan_aotan"]
+    assert combo.cards == seven and combo.points == 11  # extras count: all seven ribbons
+    flat = ONLINE.with_settings(plus_yaku="tan")
+    (combo,) = [y for y in evaluate(seven, flat) if y.id == "akatan_aotan"]
+    assert combo.cards == m("1r", "2r", "3r", "6r", "9r", "10r") and combo.points == 10
+
+
+def test_koi_bai_names_its_factor() -> None:
+    rules = ONLINE.with_settings(koikoi_multiplier="koi_bai", double_at=0)
+    b = score((YakuScore("sanko", 5, m("1b", "3b", "8b")),), rules, 0, 2)
+    assert b.multipliers == (Multiplier(4, "koi-bai, 2 koi-koi calls by the opponent: x4"),)
+    assert b.score == 20
