@@ -3,8 +3,8 @@
 A figure, never a test.  For each records directory (by default one on disk
 under the system temporary directory's parent filesystem, and ``/dev/shm``, a
 tmpfs), it runs a headless host and joiner (``p2pkoikoi host|join --headless
---bot random``) for a 12-round match and for a 1-round match with the same
-bot seeds, and reports per side:
+--bot random``) for a 12-round match (``--rounds N``: longer) and for a
+1-round match with the same bot seeds, and reports per side:
 
 * wall time per action of the 12-round match (connect to match end);
 * CPU (user + system, from ``wait4``'s rusage of each child) per action;
@@ -42,8 +42,15 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "p2pkoikoi", *args]
 
 
+#: the code tree the players run (``--trees``; also their working directory, which
+#: ``python -m`` puts first on the path); None: the one this script imports
+TREE: list[str | None] = [None]
+
+
 def _env(base: Path, who: str) -> dict[str, str]:
     env = dict(os.environ)
+    if TREE[0] is not None:
+        env["PYTHONPATH"] = TREE[0]
     env["P2PKOIKOI_CONFIG_DIR"] = str(base / f"cfg-{who}")
     env["XDG_DATA_HOME"] = str(base / f"data-{who}")
     env["PYTHONUNBUFFERED"] = "1"
@@ -76,7 +83,7 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
             "--bind", "127.0.0.1", "--name", "Alice", "--record", str(hrec), *rules,
         ),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-        text=True, env=_env(base, "host"),
+        text=True, env=_env(base, "host"), cwd=TREE[0],
     )  # fmt: skip
     assert host.stdout is not None
     ready, _, _ = select.select([host.stdout], [], [], LIMIT)
@@ -97,7 +104,7 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
             "--name", "Bob", "--record", str(jrec),
         ),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-        text=True, env=_env(base, "joiner"),
+        text=True, env=_env(base, "joiner"), cwd=TREE[0],
     )  # fmt: skip
     jcpu = _wait(joiner)
     wall = time.perf_counter() - start
@@ -109,15 +116,42 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
     return {"actions": actions, "wall": wall, "host_cpu": hcpu, "joiner_cpu": jcpu}
 
 
-def measure(directory: Path, repeat: int, seed: int) -> dict[str, Any]:
-    longs = [one_match(directory, 12, seed + 10 * i) for i in range(repeat)]
-    shorts = [one_match(directory, 1, seed + 10 * i) for i in range(repeat)]
+def measure(
+    directory: Path, repeat: int, seed: int, rounds: int = 12, trees: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The figures for ``directory``, one dict per code tree (``trees``: the
+    matches of each tree alternate with the others', in turn first)."""
+    names: list[str | None] = list(trees) if trees else [None]
+    runs: dict[str | None, tuple[list[dict[str, float]], list[dict[str, float]]]] = {
+        t: ([], []) for t in names
+    }
+    for i in range(repeat):  # trees, long and short alternate: a busy spell slows all
+        for t in names[i % len(names) :] + names[: i % len(names)]:
+            TREE[0] = t
+            runs[t][0].append(one_match(directory, rounds, seed + 10 * i))
+            runs[t][1].append(one_match(directory, 1, seed + 10 * i))
+    TREE[0] = None
+    out = [_figures(directory, rounds, longs, shorts) for longs, shorts in runs.values()]
+    for t, o in zip(names, out, strict=True):
+        o["tree"] = t
+    return out
+
+
+def _figures(
+    directory: Path, rounds: int, longs: list[dict[str, float]], shorts: list[dict[str, float]]
+) -> dict[str, Any]:
+    repeat = len(longs)
 
     def med(runs: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
     a12, a1 = med(longs, "actions"), med(shorts, "actions")
-    out: dict[str, Any] = {"directory": str(directory), "actions_12_rounds": a12, "runs": repeat}
+    out: dict[str, Any] = {
+        "directory": str(directory),
+        "rounds": rounds,
+        "actions_12_rounds": a12,
+        "runs": repeat,
+    }
     for key in ("wall", "host_cpu", "joiner_cpu"):
         per = statistics.median(r[key] / r["actions"] for r in longs)
         marginal = statistics.median(
@@ -136,18 +170,34 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="matches per directory and length")
     parser.add_argument("--dirs", nargs="*", help="records directories (default: disk, /dev/shm)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--trees",
+        nargs="*",
+        metavar="DIR",
+        help="compare code trees (each a checkout's root, given as PYTHONPATH to the "
+        "players), their runs alternating",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=12,
+        help="rounds of the long match (default 12; more actions make the marginal "
+        "figures steadier on a busy machine)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     dirs = [Path(d) for d in args.dirs] if args.dirs else [Path("/var/tmp")]
     if not args.dirs and Path("/dev/shm").is_dir():
         dirs.append(Path("/dev/shm"))
-    results = [measure(d, args.repeat, args.seed) for d in dirs]
+    results = [r for d in dirs for r in measure(d, args.repeat, args.seed, args.rounds, args.trees)]
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
     for r in results:
+        if r["tree"] is not None:
+            print(f"code in {r['tree']}:")
         print(f"records in {r['directory']} ({r['runs']} runs, {r['actions_12_rounds']:.0f} actions,"
-              f" {r['seconds_12_rounds']:.2f} s per 12-round match):")  # fmt: skip
+              f" {r['seconds_12_rounds']:.2f} s per {r['rounds']}-round match):")  # fmt: skip
         for key, label in (
             ("wall", "wall"),
             ("host_cpu", "host CPU"),

@@ -4,8 +4,12 @@ Used by ``tests/test_hostile.py`` against REAL ``p2pkoikoi host --headless``
 and ``p2pkoikoi join --headless`` processes over loopback TCP.
 
 * :class:`HonestProcess` runs one headless CLI process, reads its JSON lines
-  and stderr in threads, and on exit reports its peak resident memory exactly
-  (``ru_maxrss`` from ``wait4``: the kernel's high-water mark, no sampling).
+  and stderr in threads, and on exit reports its peak resident memory: the
+  kernel's high-water mark of the process's own memory (``VmHWM`` in
+  ``/proc/PID/status``, read until it exits).  Not ``ru_maxrss`` from
+  ``wait4``: Linux carries a parent's peak into a child across fork and exec,
+  so a process started from a large test runner (pytest at ~280 MB late in a
+  full run) would report the runner's peak, not its own.
 * :class:`HostilePeer` drives a real :class:`~p2pkoikoi.session.Session` over a
   blocking socket (so everything up to the attack is the genuine protocol),
   and can then write anything: raw bytes, frames sealed with the session's own
@@ -109,9 +113,11 @@ class HonestProcess:
             text=True,
             env=self.env,
         )
+        self._hwm_kb = 0
         self._threads = [
             threading.Thread(target=self._read_out, daemon=True),
             threading.Thread(target=self._read_err, daemon=True),
+            threading.Thread(target=self._sample_memory, daemon=True),
         ]
         for t in self._threads:
             t.start()
@@ -122,6 +128,22 @@ class HonestProcess:
             if line.strip():
                 self.lines.put(json.loads(line))
         self.lines.put(None)
+
+    def _sample_memory(self) -> None:
+        """Follow the process's own high-water mark (it only grows) until it exits."""
+        path = f"/proc/{self.proc.pid}/status"
+        while self.proc.returncode is None:
+            try:
+                with open(path) as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            self._hwm_kb = max(self._hwm_kb, int(line.split()[1]))
+                            break
+                    else:
+                        return  # a zombie: its memory is gone
+            except (OSError, ValueError):
+                return
+            time.sleep(0.02)  # a sampling period, not a wait for an event
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
@@ -184,7 +206,9 @@ class HonestProcess:
             code=self.proc.returncode,
             events=list(self.seen),
             stderr="".join(self._err),
-            peak_rss_mb=usage.ru_maxrss / 1024,
+            # the sampled mark when there is one (see the module docstring); ru_maxrss
+            # is an upper bound that includes the test runner's own peak
+            peak_rss_mb=(self._hwm_kb or usage.ru_maxrss) / 1024,
             ended_at=ended,
         )
 

@@ -21,7 +21,7 @@ from p2pkoikoi.engine import (
 )
 from p2pkoikoi.engine.cards import iter_mask
 
-FAST_SPECS = ("random", "easy", "medium", "hard:playouts=16")
+FAST_SPECS = ("random", "easy", "medium", "hard:playouts=16", "hard-v1:playouts=16")
 
 
 def seed32(n: int) -> bytes:
@@ -136,8 +136,13 @@ def test_make_bot_specs() -> None:
     assert make_bot("Hard:playouts=5", 1).name == "hard:playouts=5"
     assert make_bot("hard:250", 1).name == "hard:250ms"
     assert make_bot("hard", 1).name.startswith("hard")
+    assert make_bot("hard", 1, reproducible=True).name == "hard:playouts=1500"
+    assert make_bot("hard-v1", 1, reproducible=True).name == "hard-v1:playouts=600"
+    assert make_bot("hard-v1:playouts=7", 1).name == "hard-v1:playouts=7"
+    assert make_bot("HARD-v1:40", 1).name == "hard-v1:40ms"
     assert isinstance(make_bot("cmd:python -c pass", 1), EngineBot)
-    for bad in ("nope", "hard:", "hard:playouts=x", "hard:playouts=0", "cmd:", "", "hard:-5"):
+    bad_specs = ("nope", "hard:", "hard:playouts=x", "hard:playouts=0", "cmd:", "", "hard:-5")
+    for bad in (*bad_specs, "hard-v1:", "hard-v2", "hard-v1:playouts=0"):
         with pytest.raises(InputError) as err:
             make_bot(bad, 1)
         assert bad in str(err.value) or "cmd:" in str(err.value)

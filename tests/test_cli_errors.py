@@ -279,3 +279,11 @@ def test_sigint_while_host_waits_is_one_line(dirs: Path) -> None:
         proc.kill()
     assert proc.returncode == 130
     assert err == "p2pkoikoi: interrupted\n"
+
+
+@pytest.mark.parametrize("limit", ["-1", "86401"])
+def test_turn_limit_out_of_range_is_bad_input(
+    capsys: pytest.CaptureFixture[str], dirs: Path, limit: str
+) -> None:
+    code, err = run(capsys, "host", "--headless", "--port", "0", "--turn-limit", limit)
+    assert code == 2 and f"--turn-limit {limit} is outside 0..86400 seconds" in err, err

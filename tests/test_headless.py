@@ -53,6 +53,10 @@ def start_host(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], dict
         pytest.fail(f"the host stopped: {err}")
     first = json.loads(line)
     assert first["event"] == "listening" and first["port"] > 0
+    # the next line follows at once: read it here, as the buffer may already hold it
+    # (communicate() later reads the pipe itself, not this buffer)
+    first["reachability"] = json.loads(proc.stdout.readline())
+    assert first["reachability"]["event"] == "reachability"
     return proc, first
 
 
@@ -87,15 +91,21 @@ def verify(path: Path) -> subprocess.CompletedProcess[str]:
 
 def play(tmp_path: Path, bind: str) -> tuple[Path, Path, dict[str, Any], dict[str, Any]]:
     hrec, jrec = tmp_path / "host.koikoi", tmp_path / "joiner.koikoi"
-    host, first = start_host(tmp_path, "--bind", bind, "--rounds", "2", "--record", str(hrec))
+    host, first = start_host(
+        tmp_path, "--bind", bind, "--rounds", "2", "--record", str(hrec), "--turn-limit", "45"
+    )
     joined = run_join(tmp_path, first["invite"], "--record", str(jrec))
     code, out, err = finish(host)
     assert joined.returncode == 0, joined.stderr
     assert code == 0, err
     h, j = lines(out), lines(joined.stdout)
+    reach = first["reachability"]
+    assert reach["internet"] is False  # bound to loopback: no port mapping tried
+    assert reach["text"] == f"reachable from this machine only: it listens on {bind} (--bind)"
     assert h[0]["event"] == "connected" and h[-1]["event"] == "match_over"
     assert j[-1]["event"] == "match_over"
-    assert any(e["event"] == "rules_proposed" for e in j)  # accepted without --expect-rules
+    # accepted without --expect-rules; the host's --turn-limit is part of the proposal
+    assert [e["turn_limit"] for e in j if e["event"] == "rules_proposed"] == [45]
     assert any(e["event"] == "handshake" for e in h)
     assert h[-1]["final_hash"] == j[-1]["final_hash"]
     assert h[-1]["scores"] == j[-1]["scores"]
@@ -156,11 +166,16 @@ def test_rules_mismatch_fails_on_both_sides(tmp_path: Path) -> None:
     joined = run_join(tmp_path, first["invite"], "--expect-rules", "nintendo")
     code, _, err = finish(host)
     assert joined.returncode != 0 and code != 0
-    for text in (joined.stderr, err):
+    for text, head in (
+        (joined.stderr, "the host plays online, you expect nintendo"),
+        (err, "the joiner plays nintendo, you propose online"),
+    ):
         msg = text.strip().splitlines()
-        assert len(msg) == 1, text  # one line, no traceback
+        assert "Traceback" not in text and "'" not in "".join(msg[1:]), text  # no reprs
         assert "rules" in msg[0], msg
-        assert "koikoi_multiplier" in msg[0] and "scoring" in msg[0], msg
+        assert msg[1].strip() == head, msg  # the presets first...
+        assert "  koikoi_multiplier: " in text and "  scoring: " in text, msg  # ...one per line
+        assert "all calls plus one" in text, msg
 
 
 def test_bad_invite_and_refused_connection(tmp_path: Path) -> None:
@@ -176,3 +191,17 @@ def test_bad_invite_and_refused_connection(tmp_path: Path) -> None:
     refused = run_join(tmp_path, invite)
     assert refused.returncode == 1
     assert "cannot connect" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_default_record_files_are_named_after_the_peer(tmp_path: Path) -> None:
+    """Without --record each side's file is DATE-TIME-PEER.koikoi (the peer's name is
+    known only after the handshake: it used to be ``...-unknown.koikoi``)."""
+    host, first = start_host(tmp_path, "--bind", "127.0.0.1", "--rounds", "1")
+    joined = run_join(tmp_path, first["invite"])
+    code, out, err = finish(host)
+    assert joined.returncode == 0 and code == 0, (joined.stderr, err)
+    for who, peer, text in (("host", "Bob", out), ("joiner", "Alice", joined.stdout)):
+        records = tmp_path / f"data-{who}" / "p2pkoikoi" / "records"
+        names = [p.name for p in records.iterdir()]
+        assert len(names) == 1 and names[0].endswith(f"-{peer}.koikoi"), names
+        assert lines(text)[-1]["record"] == str(records / names[0])

@@ -560,3 +560,95 @@ async def test_slowloris_frame_during_play_hits_the_silence_bound(
     assert len(error) == 1 and isinstance(error[0], PeerSilentError), error
     assert t.silence_fail <= trio.current_time() - start <= t.silence_fail + 2 * t.ping_interval
     assert verify_json(tmp_path / "h.koikoi")["ok"]
+
+
+# ---------------------------------------------------------------------- turn limit (10.6)
+TURN = 3  # the host's --turn-limit in these tests (seconds)
+
+
+def ping_until_closed(peer: HostilePeer, bound: float) -> bytes:
+    """At our turn, never act: ping twice a second (well within the rate limit) until
+    the honest side closes the connection; returns everything it sent meanwhile."""
+    got = bytearray()
+    deadline = time.monotonic() + bound
+    n, next_ping = 0, time.monotonic()
+    while (now := time.monotonic()) < deadline:
+        if now >= next_ping:  # two a second, however often the host writes
+            n, next_ping = n + 1, now + 0.5
+            with contextlib.suppress(OSError):
+                peer.send_raw(peer.seal(wire.PingMsg(nonce=n.to_bytes(8, "big"))))
+        # read what comes until the next ping is due (the attacker's pace, not a wait)
+        ready, _, _ = select.select([peer.sock], [], [], max(0.0, next_ping - now))
+        if ready:
+            try:
+                data = peer.sock.recv(65536)
+            except OSError:
+                break
+            if not data:
+                break
+            got += data
+    return bytes(got)
+
+
+def test_a_peer_that_pings_but_never_acts_forfeits_by_time(tmp_path: Path) -> None:
+    """Issue 10.6: a joiner whose turn it is keeps pinging within the rate limit and
+    never moves.  After the turn limit plus the grace the host ends the match as the
+    joiner's forfeit by time, says so, and records it signed by the host."""
+    record = tmp_path / "host.koikoi"
+    proc, invite, _ = start_host(tmp_path, record, *RULES_ARGS, "--turn-limit", str(TURN))
+    peer = HostilePeer.join(invite)
+    try:
+        peer.play_honestly_until(lambda p: p.session.seq >= 3)
+        assert peer.session.turn_limit == TURN  # agreed in the handshake
+        at = time.monotonic()
+        got = ping_until_closed(peer, TURN + STEP + QUICK)
+        out = proc.wait_exit()
+        line = check_stopped(out, at, "forfeits by time", bound=TURN + STEP + QUICK)
+        assert "Mallory did not move within the turn limit (3s per decision" in line, line
+        assert time.monotonic() - at >= TURN  # not before the limit
+        # the last thing the host said was why (an abort naming the time)
+        peer.session.receive_data(got)
+        with pytest.raises(Exception, match="your time ran out"):
+            while peer.session.next_event() is not NEED_DATA:
+                pass
+        saved = json.loads(record.read_text())
+        assert saved["forfeit"]["seat"] == 1 and saved["forfeit"]["reason"] == "time"
+        report = verify_json(record)
+        assert report["exit_code"] == 3 and report["ok"] and report["complete"] is False
+        forfeit = [c for c in report["checks"] if c["name"] == "forfeit"]
+        assert forfeit and forfeit[0]["status"] == "pass", report
+        assert "by time" in forfeit[0]["detail"] and "host's claim" in forfeit[0]["detail"]
+        assert any("the joiner forfeited (time)" in lack for lack in report["lacks"]), report
+    finally:
+        proc.kill()
+        peer.close()
+
+
+def test_a_hung_bot_is_warned_then_resigns_on_its_own_behalf(tmp_path: Path) -> None:
+    """Issue 10.6, the honest side: the host's engine hangs at its turn.  A
+    ``time_warning`` comes before the limit, then the host's program resigns for it
+    (``time_out``); the match ends normally, signed by both."""
+    record = tmp_path / "host.koikoi"
+    proc, invite, _ = start_host(
+        tmp_path, record, *RULES_ARGS, "--turn-limit", str(TURN), "--bot", "cmd:sleep 600"
+    )
+    peer = HostilePeer.join(invite)
+    try:
+        peer.play_to_end()
+        warning = proc.wait_event("time_warning")
+        assert 0 < warning["seconds_left"] < TURN, warning  # half the limit, rounded up
+        assert "your time is running out" in warning["text"]
+        timeout = proc.wait_event("time_out")
+        assert "your time ran out (3s per decision)" in timeout["text"]
+        over = proc.wait_event("match_over")
+        assert over["winner"] == "joiner" and "your time ran out" in over["forfeit"]
+        names = [e.get("event") for e in proc.seen]
+        assert names.index("time_warning") < names.index("time_out")
+        saved = decode_record(record.read_bytes())
+        assert saved.actions[-1].action == "resign:time" and saved.actions[-1].seat == 0
+        report = verify_json(record)
+        assert report["exit_code"] == 0, report
+        assert any(c["name"] == "resigned by time" for c in report["checks"]), report
+    finally:
+        proc.kill()
+        peer.close()

@@ -23,10 +23,11 @@ from p2pkoikoi.session.journal import (
     decode_entry,
     decode_journal,
     decode_record_file,
+    encode_action_entry,
     encode_entry,
     is_journal,
 )
-from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.record import ActionRecord, Record
 from p2pkoikoi.session.testing import (
     det_bytes,
     det_key,
@@ -87,6 +88,31 @@ def test_an_entry_is_checksummed_json_on_one_line() -> None:
     assert decode_entry(line[:-1]) == {"final_sig": {"role": "host", "sig": "00"}}
     flipped = line[:-3] + (b"1" if line[-3:-2] != b"1" else b"2") + line[-2:-1]
     assert decode_entry(flipped) is None  # one changed byte: the checksum fails
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        ActionRecord(1, 0, "play 1b", bytes(range(32)), bytes(64)),
+        ActionRecord(2**40, 1, "resign", b"", b"\xff"),
+        ActionRecord(7, 1, 'odd "text" \\ with\ncontrol \x01 and \u00fc\u2028', b"\x00", b""),
+    ],
+)
+def test_an_action_entry_is_the_generic_entry_byte_for_byte(action: ActionRecord) -> None:
+    # the hot path formats action entries itself; the bytes are the encoder's
+    generic = encode_entry(
+        {
+            "action": {
+                "seq": action.seq,
+                "seat": action.seat,
+                "action": action.action,
+                "state_hash": action.state_hash.hex(),
+                "sig": action.sig.hex(),
+            }
+        }
+    )
+    assert encode_action_entry(action) == generic
+    assert json.loads(generic[9:])["action"]["action"] == action.action
 
 
 def test_cut_at_every_byte_of_the_last_entries_decodes_the_complete_prefix(

@@ -98,8 +98,14 @@ def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
     result = run_probe("verify", str(path))
     assert result["code"] == 0, result
     modules = result["modules"]
-    assert loaded(modules, "cryptography")  # the signatures need it
-    for name in ("trio", "prompt_toolkit", "msgpack", "p2pkoikoi.session.session"):
+    assert loaded(modules, "nacl")  # the signatures need it
+    for name in (
+        "trio",
+        "prompt_toolkit",
+        "msgpack",
+        "cryptography",  # keys, key exchange, cipher: the network's, not the checks'
+        "p2pkoikoi.session.session",
+    ):
         assert not loaded(modules, name), f"verify imported {name}"
 
 
@@ -115,3 +121,44 @@ def test_the_engine_package_still_exports_everything() -> None:
     assert engine.deal is deal  # the function, not the submodule of the same name
     with pytest.raises(AttributeError):
         engine.no_such_name  # noqa: B018
+
+
+def test_each_command_is_built_from_the_module_that_registers_it() -> None:
+    """``main`` builds only the named command's module (``COMMAND_MODULE``): that
+    table must name, for every command, the module that registers it."""
+    import argparse
+    import importlib
+
+    from p2pkoikoi.cli import COMMAND_MODULE, COMMAND_MODULES, build_parser, command_of
+
+    registered: dict[str, str] = {}
+    for name in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(name).register(sub)
+        for command in sub.choices:
+            registered[command] = name
+    # a new command needs its line in COMMAND_MODULE (without it, it still works,
+    # but builds every command's parser)
+    assert registered == COMMAND_MODULE
+    for command in COMMAND_MODULE:
+        actions = build_parser(command)._subparsers._group_actions  # type: ignore[union-attr]
+        assert command in actions[0].choices  # type: ignore[operator]
+    assert command_of(["--version"]) is None
+    assert command_of(["verify", "x.koikoi"]) == "verify"
+    assert command_of(["-h", "score", "1b"]) is None  # the whole help
+
+
+def test_verify_builds_no_other_command(tmp_path: Path) -> None:
+    path = tmp_path / "m.koikoi"
+    host, joiner = make_pair(get_preset("online"))
+    run_pair(host, joiner, random_chooser(3))
+    path.write_bytes(encode_record(host.record()))
+    result = run_probe("verify", str(path))
+    assert result["code"] == 0, result
+    for name in (
+        "p2pkoikoi.cli.engine_cmds",
+        "p2pkoikoi.cli.net_cmds",
+        "p2pkoikoi.engine.presets",
+        "p2pkoikoi.transport",
+    ):
+        assert not loaded(result["modules"], name), f"verify imported {name}"

@@ -174,6 +174,57 @@ async def test_two_links_play_to_the_end(
     assert any(e["event"] == "match_ended" for e in h.events)
 
 
+async def test_over_a_socket_bytes_leave_at_once_and_only_after_the_record_has_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over a socket a link sends from the task that made the bytes (no writer
+    task in between); whatever it sends during play, the record on disk already
+    holds every action the session has, and our final signature once made."""
+    from p2pkoikoi.session.journal import decode_record_file
+
+    checked = {"sends": 0}
+    original = NetworkLink._send_now
+
+    def send_now(link: NetworkLink, data: bytes) -> int:
+        sent = original(link, data)
+        s = link.session
+        path = link.record_path
+        if sent and s.match is not None and path is not None and path.exists():
+            record, _ = decode_record_file(path.read_bytes())
+            assert len(record.actions) == len(s.recorded_actions)
+            mine = s.final_signatures[link.seat]
+            assert mine is None or record.final_sigs[link.seat] == mine
+            checked["sends"] += 1
+        return sent
+
+    monkeypatch.setattr(NetworkLink, "_send_now", send_now)
+    a, b = trio.socket.socketpair()
+    h, j = Side("host"), Side("joiner")
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                play_side,
+                h,
+                trio.SocketStream(a),
+                host_session(),
+                random_choose(1),
+                tmp_path / "h.koikoi",
+            )
+            nursery.start_soon(
+                play_side,
+                j,
+                trio.SocketStream(b),
+                joiner_session(),
+                random_choose(2),
+                tmp_path / "j.koikoi",
+            )
+    assert h.error is None and j.error is None, (h.error, j.error)
+    assert h.final is not None and j.final is not None
+    assert h.final["final_hash"] == j.final["final_hash"]
+    assert checked["sends"] > 20  # every move went out directly, checked each time
+    assert verified(tmp_path / "h.koikoi") and verified(tmp_path / "j.koikoi")
+
+
 async def test_chooser_failure_forfeits_by_resigning(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:

@@ -265,7 +265,7 @@ def test_koikoi_dialog_shows_worth_and_calls() -> None:
         assert "if you win later: x2 (now x1)" in screen  # online: x(1 + all calls)
         for y in v.yaku(0):
             assert y.romaji in screen
-        assert "1 Koi-koi" in screen and "2 Stop" in screen
+        assert "k Koi-koi" in screen and "s Stop" in screen
         await press(table, inp, "1")
         await press(table, inp, ENTER)
         await table.wait_for(lambda: st.view is not None and st.view.calls[0] == 1, "the call")

@@ -170,8 +170,8 @@ async def accept_rules(table: TableApp, inp: PipeInput, keys: str = "a") -> None
     assert offer is not None
     assert offer.fingerprint in screen  # the host's identity
     assert "New to you" in screen
-    # the host changed two settings of the online preset: both listed and highlighted
-    assert "Rules: closest to the online preset, 2 settings differ:" in screen
+    # the host changed settings of the online preset: listed and highlighted
+    assert re.search(r"Rules: closest to the online preset, \d settings differ:", screen)
     assert "* goko: 15   (online: 10)" in screen
     assert "* rounds: 2   (online: 6)" in screen
     assert "[ a Accept ]" in screen and "[ d Decline ]" in screen
@@ -194,7 +194,14 @@ async def play_to_round_end(table: TableApp, inp: PipeInput) -> None:
         raise AssertionError("the round did not end")
     await on_screen(table, "Round 1 of 2:")
     await on_screen(table, "Pools now: ")
-    await on_screen(table, "Press Enter to continue")
+    # the page's own line, or the footer's when a long page scrolls it out of view
+    await table.wait_for(
+        lambda: (
+            "Press Enter to continue" in table.screen_text()
+            or "Enter: continue" in table.screen_text()
+        ),
+        "the round page's continue prompt",
+    )
 
 
 def test_host_and_joiner_tables_chat_and_play_a_round_over_loopback(tmp_path: Path) -> None:
@@ -215,7 +222,11 @@ def test_host_and_joiner_tables_chat_and_play_a_round_over_loopback(tmp_path: Pa
         await on_screen(table, "<Alice> hello from Alice")  # the chat, on the other side
         await play_to_round_end(table, inp)
 
-    h = Side(argv(tmp_path, "host", "--rounds", "2", "--set", "goko=15"), host).start()
+    # no hand yaku: a dealt one would end the round before the chat could be seen
+    # at the table (the deal is random), and this test is about the chat and a round
+    no_hand_yaku = ("--set", "teshi=0", "--set", "kuttsuki=0")
+    h = Side(argv(tmp_path, "host", "--rounds", "2", "--set", "goko=15", *no_hand_yaku), host)
+    h.start()
     invite = invites.get(timeout=LIMIT)
     j = Side(argv(tmp_path, "join", invite), joiner).start()
     finish(j, h)

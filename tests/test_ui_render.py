@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from p2pkoikoi.engine import CardSet, MatchState, get_preset, parse_cards
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.ui import render as R
@@ -142,3 +144,17 @@ def test_waiting_indicator_and_spaced_invite() -> None:
     assert not any(group.startswith("-") for group in spaced.split())
 
     assert decode_invite(spaced) == decode_invite(invite)
+
+
+@pytest.mark.parametrize(
+    ("limit", "shown"),
+    [
+        (600, "Time per decision: 10 min  (running out forfeits"),
+        (45, "Time per decision: 45 s"),
+        (0, "Time per decision: no limit"),
+    ],
+)
+def test_rules_offer_shows_the_turn_limit(limit: int, shown: str) -> None:
+    st, _ = _offer_state(None, turn_limit=limit)
+    text = "\n".join(_text(line) for line in R.page_lines(st))
+    assert shown in text, text

@@ -135,6 +135,19 @@ def test_key_schedule_independently() -> None:
         assert case["signed"] == (tag + bytes.fromhex(transcript)).hex()
         assert crypto.verify_sig(pub, bytes.fromhex(case["sig"]), bytes.fromhex(case["signed"]))
 
+    # the forfeit signature and the resign entries, rebuilt from the spec's bytes
+    def lp(b: bytes) -> bytes:
+        return len(b).to_bytes(4, "big") + b
+
+    ff = ident["forfeit_sig"]
+    body = lp(b"forfeit") + lp(ff["seat"].to_bytes(8, "big")) + lp(ff["reason"].encode())
+    tx = bytes.fromhex(ff["transcript"])
+    assert ff["signed"] == (b"p2pkoikoi/v2/forfeit\x00" + tx + body).hex()
+    assert crypto.verify_sig(pub, bytes.fromhex(ff["sig"]), bytes.fromhex(ff["signed"]))
+    plain = lp(b"resign") + lp((9).to_bytes(8, "big")) + lp((1).to_bytes(8, "big")) + lp(bytes(32))
+    assert v["resign_entries"]["plain"] == plain.hex()
+    assert v["resign_entries"]["time"] == (plain + lp(b"time")).hex()
+
 
 def test_pake_vectors() -> None:
     v = load("pake")

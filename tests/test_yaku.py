@@ -387,7 +387,7 @@ class TestScore:
 
     def test_reason_names_calls(self) -> None:
         r = score(self.ten, ONLINE, 1, 1)
-        assert r.multipliers[1] == Multiplier(3, "2 koi-koi calls by both players: x3")
+        assert r.multipliers[1] == Multiplier(3, "2 koi-koi calls in all (both players count): x3")
 
     def test_traditions_never_multiplies(self) -> None:
         rules = PRESETS["traditions"]

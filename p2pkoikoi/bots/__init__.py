@@ -5,6 +5,9 @@
 ``random`` | ``easy`` | ``medium`` | ``hard`` | ``hard:BUDGET_MS`` |
 ``hard:playouts=N`` | ``cmd:COMMAND``
 
+and ``hard-v1`` (with the same ``:BUDGET_MS`` or ``:playouts=N``): the hard
+bot before the playout core, kept to measure what the core is worth.
+
 A bot is any object with a ``name`` and ``choose(view) -> Action``
 (:class:`Bot`); practice games pass ``bot.choose`` to ``LocalLink``.
 """
@@ -17,10 +20,14 @@ import shutil
 from p2pkoikoi.bots.base import Bot, EasyBot, MediumBot, RandomBot
 from p2pkoikoi.bots.external import DEFAULT_TIMEOUT, EngineBot, EngineFailure
 from p2pkoikoi.bots.mcts import DEFAULT_PLAYOUTS, HardBot
+from p2pkoikoi.bots.mcts_v1 import V1_PLAYOUTS, HardBotV1
 from p2pkoikoi.engine import InputError
 
 LEVELS = ("random", "easy", "medium", "hard")
-SPEC_HELP = "random, easy, medium, hard, hard:BUDGET_MS, hard:playouts=N or cmd:COMMAND"
+SPEC_HELP = (
+    "random, easy, medium, hard, hard:BUDGET_MS, hard:playouts=N, cmd:COMMAND"
+    " (or hard-v1 in place of hard: the previous hard bot)"
+)
 #: the cap on a bare ``hard`` decision, in milliseconds, when it is allowed a clock
 DEFAULT_CAP_MS = 1000.0
 
@@ -45,21 +52,23 @@ def make_bot(
         return EasyBot(seed)
     if low == "medium":
         return MediumBot(seed)
-    if low == "hard":
-        return HardBot(
-            seed, playouts=DEFAULT_PLAYOUTS, budget_ms=None if reproducible else DEFAULT_CAP_MS
-        )
-    if low.startswith("hard:"):
-        arg = low[5:].strip()
-        if arg.startswith("playouts="):
-            n = _whole(arg[9:], spec)
-            if not 1 <= n <= 1_000_000:
-                raise InputError(f"bot {spec!r}: playouts must be between 1 and 1000000")
-            return HardBot(seed, playouts=n)
-        ms = _whole(arg.removesuffix("ms"), spec)
-        if not 1 <= ms <= 600_000:
-            raise InputError(f"bot {spec!r}: the budget must be between 1 and 600000 ms")
-        return HardBot(seed, playouts=None, budget_ms=float(ms))
+    for prefix, cls, default in (
+        ("hard-v1", HardBotV1, V1_PLAYOUTS),
+        ("hard", HardBot, DEFAULT_PLAYOUTS),
+    ):
+        if low == prefix:
+            return cls(seed, playouts=default, budget_ms=None if reproducible else DEFAULT_CAP_MS)
+        if low.startswith(prefix + ":"):
+            arg = low[len(prefix) + 1 :].strip()
+            if arg.startswith("playouts="):
+                n = _whole(arg[9:], spec)
+                if not 1 <= n <= 1_000_000:
+                    raise InputError(f"bot {spec!r}: playouts must be between 1 and 1000000")
+                return cls(seed, playouts=n)
+            ms = _whole(arg.removesuffix("ms"), spec)
+            if not 1 <= ms <= 600_000:
+                raise InputError(f"bot {spec!r}: the budget must be between 1 and 600000 ms")
+            return cls(seed, playouts=None, budget_ms=float(ms))
     if low.startswith("cmd:"):
         command = text[4:].strip()
         if not command:
@@ -100,6 +109,7 @@ __all__ = [
     "EngineBot",
     "EngineFailure",
     "HardBot",
+    "HardBotV1",
     "MediumBot",
     "RandomBot",
     "close_bot",

@@ -21,6 +21,7 @@ from p2pkoikoi.bots.heuristics import (
     potential,
     tables_for,
 )
+from p2pkoikoi.bots.playouts import playout_sums
 from p2pkoikoi.engine import Action, Phase, PlayerView
 from p2pkoikoi.engine import actions as A
 from p2pkoikoi.engine.cards import SAME_MONTH, iter_mask
@@ -102,6 +103,8 @@ HAND_KEEP = 0.5
 #: weight of the yaku-aware look-ahead beside the plain value of what a play takes now;
 #: measured: the look-ahead alone was no better than greedy, the blend beats it
 MEDIUM_LOOKAHEAD = 0.5
+#: guesses of the hidden cards behind medium's koi-koi decision (0: the rule of thumb alone)
+MEDIUM_KOIKOI_SAMPLES = 100
 
 
 def play_result(card: int, target: int, field: int, mine: int) -> tuple[int, int]:
@@ -135,13 +138,25 @@ class MediumBot:
         if view.phase is Phase.HAND_SWAP:
             return A.KEEP
         if view.phase is Phase.KOIKOI:
-            return A.KOIKOI if should_koikoi(view) else A.STOP
+            return self.koikoi(view)
         tab = tables_for(view.rules)
         vals = self.values(tab, view, acts)
         return max(
             zip(vals, [self.rng.random() for _ in acts], acts, strict=True),
             key=lambda t: (t[0], t[1]),
         )[2]
+
+    def koikoi(self, view: PlayerView) -> Action:
+        """Koi-koi or stop: a quick look at both answers over guessed deals, played
+        out greedily (:data:`MEDIUM_KOIKOI_SAMPLES` guesses), where :func:`should_koikoi`'s
+        rule of thumb breaks a tie."""
+        acts = (A.KOIKOI, A.STOP)
+        if MEDIUM_KOIKOI_SAMPLES:
+            tab = tables_for(view.rules)
+            sums, _ = playout_sums(view, acts, tab.static, self.rng, MEDIUM_KOIKOI_SAMPLES)
+            if abs(sums[0] - sums[1]) > 1e-9:
+                return A.KOIKOI if sums[0] > sums[1] else A.STOP
+        return A.KOIKOI if should_koikoi(view) else A.STOP
 
     def values(self, tab: Tables, view: PlayerView, acts: tuple[Action, ...]) -> list[float]:
         """Medium's value of each PLAY or DRAW_CHOICE action (higher is better)."""

@@ -1,11 +1,13 @@
-"""The hard bot: determinized Monte Carlo search over the real engine.
+"""The hard bot: determinized Monte Carlo search over the engine's playout core.
 
 Why this shape: Koi-Koi hides the opponent's hand and the stock order, so a
 tree over the true state would cheat.  Instead the bot repeatedly *guesses*
 the hidden cards -- a uniformly random split of exactly the cards its seat
 has not seen into an opponent hand of the right size and a stock order --
-builds a full state with :func:`determinize`, and plays every legal action
-out to the end of the current round with a fast greedy policy.  Every action
+builds that round on a mutable :class:`~p2pkoikoi.engine.playout.Playout`
+(the same rules as ``MatchState``, a copy per playout instead of per action),
+and plays every legal action out to the end of the current round with a
+fast greedy policy (:mod:`p2pkoikoi.bots.playouts`).  Every action
 is tried on the same guesses (common random numbers), which cancels most of
 the luck of the deal out of the comparison.
 
@@ -22,27 +24,18 @@ budget it does as many playouts as fit, which depends on the machine.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 
 from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
-from p2pkoikoi.engine import Action, MatchState, Phase, PlayerView, determinize
+from p2pkoikoi.bots.playouts import DISCARD_RISK, playout_sums
+from p2pkoikoi.bots.playouts import match_utility as match_utility  # re-exported
+from p2pkoikoi.engine import Action, Phase, PlayerView
 from p2pkoikoi.engine import actions as A
-from p2pkoikoi.engine.actions import ActionKind
-from p2pkoikoi.engine.cards import SAME_MONTH, iter_mask
-from p2pkoikoi.engine.rules import RuleSet, Scoring
-from p2pkoikoi.engine.yaku import total
 
-#: default playouts per decision for a bare ``hard`` (well under a second here)
-DEFAULT_PLAYOUTS = 600
-#: spread of one round's point swing, for the match-win estimate
-ROUND_SIGMA = 6.0
-#: weight of raw points beside the match-win estimate
-POINT_WEIGHT = 0.01
-#: playout policy: bonus for a capture that completes or raises a yaku
-ROLLOUT_YAKU_BONUS = 3.0
+#: default playouts per decision for a bare ``hard``: the CPU time ``hard-v1`` spends on its 600
+DEFAULT_PLAYOUTS = 1500
 #: match-win utility per point of medium's heuristic play value
 PRIOR_WEIGHT = 0.06
 
@@ -56,34 +49,8 @@ def medium_values(
     return [v - top for v in vals]
 
 
-def match_utility(
-    rules: RuleSet, seat: int, round_no: int, scores: tuple[int, int], gained: tuple[int, int]
-) -> float:
-    """How good a finished round is for ``seat``: chance of winning the match, plus points.
-
-    ``scores`` are the standings before the round and ``gained`` what each
-    seat won in it (already capped by the pool).
-    """
-    g_me, g_opp = gained[seat], gained[1 - seat]
-    s_me, s_opp = scores[seat], scores[1 - seat]
-    if rules.scoring is Scoring.POOL:
-        n_me, n_opp = s_me + g_me - g_opp, s_opp + g_opp - g_me
-        if rules.knockout and (n_me <= 0 or n_opp <= 0):
-            return (1.0 if n_opp <= 0 else 0.0) + POINT_WEIGHT * (g_me - g_opp)
-    else:
-        n_me, n_opp = s_me + g_me, s_opp + g_opp
-    lead = n_me - n_opp
-    left = rules.rounds - round_no
-    if left <= 0:
-        p = 1.0 if lead > 0 else 0.0 if lead < 0 else 0.5
-    else:
-        z = lead / (ROUND_SIGMA * math.sqrt(left))
-        p = 1.0 / (1.0 + math.exp(-1.7 * z))
-    return p + POINT_WEIGHT * (g_me - g_opp)
-
-
 class HardBot:
-    """Determinized Monte Carlo over the engine; see the module docstring."""
+    """Determinized Monte Carlo over the playout core; see the module docstring."""
 
     def __init__(
         self, seed: int, playouts: int | None = DEFAULT_PLAYOUTS, budget_ms: float | None = None
@@ -101,66 +68,10 @@ class HardBot:
         self.last_playouts = 0
         #: utility per point of medium's heuristic value (see :meth:`choose`)
         self.prior_weight = PRIOR_WEIGHT
+        #: weight of a discard's risk: the card's value when the opponent (in the
+        #: playout's guessed deal) holds a card of its month and would take it
+        self.discard_risk = DISCARD_RISK
         self._medium = MediumBot(seed)
-
-    # ------------------------------------------------------------------ policy
-    def _rollout_action(self, tab: Tables, s: MatchState, rng: random.Random) -> Action:
-        acts = s.legal_actions()
-        if len(acts) == 1:
-            return acts[0]
-        kind = acts[0].kind
-        if kind is ActionKind.KOIKOI:
-            return A.STOP
-        if kind is ActionKind.SWAP:
-            return A.KEEP
-        static = tab.static
-        if kind is ActionKind.TAKE:
-            return max(acts, key=lambda a: static[a.card.id] if a.card else 0.0)
-        field = s.field.mask
-        p = s.to_act
-        assert p is not None
-        pile = s.pile(p).mask
-        rules = s.rules
-        before = total(pile, rules, field)
-        best = acts[0]
-        best_v = -1e9
-        for a in acts:
-            card = a.card
-            assert card is not None
-            c = card.id
-            if a.target is not None:
-                taken = a.target.bit
-                v = static[c] + static[a.target.id]
-            else:
-                taken = field & SAME_MONTH[c]
-                if taken:
-                    v = static[c]
-                    for i in iter_mask(taken):
-                        v += static[i]
-                else:
-                    v = -0.5 * static[c]
-            if taken and total(pile | taken | 1 << c, rules, field) > before:
-                v += ROLLOUT_YAKU_BONUS  # a capture that scores ends the round our way
-            v += rng.random() * 0.3
-            if v > best_v:
-                best_v, best = v, a
-        return best
-
-    def _playout(
-        self,
-        tab: Tables,
-        s: MatchState,
-        seat: int,
-        round_no: int,
-        n_results: int,
-        scores: tuple[int, int],
-        rng: random.Random,
-    ) -> float:
-        rules = s.rules
-        while not s.is_over and s.round == round_no and len(s.results) == n_results:
-            s = s.after(self._rollout_action(tab, s, rng))
-        res = s.results[n_results]
-        return match_utility(rules, seat, round_no, scores, res.gained)
 
     # ------------------------------------------------------------------ search
     def choose(self, view: PlayerView) -> Action:
@@ -174,41 +85,16 @@ class HardBot:
             # Nothing is known before looking: both hands are equally likely good.
             return A.KEEP
         tab = tables_for(view.rules)
-        rng = self.rng
-        seat = view.seat
-        unseen = list(iter_mask(view.unseen.mask))
-        n_opp = view.opponent_hand_size
-        n_results = len(view.results)
-        sums = [0.0] * len(acts)
         deadline = None
         if self.budget_ms is not None:
             deadline = time.perf_counter() + self.budget_ms / 1000.0
         samples = max(2, self.playouts // len(acts)) if self.playouts is not None else 1 << 30
-        done = 0
-        for _ in range(samples):
-            rng.shuffle(unseen)
-            opp = 0
-            for c in unseen[:n_opp]:
-                opp |= 1 << c
-            stock = tuple(unseen[n_opp:])
-            root = determinize(view, opp, stock)
-            # The playout policy's coin flips are shared across actions too.
-            flips = rng.getrandbits(64)
-            for i, a in enumerate(acts):
-                sums[i] += self._playout(
-                    tab,
-                    root.after(a),
-                    seat,
-                    view.round,
-                    n_results,
-                    view.scores,
-                    random.Random(flips),
-                )
-            done += 1
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
+        sums, done = playout_sums(
+            view, acts, tab.static, self.rng, samples, deadline, self.discard_risk
+        )
         self.last_playouts = done * len(acts)
         means = [x / done for x in sums]
+        self.last_means = means  # the playouts' mean utility per action (for benchmarks)
         if view.phase is Phase.PLAY or view.phase is Phase.DRAW_CHOICE:
             # Playouts are noisy and their greedy players naive; medium's judgement
             # of the position, as a prior, steadies the choice between close actions.

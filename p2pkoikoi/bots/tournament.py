@@ -256,7 +256,7 @@ def format_summary(s: Summary) -> str:
 
     lines = [
         f"{s.bot_a} vs {s.bot_b}: {s.games} matches, seats alternated",
-        f"  {s.bot_a}: {s.wins} wins, {s.draws} draws, {s.losses} losses"
+        f"  {s.bot_a}: {_n(s.wins, 'win')}, {_n(s.draws, 'draw')}, {_n(s.losses, 'loss')}"
         + (f" ({s.forfeits_a} by forfeit)" if s.forfeits_a else "")
         + (f"; {s.bot_b} forfeited {s.forfeits_b}" if s.forfeits_b else ""),
         f"  win rate {100 * s.score:.1f}% (draws count half), 95% CI (Wilson)"
@@ -266,3 +266,10 @@ def format_summary(s: Summary) -> str:
         f"  thinking time {s.ms_per_decision_a:.1f} ms / {s.ms_per_decision_b:.1f} ms per decision",
     ]
     return "\n".join(lines)
+
+
+def _n(count: int, noun: str) -> str:
+    """``"1 draw"``, ``"2 draws"``, ``"3 losses"``."""
+    if count == 1:
+        return f"1 {noun}"
+    return f"{count} {noun}es" if noun.endswith("s") else f"{count} {noun}s"

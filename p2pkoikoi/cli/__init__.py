@@ -27,8 +27,30 @@ COMMAND_MODULES = (
     "p2pkoikoi.cli.id_cmd",
     "p2pkoikoi.cli.engine_cmds",
     "p2pkoikoi.cli.verify_cmd",
+    "p2pkoikoi.cli.history_cmd",
+    "p2pkoikoi.cli.replay_cmd",
     "p2pkoikoi.cli.selfplay_cmd",
 )
+
+#: the module of each command: a command line naming one builds only that module's
+#: parsers (``verify`` need not import the engine commands' preset table nor the
+#: network commands' defaults).  An unknown or absent command builds them all;
+#: tests/test_startup.py checks this table against what each module registers.
+COMMAND_MODULE = {
+    "practice": "p2pkoikoi.cli.play_cmds",
+    "host": "p2pkoikoi.cli.net_cmds",
+    "join": "p2pkoikoi.cli.net_cmds",
+    "resume": "p2pkoikoi.cli.net_cmds",
+    "id": "p2pkoikoi.cli.id_cmd",
+    "score": "p2pkoikoi.cli.engine_cmds",
+    "deal": "p2pkoikoi.cli.engine_cmds",
+    "rules": "p2pkoikoi.cli.engine_cmds",
+    "bench": "p2pkoikoi.cli.engine_cmds",
+    "verify": "p2pkoikoi.cli.verify_cmd",
+    "history": "p2pkoikoi.cli.history_cmd",
+    "replay": "p2pkoikoi.cli.replay_cmd",
+    "selfplay": "p2pkoikoi.cli.selfplay_cmd",
+}
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -67,7 +89,14 @@ class _Parser(argparse.ArgumentParser):
         return " ".join(parts) + " " if parts else ""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command a command line names: its first word, unless that is an option
+    (``-h score`` shows the whole help, so everything is built)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with a known ``command`` only its module's parsers."""
     parser = _Parser(
         prog="p2pkoikoi",
         description="Peer-to-peer Koi-Koi for the terminal. With no command, opens the start screen.",
@@ -75,7 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"p2pkoikoi {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    only = COMMAND_MODULE.get(command or "")
     for name in COMMAND_MODULES:
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -137,10 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings(
         "ignore", message="coroutine .* was never awaited", category=RuntimeWarning
     )
-    parser = build_parser()
-    args, extra = parser.parse_known_args(
-        protect_read_aloud(sys.argv[1:] if argv is None else argv)
-    )
+    argv = protect_read_aloud(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(command_of(argv))
+    args, extra = parser.parse_known_args(argv)
     if extra:  # name the command whose --help lists what it takes
         command = getattr(args, "command", None)
         see = f"p2pkoikoi {command} --help" if command else "p2pkoikoi --help"

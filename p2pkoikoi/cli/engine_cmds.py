@@ -53,18 +53,21 @@ def rules_from_args(args: argparse.Namespace) -> RuleSet:
         rules = rules.apply_setting(assignment)
     n = getattr(args, "rounds", None)
     if n is not None:
+        if not 1 <= n <= 99:
+            raise InputError(f"--rounds must be between 1 and 99, not {n}")
         rules = rules.with_settings(rounds=n)
     return rules
 
 
-def parse_seed_hex(text: str) -> bytes:
-    """A 32-byte seed from 64 hex digits, or :class:`InputError`."""
+def parse_seed_hex(text: str, option: str = "--match-seed") -> bytes:
+    """A 32-byte seed from 64 hex digits, or :class:`InputError` naming ``option``
+    (one wording for ``practice --seed`` and ``deal --match-seed``)."""
     try:
         seed = bytes.fromhex(text.strip())
     except ValueError:
-        raise InputError(f"bad hex in seed: {text!r}") from None
+        raise InputError(f"{option} must be 64 hex digits (0-9, a-f), not {text!r}") from None
     if len(seed) != 32:
-        raise InputError(f"seed must be 32 bytes (64 hex digits), got {len(seed)} bytes")
+        raise InputError(f"{option} must be 64 hex digits (32 bytes), not {2 * len(seed)} digits")
     return seed
 
 
@@ -180,16 +183,21 @@ def _show(value: Any) -> str:
 
 # ---------------------------------------------------------------------- bench
 def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, float]:
-    """Random-playout speed on this core: rounds/s with and without events, matches/s.
+    """Random-playout speed on this core: rounds/s of the search core (``Playout``,
+    a cheap shuffle per deal), of the match engine with and without events, matches/s.
 
-    Each figure is measured in ``slices`` equal slices of ``seconds`` and the best
-    slice is reported (as ``timeit`` reports the minimum): other load on the machine
-    only ever slows a slice down.  ``*_median`` keys give the median slice too.
+    Each figure is measured in ``slices`` equal slices of ``seconds`` of this
+    process's CPU time (``time.process_time``: time the process waits for a shared
+    core does not count) and the best slice is reported (as ``timeit`` reports the
+    minimum): other load only ever slows a slice down, through caches and memory.
+    ``*_median`` keys give the median slice too.
     """
+    import functools
     import random
     import time
 
     from p2pkoikoi.engine.match import new_match
+    from p2pkoikoi.engine.playout import DONE, Playout, quick_deck
 
     rules = get_preset(DEFAULT_PRESET)
     long_rules = rules.with_settings(rounds=12, scoring="sum")  # no knockouts: full rounds
@@ -198,20 +206,36 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
     def rate(match_rules: RuleSet, with_events: bool, per_round: bool, span: float) -> float:
         """Random matches played for ``span`` seconds: rounds (or matches) per second."""
         count = 0
-        start = time.perf_counter()
+        start = time.process_time()
         deadline = start + span
-        while time.perf_counter() < deadline:
+        while time.process_time() < deadline:
             m = new_match(match_rules, rng.randbytes(32))
             while not m.is_over:
                 acts = m.legal_actions()
                 a = acts[rng.randrange(len(acts))]
                 m = m.apply(a)[0] if with_events else m.after(a)
             count += len(m.results) if per_round else 1
-        return count / (time.perf_counter() - start)
+        return count / (time.process_time() - start)
+
+    def core_rate(span: float) -> float:
+        """Random rounds through the search core (deal to round end) for ``span`` seconds."""
+        count = 0
+        deck = functools.partial(quick_deck, rng)
+        start = time.process_time()
+        deadline = start + span
+        while time.process_time() < deadline:
+            for dealer in (0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1):
+                p = Playout.deal(long_rules, deck, dealer)
+                while p.phase != DONE:
+                    moves = p.moves()
+                    p.do(moves[rng.randrange(len(moves))])
+            count += 12
+        return count / (time.process_time() - start)
 
     span = seconds / slices
     figures: dict[str, float] = {}
     measures: tuple[tuple[str, Callable[[], float]], ...] = (
+        ("playout_rounds_per_second", lambda: core_rate(span)),
         ("rounds_per_second", lambda: rate(long_rules, False, True, span)),
         ("rounds_per_second_with_events", lambda: rate(long_rules, True, True, span)),
         ("matches_per_second", lambda: rate(rules, True, False, span)),
@@ -244,8 +268,9 @@ def run_bench(args: argparse.Namespace) -> int:
         out.update({k: round(v, 3) for k, v in more.items()})
         _print_json(out)
         return 0
-    print("Best and median of five slices, on one core:")
+    print("Best and median of five slices of CPU time, on one core:")
     for key, label in (
+        ("playout_rounds_per_second", "random-playout rounds/s (search core)"),
         ("rounds_per_second", "random-playout rounds/s (after)"),
         ("rounds_per_second_with_events", "random-playout rounds/s (apply, events)"),
         ("matches_per_second", f"full {DEFAULT_PRESET} matches/s (apply)"),
@@ -275,7 +300,12 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("score", help="the yaku in a captured pile and what stopping is worth")
+    p = sub.add_parser(
+        "score",
+        help="the yaku in a captured pile and what stopping is worth",
+        description="Name the yaku that a pile of captured cards makes under a rule set, and "
+        "what stopping with them is worth after the given koi-koi calls.",
+    )
     add_rules_options(p, rounds=False)
     p.add_argument(
         "--calls-self", type=int, default=0, metavar="N", help="koi-koi calls by the scorer"
@@ -283,30 +313,55 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--calls-opponent", type=int, default=0, metavar="N", help="koi-koi calls by the opponent"
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("cards", nargs="+", metavar="CARD", help="card codes (1b, 9a) or names (crane)")
     p.set_defaults(func=run_score)
 
-    p = sub.add_parser("deal", help="the deal a match seed gives (to check a shuffle by hand)")
-    p.add_argument("--match-seed", required=True, metavar="HEX", help="64 hex digits")
-    p.add_argument("--round", type=int, default=1, metavar="N")
+    p = sub.add_parser(
+        "deal",
+        help="the deal a match seed gives (to check a shuffle by hand)",
+        description="Print the hands, field and stock that a match seed deals for a round, "
+        "as both programs compute them: check a recorded shuffle by hand.",
+    )
+    p.add_argument(
+        "--match-seed", required=True, metavar="HEX", help="the match seed: 64 hex digits"
+    )
+    p.add_argument("--round", type=int, default=1, metavar="N", help="the round (default 1)")
     p.add_argument(
         "--attempt", type=int, default=0, metavar="K", help="0 for the first deal, +1 per redeal"
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.set_defaults(func=run_deal)
 
-    p = sub.add_parser("rules", help="show a rule preset, or compare two")
-    p.add_argument("preset", nargs="?", metavar="PRESET")
-    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="settings")
-    p.add_argument("--diff", nargs=2, metavar=("A", "B"))
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser(
+        "rules",
+        help="show a rule preset, or compare two",
+        description="With no PRESET, list the presets and where their rules come from; with "
+        "one, every setting and what it means; --diff A B shows where two presets differ.",
+    )
+    p.add_argument("preset", nargs="?", metavar="PRESET", help=f"one of {', '.join(PRESETS)}")
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        dest="settings",
+        help="change one setting of PRESET (repeatable)",
+    )
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"), help="compare two presets")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=run_rules)
 
     p = sub.add_parser(
-        "bench", help="engine speed on one core, the protocol's cost per move, start-up time"
+        "bench",
+        help="engine speed on one core, the protocol's cost per move, start-up time",
+        description="Measure random-playout speed of the engine on one core (best and median "
+        "of five slices), the protocol's cost per move and the start-up time: figures to "
+        "compare machines and versions, not a test.",
     )
-    p.add_argument("--seconds", type=float, default=5.0, help="time per figure (default 5)")
+    p.add_argument(
+        "--seconds", type=float, default=5.0, metavar="S", help="time per figure (default 5)"
+    )
     p.add_argument(
         "--startup-runs",
         type=int,
@@ -314,5 +369,5 @@ def register(sub: Any) -> None:
         metavar="N",
         help="new processes per start-up figure, the fastest counts (default 5; 0 skips)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.set_defaults(func=run_bench)

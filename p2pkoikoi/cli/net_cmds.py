@@ -22,10 +22,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--headless", action="store_true", help="no table: a bot plays, JSON lines on stdout"
     )
     p.add_argument(
+        "--my-bot",
         "--bot",
+        dest="bot",
         default="random",
         metavar="SPEC",
-        help="headless player: random, easy, medium, hard, cmd:COMMAND (default random)",
+        help="with --headless, the bot that plays for YOU: random, easy, medium, hard, "
+        "cmd:COMMAND (default random)",
     )
     p.add_argument(
         "--bot-seed", type=int, metavar="N", help="seed the headless bot (default: random)"
@@ -48,11 +51,21 @@ def _common(p: argparse.ArgumentParser) -> None:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="deadline for each handshake step and the reveal (default 30)",
+        help="deadline for each handshake step and the reveal (default 30); also the "
+        "grace for latency past the other player's turn limit (at most 10)",
     )
     _reconnect_option(p)
     _accept_new_key_option(p)
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+    _quiet_option(p)
+
+
+def _quiet_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="table: no terminal bell when it becomes your turn (it rings by default)",
+    )
 
 
 def _accept_new_key_option(p: argparse.ArgumentParser) -> None:
@@ -97,7 +110,30 @@ def register(sub: Any) -> None:
     h.add_argument(
         "--advertise",
         metavar="ADDR",
-        help="the address written into the invite (e.g. your public IP or DNS name)",
+        help="an extra address written first into the invite (e.g. your DNS name); the "
+        "invite lists this machine's LAN and IPv6 addresses and the router's anyway",
+    )
+    h.add_argument(
+        "--no-port-mapping",
+        dest="port_mapping",
+        action="store_false",
+        help="do not ask the router to open the port (UPnP, NAT-PMP, PCP): "
+        "friends on this network only, or a port you forwarded by hand",
+    )
+    h.add_argument(
+        "--no-announce",
+        dest="announce",
+        action="store_false",
+        help="do not announce the waiting match on this network (multicast DNS); "
+        "friends then need the invite, as the code is found by the announcement",
+    )
+    h.add_argument(
+        "--turn-limit",
+        type=int,
+        default=600,
+        metavar="SECONDS",
+        help="seconds each player may take per decision (default 600; 0: no limit); a "
+        "warning comes before it runs out, and running out forfeits the match",
     )
     add_rules_options(h)
     _common(h)
@@ -144,7 +180,14 @@ def register(sub: Any) -> None:
     r.add_argument(
         "--headless", action="store_true", help="no table: a bot plays, JSON lines on stdout"
     )
-    r.add_argument("--bot", default="random", metavar="SPEC", help="headless player")
+    r.add_argument(
+        "--my-bot",
+        "--bot",
+        dest="bot",
+        default="random",
+        metavar="SPEC",
+        help="with --headless, the bot that plays for YOU (default random)",
+    )
     r.add_argument("--bot-seed", type=int, metavar="N", help="seed the headless bot")
     r.add_argument("--config-dir", metavar="DIR", help="where your identity is")
     r.add_argument(
@@ -153,6 +196,7 @@ def register(sub: Any) -> None:
     _reconnect_option(r)
     _accept_new_key_option(r)
     r.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
+    _quiet_option(r)
     r.set_defaults(func=run_resume)
 
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import trio
 
@@ -24,7 +24,7 @@ from p2pkoikoi import doc_url
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, get_preset
 from p2pkoikoi.session import RulesProposed
-from p2pkoikoi.session.wire import MAX_NAME
+from p2pkoikoi.session.wire import MAX_NAME, MAX_TURN_LIMIT
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
 from p2pkoikoi.transport.identity import (
@@ -63,6 +63,16 @@ def _env_seconds(name: str, default: float) -> float:
 _NAME_BAD = re.compile(r"[^\w .-]+")
 
 
+def login_name() -> str:
+    """The login name made safe for the protocol's name field ("player" if none)."""
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):
+        login = ""
+    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
+    return clean or "player"
+
+
 def _name(args: argparse.Namespace) -> str:
     if args.name is not None:
         name = str(args.name)
@@ -76,12 +86,7 @@ def _name(args: argparse.Namespace) -> str:
                 f"--name must be 1..{MAX_NAME} printable characters without surrounding spaces"
             )
         return name
-    try:
-        login = getpass.getuser()
-    except (KeyError, OSError):
-        login = ""
-    clean = _NAME_BAD.sub("", login).strip()[:MAX_NAME].strip()
-    return clean or "player"
+    return login_name()
 
 
 def _timeouts(args: argparse.Namespace) -> Timeouts:
@@ -103,6 +108,7 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
         ping_interval=_env_seconds("P2PKOIKOI_PING_INTERVAL", base.ping_interval) or 1.0,
         silence_warn=_env_seconds("P2PKOIKOI_SILENCE_WARN", base.silence_warn) or 1.0,
         silence_fail=_env_seconds("P2PKOIKOI_SILENCE_FAIL", base.silence_fail) or 1.0,
+        turn_grace=min(base.turn_grace, t),  # latency past the other's turn limit
     )
 
 
@@ -178,6 +184,10 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
         rules = rules_from_args(args)
         if not 0 <= args.port <= 65535:
             raise InputError(f"--port {args.port} is outside 0..65535")
+        if not 0 <= args.turn_limit <= MAX_TURN_LIMIT:
+            raise InputError(
+                f"--turn-limit {args.turn_limit} is outside 0..{MAX_TURN_LIMIT} seconds"
+            )
 
         def open_(
             notify: Callable[[Note], None], ask_rules: AskRules | None = None
@@ -189,23 +199,22 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 port=args.port,
                 bind=args.bind,
                 advertise=args.advertise,
+                port_mapping=args.port_mapping,
+                announce=args.announce,
                 timeouts=timeouts,
                 record_path=record,
                 notify=notify,
                 known_peers=known,
+                turn_limit=args.turn_limit,
             )
 
         return open_
     expected = _expected(args)
-    from p2pkoikoi.session import InviteError, ShortCode, parse_join_target
+    from p2pkoikoi.session import parse_join_target
 
-    # a bad invite or code fails before any network use
+    # a bad invite or code fails before any network use; a code finds its host on
+    # this network by multicast DNS (transport/discovery.py)
     invite = parse_join_target(" ".join(args.invite))
-    if isinstance(invite, ShortCode):
-        raise InviteError(
-            f"joining with a code ({invite}) needs the host's match found on this "
-            "network, which this build cannot do yet: ask the host for the koi2- invite"
-        )
 
     def open_j(
         notify: Callable[[Note], None], ask_rules: AskRules | None = None
@@ -250,7 +259,9 @@ async def _headless(opener: Opener, player: _Player) -> int:
 def run_match(args: argparse.Namespace, host: bool) -> int:
     opener = _opener(args, host)
     if not args.headless:
-        return run_network_table(opener, ascii=args.ascii, me=_own_fingerprint(args))
+        return run_network_table(
+            opener, ascii=args.ascii, me=_own_fingerprint(args), bell=not args.quiet
+        )
     player = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, opener, player)
@@ -280,7 +291,9 @@ def run_resume(args: argparse.Namespace) -> int:
         )
 
     if not args.headless:
-        return run_network_table(open_, ascii=args.ascii, me=own_fingerprint(identity))
+        return run_network_table(
+            open_, ascii=args.ascii, me=own_fingerprint(identity), bell=not args.quiet
+        )
     player = _chooser(args.bot, args.bot_seed)
     try:
         return trio.run(_headless, open_, player)
@@ -289,17 +302,23 @@ def run_resume(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- table
-def run_network_table(opener: Opener, *, ascii: bool = False, me: str = "") -> int:
+def run_network_table(
+    opener: Opener, *, ascii: bool = False, me: str = "", bell: bool = True
+) -> int:
     """Open the terminal table on a network match (the UI's ``run_table`` entry point);
-    ``me`` is the player's own fingerprint, shown beside the peer's."""
+    ``me`` is the player's own fingerprint, shown beside the peer's; ``bell`` rings
+    the terminal's bell when it becomes your turn."""
     from p2pkoikoi.ui.app import run_table
 
-    return run_table(network_table_factory(opener, me), ascii=ascii)
+    return run_table(network_table_factory(opener, me), ascii=ascii, bell=bell)
 
 
-def invite_lines(invite: str, port: int, code: str | None = None) -> tuple[str, ...]:
+def invite_lines(
+    invite: str, port: int, code: str | None = None, reach: str = ""
+) -> tuple[str, ...]:
     """The host's waiting screen: the command to type, the invite spaced for reading
-    aloud, and the short code for a friend on the same network."""
+    aloud, the short code for a friend on the same network, and how the host can be
+    reached (``reach``, the port mapping's one line)."""
     from p2pkoikoi.ui.render import spaced_invite
 
     on_lan = (
@@ -322,8 +341,9 @@ def invite_lines(invite: str, port: int, code: str | None = None) -> tuple[str, 
         f"  {spaced_invite(invite)}",
         "",
         *on_lan,
-        f"TCP port {port}; for firewalls and port forwarding see 'Across the internet' in",
-        f"  {doc_url('docs/network.md')}",
+        *((reach[:1].upper() + reach[1:] + ".",) if reach else ()),
+        f"TCP port {port}; for firewalls and routers see 'What works where' in",
+        f"  {doc_url('docs/network.md#what-works-where')}",
         "(To copy with the mouse, hold Shift while selecting.)",
     )
 
@@ -345,15 +365,23 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
     mine = ("", f"Your identity: {me} (p2pkoikoi id shows it)") if me else ()
 
     async def factory(ctx: TableContext) -> GameLink:
+        shown: dict[str, Any] = {}
+
         def notify(note: Note) -> None:
             kind = note.get("event")
-            if kind == "listening":
+            if kind in ("listening", "reachability"):
+                shown[kind] = note
+                first = shown.get("listening")
+                if first is None:
+                    return
+                reach = shown.get("reachability", {}).get("text", "")
                 ctx.waiting(
                     "Waiting for the other player",
                     *invite_lines(
-                        str(note["invite"]),
-                        int(note["port"]),
-                        str(note["code"]) if note.get("code") else None,
+                        str(first["invite"]),
+                        int(first["port"]),
+                        str(first["code"]) if first.get("code") else None,
+                        str(reach),
                     ),
                     *mine,
                 )
@@ -375,6 +403,7 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 warning=warning,
                 seen_before=seen,
                 own_fingerprint=me,
+                turn_limit=proposal.turn_limit,
             )
 
         async def hold(

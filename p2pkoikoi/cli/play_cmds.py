@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from p2pkoikoi import doc_url
-from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
+from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
 from p2pkoikoi.engine.errors import InputError
 
 if TYPE_CHECKING:
     from p2pkoikoi.engine import Action, PlayerView, RuleSet
+
+if TYPE_CHECKING:
+    from p2pkoikoi.transport.practice_record import PracticeRecorder
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,29 +27,56 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Play a local match against a built-in bot in the terminal table.",
     )
     p.add_argument(
+        "--opponent",
         "--ai",
-        "--bot",
+        dest="ai",
         default="medium",
         metavar="LEVEL",
-        help="the computer player (default medium): random, easy, medium, hard, or"
+        help="your opponent, the computer player (default medium): random, easy, medium, hard, or"
         f" cmd:COMMAND for an engine of your own, specified in {doc_url('docs/engine-protocol.md')}",
     )
     add_rules_options(p)
     p.add_argument("--seed", metavar="HEX", help="the match seed, 64 hex digits (default: random)")
     p.add_argument("--ascii", action="store_true", help="draw with plain ASCII characters only")
+    p.add_argument(
+        "--record",
+        metavar="PATH",
+        help="where to write the match record (default: the records directory, "
+        "~/.local/share/p2pkoikoi/records/; see p2pkoikoi history)",
+    )
+    p.add_argument(
+        "--no-record",
+        action="store_true",
+        help="keep no record of this match (a match with --seed never has one)",
+    )
+    p.add_argument(
+        "--tutorial",
+        action="store_true",
+        help="a guided first round that explains matching, captures, yaku and koi-koi",
+    )
     p.set_defaults(func=run)
 
 
 def parse_seed(text: str | None) -> bytes:
     if text is None:
         return os.urandom(32)
+    return parse_seed_hex(text, "--seed")
+
+
+def first_run() -> bool:
+    """True once: the first practice match on this account is offered the guide
+    (a marker file in the config directory remembers the offer)."""
+    from p2pkoikoi.transport.identity import config_dir
+
+    marker = config_dir(None) / "guide-offered"
+    if marker.exists():
+        return False
     try:
-        seed = bytes.fromhex(text.strip())
-    except ValueError:
-        raise InputError("--seed must be 64 hex digits") from None
-    if len(seed) != 32:
-        raise InputError(f"--seed must be 64 hex digits (32 bytes), not {len(seed)} bytes")
-    return seed
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("the guided first round was offered; practice --tutorial shows it\n")
+    except OSError:
+        return False  # no place to remember it: do not offer it every time
+    return True
 
 
 def make_opponent(level: str, seed: int) -> tuple[Callable[[PlayerView], Action], str]:
@@ -55,29 +87,83 @@ def make_opponent(level: str, seed: int) -> tuple[Callable[[PlayerView], Action]
     return bot.choose, level
 
 
+def _recorder(rules: RuleSet, level: str, path: Path | None) -> PracticeRecorder:
+    """The in-memory protocol that records this practice match (its seed comes from it)."""
+    from p2pkoikoi.cli.net_run import login_name
+    from p2pkoikoi.transport.identity import (
+        check_record_path,
+        config_dir,
+        default_record_path,
+        load_or_create_identity,
+    )
+    from p2pkoikoi.transport.practice_record import PracticeRecorder
+
+    check_record_path(path)
+    if path is None:
+        path = default_record_path(f"practice-{level.split(':')[0]}")
+    elif path.exists():
+        raise InputError(f"{path} already exists: give --record a new file name")
+    identity = load_or_create_identity(config_dir(None))
+    opponent = f"Computer ({level})"[:32] if len(level) < 20 else "Computer"
+    return PracticeRecorder(rules, identity, (login_name(), opponent), path)
+
+
 def practice(
-    rules: RuleSet, match_seed: bytes, level: str, *, ascii: bool, bot_seed: int | None = None
+    rules: RuleSet,
+    match_seed: bytes | None,
+    level: str,
+    *,
+    ascii: bool,
+    bot_seed: int | None = None,
+    record: Path | None = None,
+    keep_record: bool = True,
+    tutorial: bool = False,
 ) -> int:
+    """A practice match.  Without ``match_seed`` the seed comes from the in-memory
+    commit-reveal that records the match (``keep_record``), else from os.urandom."""
     from p2pkoikoi.transport.link import GameLink, LocalLink
     from p2pkoikoi.ui.app import TableContext, run_table
 
+    recorder = None
+    if match_seed is None and keep_record:
+        recorder = _recorder(rules, level, record)
+        match_seed = recorder.match_seed
+    seed = match_seed if match_seed is not None else os.urandom(32)
     choose, kind = make_opponent(
-        level, int.from_bytes(match_seed[:8], "big") if bot_seed is None else bot_seed
+        level, int.from_bytes(seed[:8], "big") if bot_seed is None else bot_seed
     )
 
     async def factory(ctx: TableContext) -> GameLink:
-        link = LocalLink(rules, match_seed, choose, names=("You", "Computer"))
+        link = LocalLink(rules, seed, choose, names=("You", "Computer"), recorder=recorder)
         ctx.state.log.append(("class:dim", f"Practice against the {kind} computer player."))
+        if tutorial:
+            ctx.state.start_tutorial()
         ctx.nursery.start_soon(link.run)
         return link
 
-    return run_table(factory, ascii=ascii)
+    code = run_table(factory, ascii=ascii)
+    if recorder is not None and recorder.failed:
+        sys.stderr.write(f"p2pkoikoi: the practice record stopped: {recorder.failed}\n")
+    return code
 
 
 def run(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
-    seed = parse_seed(args.seed)
-    return practice(rules, seed, args.ai, ascii=args.ascii)
+    seed = parse_seed(args.seed) if args.seed is not None else None
+    if args.seed is not None and args.record:
+        raise InputError(
+            "--record cannot go with --seed: a record proves the seed came from a fair draw"
+        )
+    record = Path(args.record).expanduser() if args.record else None
+    return practice(
+        rules,
+        seed,
+        args.ai,
+        ascii=args.ascii,
+        record=record,
+        keep_record=not args.no_record,
+        tutorial=args.tutorial or first_run(),
+    )
 
 
 def _network_command(argv: list[str]) -> int | None:
@@ -102,6 +188,6 @@ def run_start_screen(args: argparse.Namespace) -> int:
     ascii = bool(getattr(args, "ascii", False))
 
     def practise(rules: RuleSet, level: str) -> int:
-        return practice(rules, os.urandom(32), level, ascii=ascii)
+        return practice(rules, None, level, ascii=ascii, tutorial=first_run())
 
     return start_screen(practice=practise, network=_network_command, ascii=ascii)

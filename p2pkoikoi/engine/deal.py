@@ -49,15 +49,15 @@ def random_words(seed: bytes) -> Iterator[int]:
 
 def shuffle_ids(seed: bytes) -> list[int]:
     """The card ids 0..47 shuffled by the word stream of ``seed``; index 0 is the top."""
-    # Fast path: the 47 draws take the first 47 words unless a word is rejected
-    # (probability under 47 * 48 / 2^32 per deck); then the general loop redoes it.
+    # Fast path: the 47 draws take the first 47 words unless a word is rejected,
+    # which needs a word of at least _MIN_LIMIT (probability under 47 * 48 / 2^32
+    # per deck); then the general loop redoes it word by word.
     sha = hashlib.sha256
-    words = b"".join(sha(seed + _K[k]).digest() for k in range(6))
+    words = _WORD_STREAM.unpack(b"".join([sha(seed + k).digest() for k in _K]))
+    if max(words) >= _MIN_LIMIT:
+        return _shuffle_general(seed)
     deck = list(range(48))
-    for (i, n, limit), w in zip(_STEPS, _WORD_STREAM.unpack(words), strict=False):
-        if w >= limit:
-            return _shuffle_general(seed)
-        j = w % n
+    for i, j in zip(_TOPS, map(int.__mod__, words, _SIZES), strict=True):
         deck[i], deck[j] = deck[j], deck[i]
     return deck
 
@@ -75,9 +75,12 @@ def _shuffle_general(seed: bytes) -> list[int]:
     return deck
 
 
-_WORD_STREAM = struct.Struct(">48I")
+_WORD_STREAM = struct.Struct(">47I4x")  # the first 47 words of six digests
 _K = [k.to_bytes(4, "big") for k in range(6)]
 _STEPS = tuple((i, i + 1, (1 << 32) - ((1 << 32) % (i + 1))) for i in range(47, 0, -1))
+_TOPS = tuple(i for i, _, _ in _STEPS)
+_SIZES = tuple(n for _, n, _ in _STEPS)
+_MIN_LIMIT = min(limit for _, _, limit in _STEPS)
 
 
 def derive_deck(match_seed: bytes, round_no: int = 1, attempt: int = 0) -> list[int]:

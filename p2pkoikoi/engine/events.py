@@ -50,6 +50,13 @@ def cards_of(mask: int) -> tuple[Card, ...]:
     return got
 
 
+# Every capture's mask (none, one card, or two or three of one month) is there from the
+# start, so a cache filled by other masks (whole fields) still answers captures at once.
+for _m in range(16):
+    for _month in range(12):
+        cards_of(_m << (4 * _month))
+
+
 class DealerChosen(NamedTuple):
     """The first dealer (or the next, after both players scored a hand yaku)."""
 

@@ -451,8 +451,11 @@ class MatchState:
                 if matching:
                     hand = matching
             # Hand cards of a month with exactly two field cards need a choice of
-            # capture; every other card is one action, looked up by byte.
-            two = _two_card_months(field) & hand
+            # capture; every other card is one action, looked up by byte.  (The
+            # month counts of _two_card_months, inlined: this runs every decision.)
+            y = field - ((field >> 1) & 0x555555555555)
+            y = ((y & 0x333333333333) + ((y >> 2) & 0x333333333333)) ^ _COUNT_TWO
+            two = hand & ~(((y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW) * 0xF)
             single = hand & ~two
             t = _PLAYS_BY_BYTE
             out = (
@@ -497,11 +500,17 @@ class MatchState:
         rules do not allow it here; ``self`` is never changed.
         """
         ev: list[Event] = []
-        s = self._apply(action, ev)
+        if self._phase is Phase.PLAY and action.kind is ActionKind.PLAY:  # the common case
+            s = self._play(action, ev)
+        else:
+            s = self._apply(action, ev)
         return s, tuple(ev)
 
     def after(self, action: Action) -> MatchState:
-        """Like :meth:`apply` but without collecting events: the fast path for search."""
+        """Like :meth:`apply` but without collecting events (bots search with the
+        faster :class:`~p2pkoikoi.engine.playout.Playout`)."""
+        if self._phase is Phase.PLAY and action.kind is ActionKind.PLAY:
+            return self._play(action, None)
         return self._apply(action, None)
 
     def resign(self, seat: int) -> tuple[MatchState, tuple[Event, ...]]:
@@ -580,7 +589,7 @@ class MatchState:
             field |= bit
         s._hands = (hand ^ bit, hands[1]) if p == 0 else (hands[0], hand ^ bit)
         if ev is not None:
-            ev.append(Played(p, card, cards_of(taken)))
+            ev.append(_new_event(Played, (p, card, cards_of(taken))))
         # Draw from the stock.
         pos = s._pos
         d = s._stock[pos]
@@ -594,7 +603,7 @@ class MatchState:
             s._phase = Phase.DRAW_CHOICE
             s._pending = d
             if ev is not None:
-                ev.append(Drew(p, CARDS[d], (), True))
+                ev.append(_new_event(Drew, (p, CARDS[d], (), True)))
             return s
         if m:
             s._field = field & ~m
@@ -606,8 +615,18 @@ class MatchState:
             s._field = field | dbit
         s._piles = (p0, p1)
         if ev is not None:
-            ev.append(Drew(p, CARDS[d], cards_of(m)))
-        _end_turn(s, p, ev, bool(taken or m))
+            ev.append(_new_event(Drew, (p, CARDS[d], cards_of(m), False)))
+        # The end of the turn (_end_turn, inlined for the common turn that raises nothing).
+        # A turn that captured nothing cannot raise the total, except under rain-out.
+        if taken or m or s._rules.rain_out is RainOut.FIELD:
+            t = _seat_total(s, p) if s._calls[p] else s._tally(p0 if p == 0 else p1, s._field)
+            if t > s._last[p]:
+                _raised(s, p, t, ev)
+                return s
+        if s._hands[0] | s._hands[1]:
+            s._to_act = 1 - p
+        else:
+            _drawn_round(s, ev)
         return s
 
     def _take(self, action: Action, ev: list[Event] | None) -> MatchState:
@@ -892,30 +911,33 @@ def _may_call(s: MatchState, p: int) -> bool:
     return not (when is KoiKoiWhen.NOT_HAND_EMPTY and not s._hands[p])
 
 
-def _end_turn(s: MatchState, p: int, ev: list[Event] | None, captured: bool = True) -> None:
+def _end_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
     """After the play and the draw: a raised yaku total offers a choice or ends the round.
 
     A turn that captured nothing cannot raise the total (only the pile counts),
-    except where Willow and Paulownia cards on the field spoil viewing yaku.
+    except where Willow and Paulownia cards on the field spoil viewing yaku:
+    ``_play`` passes such turns on without calling this.
     """
-    if not captured and s._rules.rain_out is not RainOut.FIELD:
-        _pass_turn(s, p, ev)
-        return
     t = _seat_total(s, p)
     if t > s._last[p]:
-        if (s._calls[0] or s._calls[1]) and s._rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS:
-            _win_round(s, p, "next_yaku", ev)
-            return
-        may = _may_call(s, p)
-        if ev is not None:
-            ev.append(YakuMade(p, s.yaku(p), t, may))
-        if may:
-            s._phase = Phase.KOIKOI
-            s._to_act = p
-            return
-        _win_round(s, p, "stop", ev)
+        _raised(s, p, t, ev)
         return
     _pass_turn(s, p, ev)
+
+
+def _raised(s: MatchState, p: int, t: int, ev: list[Event] | None) -> None:
+    """The turn raised ``p``'s yaku total to ``t``: offer koi-koi or end the round."""
+    if (s._calls[0] or s._calls[1]) and s._rules.after_koikoi is AfterKoiKoi.NEXT_YAKU_ENDS:
+        _win_round(s, p, "next_yaku", ev)
+        return
+    may = _may_call(s, p)
+    if ev is not None:
+        ev.append(YakuMade(p, _evaluate(s, p), t, may))
+    if may:
+        s._phase = Phase.KOIKOI
+        s._to_act = p
+        return
+    _win_round(s, p, "stop", ev)
 
 
 def _pass_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
@@ -926,8 +948,36 @@ def _pass_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
     s._to_act = 1 - p
 
 
+#: the last yaku evaluated, as (rules, pile, field, called, yaku): a turn that makes a
+#: yaku evaluates it for its event and again when the round is won (one reference, so
+#: threads see an old entry or a new one, never half of each)
+_LAST_EVALUATED: tuple[RuleSet | None, int, int, bool, tuple[YakuScore, ...]] = (
+    None,
+    0,
+    0,
+    False,
+    (),
+)
+
+#: build an event tuple without its class's Python-level ``__new__`` (hot path only;
+#: every field must be given)
+_new_event = tuple.__new__
+
+
+def _evaluate(s: MatchState, p: int) -> tuple[YakuScore, ...]:
+    """``s.yaku(p)``, remembering the last answer (see ``_LAST_EVALUATED``)."""
+    global _LAST_EVALUATED
+    rules, pile, field, called = s._rules, s._piles[p], s._field, s._calls[p] > 0
+    last = _LAST_EVALUATED
+    if last[0] is rules and last[1] == pile and last[2] == field and last[3] == called:
+        return last[4]
+    yaku = evaluate(pile, rules, field, called)
+    _LAST_EVALUATED = (rules, pile, field, called, yaku)
+    return yaku
+
+
 def _win_round(s: MatchState, p: int, reason: str, ev: list[Event] | None) -> None:
-    _round_won(s, p, s.yaku(p), reason, ev)
+    _round_won(s, p, _evaluate(s, p), reason, ev)
 
 
 def _round_won(

@@ -168,18 +168,50 @@ PRESETS: Final[dict[str, RuleSet]] = {
 }
 
 PRESET_SOURCES: Final[dict[str, str]] = {
-    "online": "the peer-to-peer online game's own rules (seed 002), Nintendo's yaku values",
-    "nintendo": "Nintendo's Japanese hanafuda rules, as seed 002 and the rule-variants reference "
-    "summarise them",
-    "rulebook": "the printed Hanafuda Rulebook's Koi-Koi rules and set reference sheet (seed 000)",
-    "vanikar": "the Vanikar app's Koi-Koi rules and scoring table (seed 001)",
-    "traditions": "the Traditions app's single-deal Koi-Koi against the computer (seed 003)",
-    "toraco": "the TORACO Hanafuda app's 3-round Koi-Koi (seed 004)",
+    "online": "this program's default for play over the network, with Nintendo's yaku values",
+    "nintendo": "Nintendo's Koi-Koi rules for its hanafuda cards",
+    "rulebook": "the printed Hanafuda Rulebook's Koi-Koi rules and its set reference sheet",
+    "vanikar": "the Vanikar app's Koi-Koi rules and scoring table",
+    "traditions": "the Traditions app's single-deal Koi-Koi against the computer",
+    "toraco": "the TORACO Hanafuda app's 3-round Koi-Koi",
     "fudawiki": "Fuda Wiki's common Koi-Koi rules: Goko 15, Sanko 6, one yaku per group, "
     "unlimited calls",
-    "koikoijapan": "the PC game KoiKoi-Japan, as guansanghai/KoiKoi-AI's koikoigame.py "
-    "implements it (8 rounds, 30-point pool, +1 per own koi-koi)",
+    "koikoijapan": "the PC game KoiKoi-Japan (8 rounds, 30-point pool, +1 per own koi-koi)",
 }
+
+
+def rules_label(rules: RuleSet) -> str:
+    """``"nintendo"``, or ``"online with 2 changes"``: rules named as a player knows them."""
+    name, diffs = closest_preset(rules)
+    if not diffs:
+        return name
+    return f"{name} with {len(diffs)} change{'s' if len(diffs) != 1 else ''}"
+
+
+def _readable(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v).replace("_", " ") for v in value) or "none"
+    return str(value).replace("_", " ")
+
+
+def describe_mismatch(mine: RuleSet, theirs: RuleSet, me: str, them: str) -> str:
+    """Two rule sets that differ, for people: who plays which preset, then one line
+    per differing setting with readable values, e.g. with ``me="you expect"`` and
+    ``them="the host proposes"``::
+
+        the host plays nintendo, you expect online
+          sake_cup: you expect animal, the host proposes both
+    """
+    me_who, me_verb = me.rsplit(" ", 1)
+    them_who, _ = them.rsplit(" ", 1)
+    lines = [f"{them_who} plays {rules_label(theirs)}, {me_who} {me_verb} {rules_label(mine)}"]
+    for key, a, b in mine.diff(theirs):
+        # the setting as --set names it, so the fix can be typed
+        lines.append(f"  {key}: {me} {_readable(a)}, {them} {_readable(b)}")
+    return "\n".join(lines)
+
 
 _SETTING_HELP: Final[dict[str, str]] = {
     "goko": "points for Goko, all five brights (0 = off)",

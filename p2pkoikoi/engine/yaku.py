@@ -525,7 +525,7 @@ def score(
     elif mode is KoiKoiMultiplier.ALL_CALLS_PLUS_ONE:
         calls = calls_winner + calls_loser
         factor = 1 + calls
-        reason = f"{_calls(calls)} by both players: x{factor}"
+        reason = f"{_calls(calls)} in all (both players count): x{factor}"
     elif mode is KoiKoiMultiplier.OPPONENT_CALLS_PLUS_ONE:
         factor = 1 + calls_loser
         reason = f"{_calls(calls_loser)} by the opponent: x{factor}"

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         spaced_invite,
     )
     from p2pkoikoi.session.record import (
+        TIME_FORFEIT,
         ActionRecord,
         PlayerRecord,
         Record,
@@ -103,6 +104,7 @@ _LAZY: dict[str, str] = {
     "PlayerRecord": "p2pkoikoi.session.record",
     "Record": "p2pkoikoi.session.record",
     "ResultRecord": "p2pkoikoi.session.record",
+    "TIME_FORFEIT": "p2pkoikoi.session.record",
     "decode_record": "p2pkoikoi.session.record",
     "encode_record": "p2pkoikoi.session.record",
     "Role": "p2pkoikoi.session.session",
@@ -176,6 +178,7 @@ __all__ = [
     "VersionMismatchError",
     "WaitingFor",
     "decode_invite",
+    "TIME_FORFEIT",
     "decode_record",
     "encode_invite",
     "encode_record",

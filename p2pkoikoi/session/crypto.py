@@ -1,28 +1,39 @@
 """The protocol's cryptography: key schedule, AEAD channel, transcript, commitments, signatures.
 
-All primitives come from ``cryptography``: X25519, HKDF-SHA256, ChaCha20-Poly1305,
-Ed25519; hashing is SHA-256 with a domain tag per use.  Every function here is
-pure (no randomness: callers pass keys and values in), so each is covered by a
-test vector in ``protocol/vectors``.
+The primitives come from ``cryptography`` (X25519, HKDF-SHA256,
+ChaCha20-Poly1305) and libsodium through PyNaCl (Ed25519 signatures); hashing
+is SHA-256 with a domain tag per use.  Every function here is pure (no
+randomness: callers pass keys and values in), so each is covered by a test
+vector in ``protocol/vectors``.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import struct
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from cryptography.exceptions import InvalidSignature, InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+import nacl.bindings as _sodium
+from nacl.exceptions import BadSignatureError
 
 from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.errors import RemoteProtocolError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+# Signatures are made and checked by libsodium (PyNaCl): an Ed25519 check takes
+# half the time of OpenSSL's here, and one is made or checked for every action
+# (Ed25519 is deterministic: the same key and message give the same bytes with
+# either library).  Keys stay ``cryptography`` objects (the identity file, the
+# key exchange, the key derivation and the channel's cipher); those modules are
+# imported by the functions that use them, once per connection, so ``verify``
+# loads none of them.
 
 TAG_HANDSHAKE: Final = b"p2pkoikoi/v2/handshake\x00"
 TAG_KEY_H2J: Final = b"p2pkoikoi/v2/key/host-to-joiner\x00"
@@ -37,6 +48,7 @@ TAG_IDENTITY: Final = b"p2pkoikoi/v2/identity\x00"
 TAG_RESUME: Final = b"p2pkoikoi/v2/resume\x00"
 TAG_COMMIT_SIG: Final = b"p2pkoikoi/v2/commit-sig\x00"
 TAG_START: Final = b"p2pkoikoi/v2/start\x00"
+TAG_FORFEIT: Final = b"p2pkoikoi/v2/forfeit\x00"
 TAG_RESUME_SECRET: Final = b"p2pkoikoi/v2/resume-secret\x00"
 TAG_RESUME_PASSWORD: Final = b"p2pkoikoi/v2/resume\x00"
 TAG_CODE_PASSWORD: Final = b"p2pkoikoi/v2/code\x00"
@@ -55,25 +67,32 @@ def sha256(*parts: bytes) -> bytes:
     return h.digest()
 
 
+_U32: Final = struct.Struct(">I").pack
+_U64: Final = struct.Struct(">Q").pack
+
+
 def lp(field: Field) -> bytes:
     """Length-prefixed field: u32 big-endian length then the bytes.
 
     ``str`` is UTF-8; ``int`` is 8 bytes big-endian unsigned (so its length is 8).
     """
-    if isinstance(field, bool):
-        raise TypeError("booleans are not transcript fields")
-    if isinstance(field, int):
-        data = struct.pack(">Q", field)
+    # the common kinds first: this runs for every field of every action
+    if isinstance(field, bytes):
+        data = field
     elif isinstance(field, str):
         data = field.encode("utf-8")
+    elif isinstance(field, bool):
+        raise TypeError("booleans are not transcript fields")
+    elif isinstance(field, int):
+        data = _U64(field)
     else:
         data = bytes(field)
-    return struct.pack(">I", len(data)) + data
+    return _U32(len(data)) + data
 
 
 def entry(kind: str, *fields: Field) -> bytes:
     """Canonical bytes of one transcript entry: ``lp(kind) || lp(field) ...``."""
-    return lp(kind) + b"".join(lp(f) for f in fields)
+    return lp(kind) + b"".join(map(lp, fields))
 
 
 # --------------------------------------------------------------------------- passwords
@@ -99,6 +118,8 @@ def handshake_hash(host_hello: bytes, joiner_hello: bytes) -> bytes:
 
 
 def x25519_private(seed: bytes) -> X25519PrivateKey:
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
     if len(seed) != 32:
         raise ValueError("an X25519 private key seed is 32 bytes")
     return X25519PrivateKey.from_private_bytes(seed)
@@ -110,6 +131,8 @@ def x25519_public(private: X25519PrivateKey) -> bytes:
 
 def shared_secret(private: X25519PrivateKey, peer_public: bytes) -> bytes:
     """X25519; a low-order peer key (all-zero result) is a protocol error."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
+
     try:
         shared = private.exchange(X25519PublicKey.from_public_bytes(peer_public))
     except ValueError:
@@ -121,6 +144,9 @@ def shared_secret(private: X25519PrivateKey, peer_public: bytes) -> bytes:
 
 def hkdf(pake_key: bytes, shared: bytes, label: bytes, h0: bytes) -> bytes:
     """HKDF-SHA256(salt=pake_key, ikm=shared, info=label || h0), 32 bytes."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=pake_key, info=label + h0).derive(shared)
 
 
@@ -147,6 +173,8 @@ class Channel:
     __slots__ = ("_aead", "counter")
 
     def __init__(self, key: bytes) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
         self._aead = ChaCha20Poly1305(key)
         self.counter = 0
 
@@ -162,6 +190,8 @@ class Channel:
             raise RemoteProtocolError("encrypted channel exhausted: too many frames")
         if len(ciphertext) < TAG_LEN:
             raise RemoteProtocolError("bad frame from peer: too short to be encrypted")
+        from cryptography.exceptions import InvalidTag
+
         try:
             pt = self._aead.decrypt(nonce(self.counter), ciphertext, None)
         except InvalidTag:
@@ -212,6 +242,18 @@ def start_message(transcript: bytes) -> bytes:
     return TAG_START + transcript
 
 
+def resign_fields(seq: int, seat: int, state_hash: bytes, reason: str) -> tuple[Field, ...]:
+    """A resignation's transcript entry fields: the reason only when there is one
+    (``"time"``), so a plain resignation's bytes are unchanged."""
+    return (seq, seat, state_hash, reason) if reason else (seq, seat, state_hash)
+
+
+def forfeit_message(transcript: bytes, seat: int, reason: str) -> bytes:
+    """What the recording player signs when it records the other's forfeit: the
+    transcript as far as its record goes, who forfeits and why."""
+    return TAG_FORFEIT + transcript + entry("forfeit", seat, reason)
+
+
 def final_message(transcript: bytes, state_hash: bytes) -> bytes:
     return TAG_FINAL + transcript + state_hash
 
@@ -233,30 +275,44 @@ def derive_seed(host_value: bytes, joiner_value: bytes, transcript: bytes) -> by
 
 # --------------------------------------------------------------------------- identities
 def public_bytes(key: Ed25519PrivateKey | Ed25519PublicKey) -> bytes:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     pub = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
     # public_bytes_raw, not public_bytes(Encoding.Raw, ...): the serialization module
     # imports the SSH and cipher code, a third of verify's import time
     return pub.public_bytes_raw()
 
 
+#: libsodium's 64-byte secret key for each recent signing key (an identity signs
+#: every action of a match: deriving it each time would cost a third of a signature)
+_SECRET: dict[int, tuple[Ed25519PrivateKey, bytes]] = {}
+
+
+def _secret(key: Ed25519PrivateKey) -> bytes:
+    got = _SECRET.get(id(key))
+    if got is None or got[0] is not key:
+        _, secret = _sodium.crypto_sign_seed_keypair(key.private_bytes_raw())
+        if len(_SECRET) >= 16:
+            del _SECRET[next(iter(_SECRET))]
+        got = _SECRET[id(key)] = (key, secret)
+    return got[1]
+
+
 def sign(key: Ed25519PrivateKey, message: bytes) -> bytes:
-    return key.sign(message)
+    """The Ed25519 signature (RFC 8032) by ``key`` over ``message``."""
+    signed: bytes = _sodium.crypto_sign(message, _secret(key))
+    return signed[:64]
 
 
 def verify_sig(public_key: bytes, signature: bytes, message: bytes) -> bool:
     """True when ``signature`` by ``public_key`` over ``message`` holds."""
+    if len(public_key) != 32 or len(signature) != 64:
+        return False
     try:
-        _public_key(public_key).verify(signature, message)
-    except (InvalidSignature, ValueError):
+        _sodium.crypto_sign_open(bytes(signature) + message, bytes(public_key))
+    except (BadSignatureError, ValueError, TypeError):
         return False
     return True
-
-
-@functools.lru_cache(maxsize=16)
-def _public_key(data: bytes) -> Ed25519PublicKey:
-    """The key object for 32 bytes (a match checks ~200 signatures by two keys:
-    decoding the point each time costs a fifth of a verification)."""
-    return Ed25519PublicKey.from_public_bytes(data)
 
 
 def fingerprint(public_key_bytes: bytes) -> str:

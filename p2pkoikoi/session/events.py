@@ -41,6 +41,7 @@ class RulesProposed:
     peer_name: str
     peer_key: bytes
     peer_fingerprint: str
+    turn_limit: int = 0  #: seconds per decision the host proposes (0: none)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ class PeerResigned:
     seq: int
     seat: int
     events: tuple[EngineEvent, ...]
+    reason: str = ""  # "time": the peer's program resigned as its turn limit ran out
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -152,7 +154,12 @@ class SendAction:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Resign:
-    """Give up the match (only on our turn; the protocol has no racing resigns)."""
+    """Give up the match (only on our turn; the protocol has no racing resigns).
+
+    ``reason`` ``"time"``: our program resigns for us because our turn limit ran
+    out (signed, so the record says so); ``""``: we chose to."""
+
+    reason: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

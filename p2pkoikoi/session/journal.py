@@ -57,6 +57,8 @@ _ROLES: Final = ("host", "joiner")
 
 #: one encoder for every entry (json.dumps with options builds a new one each call)
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+#: a JSON string literal as that encoder writes it (ensure_ascii=False)
+_json_str: Final = _ENCODER.encode
 
 
 def encode_entry(obj: dict[str, Any]) -> bytes:
@@ -91,6 +93,16 @@ def _action(a: ActionRecord) -> dict[str, Any]:
         "state_hash": a.state_hash.hex(),
         "sig": a.sig.hex(),
     }
+
+
+def encode_action_entry(a: ActionRecord) -> bytes:
+    """``encode_entry({"action": _action(a)})``, byte for byte, without the JSON
+    encoder's generic walk: one of these is written for every action."""
+    text = (
+        f'{{"action":{{"seq":{a.seq:d},"seat":{a.seat:d},"action":{_json_str(a.action)},'
+        f'"state_hash":"{a.state_hash.hex()}","sig":"{a.sig.hex()}"}}}}'
+    ).encode()
+    return b"%08x %s\n" % (zlib.crc32(text), text)
 
 
 def encode_head(record: Record) -> bytes:
@@ -160,7 +172,7 @@ class JournalWriter:
         if n < self.actions:
             raise ValueError("the record lost actions since the last journal entry")
         for i in range(self.actions, n):
-            out.append(encode_entry({"action": _action(actions[i])}))
+            out.append(encode_action_entry(actions[i]))
         self.actions = n
         if result is not None and not self.result:
             entry = {

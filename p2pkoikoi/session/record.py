@@ -23,6 +23,20 @@ RECORD_FORMAT: Final = "p2pkoikoi-record"
 RECORD_VERSION: Final = 2
 PROTOCOL: Final = 2  # the wire protocol a record's signatures follow
 MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
+#: the reason of a forfeit by time: the player to act let the turn limit pass
+TIME_FORFEIT: Final = "time"
+#: a resignation in a record's actions, by its reason ("": the player chose it;
+#: TIME_FORFEIT: the player's own program resigned when its turn limit ran out)
+RESIGN_TEXTS: Final = {"": "resign", TIME_FORFEIT: "resign:time"}
+
+
+def resign_reason(text: str) -> str | None:
+    """The reason of a recorded resignation (``""`` for a plain one), or None for
+    an ordinary action."""
+    for reason, resign in RESIGN_TEXTS.items():
+        if text == resign:
+            return reason
+    return None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -37,7 +51,7 @@ class PlayerRecord:
 class ActionRecord:
     seq: int
     seat: int
-    action: str  # canonical action text, or "resign"
+    action: str  # canonical action text, or a resignation (RESIGN_TEXTS)
     state_hash: bytes  # the state hash after it
     sig: bytes  # the actor's signature over the transcript hash after it
 
@@ -52,11 +66,14 @@ class ResultRecord:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ForfeitRecord:
-    """The match ended because ``seat`` walked away: one player's account, unsigned by
-    the other (e.g. the host stopped between the joiner's value and its reveal)."""
+    """The match ended because ``seat`` walked away: one player's account, signed by
+    that player (``sig``, the other seat's key) and not by the one who forfeits
+    (the host stopped between the joiner's value and its reveal; ``reason``
+    ``"time"``: the player to act let the turn limit pass)."""
 
     seat: int
     reason: str
+    sig: bytes  # the recording player's signature (protocol/record-format.md)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -142,7 +159,11 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         "final_sigs": {"host": _hex(record.final_sigs[0]), "joiner": _hex(record.final_sigs[1])},
         "forfeit": None
         if record.forfeit is None
-        else {"seat": record.forfeit.seat, "reason": record.forfeit.reason},
+        else {
+            "seat": record.forfeit.seat,
+            "reason": record.forfeit.reason,
+            "sig": record.forfeit.sig.hex(),
+        },
         "missing": record.missing,
     }
 
@@ -255,11 +276,15 @@ def record_from_dict(obj: Any) -> Record:
     turn_limit = _int(top.get("turn_limit", 0), "turn_limit", 0, 86400)
     forfeit: ForfeitRecord | None = None
     if top.get("forfeit") is not None:
-        f = _map(top["forfeit"], "forfeit", {"seat", "reason"})
+        f = _map(top["forfeit"], "forfeit", {"seat", "reason", "sig"})
         reason = _get(f, "reason", "forfeit")
         if not isinstance(reason, str) or len(reason) > 200:
             raise _fail("forfeit.reason must be a string of at most 200 characters")
-        forfeit = ForfeitRecord(_int(_get(f, "seat", "forfeit"), "forfeit.seat", 0, 1), reason)
+        forfeit = ForfeitRecord(
+            _int(_get(f, "seat", "forfeit"), "forfeit.seat", 0, 1),
+            reason,
+            _req_bytes(_get(f, "sig", "forfeit"), 64, "forfeit.sig"),
+        )
     missing = top.get("missing")
     if missing is not None and (not isinstance(missing, str) or len(missing) > 200):
         raise _fail("'missing' must be a string of at most 200 characters")

@@ -15,7 +15,7 @@ import dataclasses
 from p2pkoikoi.engine import Action, MatchState
 from p2pkoikoi.session import crypto
 from p2pkoikoi.session.errors import LocalProtocolError
-from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.record import Record, resign_reason
 from p2pkoikoi.session.transcript import transcript_to_accept
 from p2pkoikoi.session.verify import verify_record
 
@@ -61,9 +61,12 @@ class ResumePoint:
         tx_at, hash_at = [t_reveal], [m.state_hash()]
         t = t_reveal
         for a in r.actions:
-            if a.action == "resign":
+            reason = resign_reason(a.action)
+            if reason is not None:
                 m = m.resign(a.seat)[0]
-                t = crypto.absorb(t, "resign", a.seq, a.seat, a.state_hash)
+                t = crypto.absorb(
+                    t, "resign", *crypto.resign_fields(a.seq, a.seat, a.state_hash, reason)
+                )
             else:
                 m = m.apply(Action.parse(a.action))[0]
                 t = crypto.absorb(t, "action", a.seq, a.seat, a.action, a.state_hash)

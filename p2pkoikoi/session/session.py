@@ -118,11 +118,14 @@ from p2pkoikoi.session.events import (
 )
 from p2pkoikoi.session.pake import Pake
 from p2pkoikoi.session.record import (
+    RESIGN_TEXTS,
+    TIME_FORFEIT,
     ActionRecord,
     ForfeitRecord,
     PlayerRecord,
     Record,
     ResultRecord,
+    resign_reason,
 )
 from p2pkoikoi.session.resume import ResumePoint
 
@@ -203,11 +206,15 @@ class Forfeit:
     """A match that ended because one player walked away (no engine result)."""
 
     seat: int  # who forfeits
-    reason: str
+    reason: str  # TIME_FORFEIT when the turn limit ran out
+    sig: bytes  # the recording player's signature (crypto.forfeit_message)
 
 
-def describe_diff(diff: list[tuple[str, object, object]], mine: str, theirs: str) -> str:
-    return "; ".join(f"{name}: {mine} {a!r}, {theirs} {b!r}" for name, a, b in diff)
+def describe_diff(mine_rules: RuleSet, theirs_rules: RuleSet, mine: str, theirs: str) -> str:
+    """Which presets the two sides play, then one differing setting per line."""
+    from p2pkoikoi.engine.presets import describe_mismatch
+
+    return describe_mismatch(mine_rules, theirs_rules, mine, theirs)
 
 
 class Session:
@@ -494,9 +501,36 @@ class Session:
             and self._joiner_value is not None
             and self.seed is None
         ):
-            self.forfeit = Forfeit(
+            self._record_forfeit(
                 0, "the host stopped after the joiner's value, before revealing its own"
             )
+
+    def _record_forfeit(self, seat: int, reason: str) -> None:
+        """We record the other player's forfeit, signed by us over the transcript so far."""
+        sig = crypto.sign(self._key, crypto.forfeit_message(self._transcript, seat, reason))
+        self.forfeit = Forfeit(seat, reason, sig)
+
+    def claim_time_forfeit(self) -> None:
+        """The peer let its turn limit pass (the transport measured it, with a grace
+        for latency): the match ends as the peer's forfeit by time.
+
+        Records ``forfeit {seat: peer, reason: "time"}`` signed by us, queues an
+        ``abort`` saying so (the peer's last chance to learn why) and closes the
+        session: nothing it sends afterwards counts.
+        """
+        m = self._match
+        if (
+            self._state is not State.PLAY
+            or m is None
+            or m.to_act == self.our_seat
+            or self._catchup is not None
+        ):
+            raise LocalProtocolError("a forfeit by time needs the peer's turn during play")
+        self._record_forfeit(self.role.other.seat, TIME_FORFEIT)
+        limit = self.turn_limit
+        self._queue(wire.AbortMsg(reason=f"your time ran out ({limit}s per decision): you forfeit"))
+        self._state = State.CLOSED
+        self._in.clear()
 
     def _next_event(self) -> Event | NeedData:
         while True:
@@ -812,8 +846,9 @@ class Session:
         self._state = self._resume_state
         self._events.append(Resumed(self._seq, msg.seq))
         for a in self._actions[msg.seq :]:  # we are ahead: re-send what the peer lacks
-            if a.action == "resign":
-                self._queue(wire.ResignMsg(seq=a.seq, sig=a.sig))
+            reason = resign_reason(a.action)
+            if reason is not None:
+                self._queue(wire.ResignMsg(seq=a.seq, sig=a.sig, reason=reason or None))
             else:
                 self._queue(
                     wire.ActionMsg(seq=a.seq, action=a.action, hash=a.state_hash, sig=a.sig)
@@ -894,19 +929,22 @@ class Session:
                         peer_name=msg.name,
                         peer_key=msg.key,
                         peer_fingerprint=crypto.fingerprint(msg.key),
+                        turn_limit=self.turn_limit,
                     )
                 )
             else:
                 diff = self._expected.diff(self.rules)
                 if diff:
-                    text = describe_diff(diff, "you expect", "the host proposes")
+                    text = describe_diff(
+                        self._expected, self.rules, "you expect", "the host proposes"
+                    )
                     self._queue(
                         wire.DeclineMsg(
                             reason=f"rules differ: {text}"[: wire.MAX_REASON],
                             expected=self._expected.encode(),
                         )
                     )
-                    raise RulesMismatchError(f"the host's rules differ from yours: {text}")
+                    raise RulesMismatchError(f"the host's rules differ from yours:\n{text}")
                 self._accept()
 
     def _decode_rules(self, data: bytes, who: str) -> RuleSet:
@@ -967,8 +1005,8 @@ class Session:
             except InputError:
                 expected = None
             if expected is not None and self.rules.diff(expected):
-                text = describe_diff(self.rules.diff(expected), "you propose", "the joiner expects")
-                raise RulesMismatchError(f"the joiner expects other rules: {text}")
+                text = describe_diff(self.rules, expected, "you propose", "the joiner expects")
+                raise RulesMismatchError(f"the joiner expects other rules:\n{text}")
         reason = sanitize(msg.reason) or "no reason given"
         raise RulesMismatchError(f"the joiner declined the rules: {reason}")
 
@@ -1070,14 +1108,7 @@ class Session:
 
     def _on_action(self, msg: wire.ActionMsg) -> None:
         m, seat, key = self._check_turn(msg.seq, "action")
-        try:
-            action = Action.parse(msg.action)
-        except InputError as exc:
-            raise RemoteProtocolError(f"malformed action {msg.seq} from peer: {exc}") from None
-        if str(action) != msg.action:
-            raise RemoteProtocolError(
-                f"action {msg.seq} from peer is not in canonical form: {msg.action!r}"
-            )
+        action = _parse_canonical(msg.seq, msg.action)
         try:
             new, events = m.apply(action)
         except IllegalActionError as exc:
@@ -1100,12 +1131,15 @@ class Session:
     def _on_resign(self, msg: wire.ResignMsg) -> None:
         m, seat, key = self._check_turn(msg.seq, "resign")
         new, events = m.resign(seat)
-        h = new.state_hash()
-        t = crypto.absorb(self._transcript, "resign", msg.seq, seat, h)
+        h, reason = new.state_hash(), msg.reason or ""
+        t = crypto.absorb(
+            self._transcript, "resign", *crypto.resign_fields(msg.seq, seat, h, reason)
+        )
         if not crypto.verify_sig(key, msg.sig, crypto.sig_message(t)):
             raise CheatingError(f"the signature on resignation {msg.seq} is invalid (forged)")
-        self._commit_step(new, t, ActionRecord(msg.seq, seat, "resign", h, msg.sig))
-        self._events.append(PeerResigned(msg.seq, seat, events))
+        text = RESIGN_TEXTS[reason]
+        self._commit_step(new, t, ActionRecord(msg.seq, seat, text, h, msg.sig))
+        self._events.append(PeerResigned(msg.seq, seat, events, reason))
         self._finish()
 
     def _commit_step(self, new: MatchState, t: bytes, rec: ActionRecord) -> None:
@@ -1196,7 +1230,9 @@ class Session:
         elif isinstance(event, SendAction):
             self._send_action(event.action)
         elif isinstance(event, Resign):
-            self._send_resign()
+            if event.reason not in RESIGN_TEXTS:
+                raise LocalProtocolError(f"unknown resignation reason {event.reason!r}")
+            self._send_resign(event.reason)
         elif isinstance(event, SendChat):
             self._send_chat(event.text)
         elif isinstance(event, Ping | Pong):
@@ -1257,14 +1293,15 @@ class Session:
         if new.is_over:
             self._finish()
 
-    def _send_resign(self) -> None:
+    def _send_resign(self, reason: str) -> None:
         m = self._my_turn("resign")
         new, events = m.resign(self.our_seat)
         seq, h = self._seq + 1, new.state_hash()
-        t = crypto.absorb(self._transcript, "resign", seq, self.our_seat, h)
+        fields = crypto.resign_fields(seq, self.our_seat, h, reason)
+        t = crypto.absorb(self._transcript, "resign", *fields)
         sig = crypto.sign(self._key, crypto.sig_message(t))
-        self._queue(wire.ResignMsg(seq=seq, sig=sig))
-        self._commit_step(new, t, ActionRecord(seq, self.our_seat, "resign", h, sig))
+        self._queue(wire.ResignMsg(seq=seq, sig=sig, reason=reason or None))
+        self._commit_step(new, t, ActionRecord(seq, self.our_seat, RESIGN_TEXTS[reason], h, sig))
         self.last_local_events = events
         self._finish()
 
@@ -1324,9 +1361,28 @@ class Session:
             final_sigs=(self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER)),
             turn_limit=self.turn_limit if self._rules_bytes else 0,
             commit_sig=self._commit_sig,
-            forfeit=None if f is None else ForfeitRecord(f.seat, f.reason),
+            forfeit=None if f is None else ForfeitRecord(f.seat, f.reason, f.sig),
             missing=self.missing,
         )
+
+
+#: canonical action texts already parsed (a few hundred exist; each is seen again and again)
+_CANONICAL: dict[str, Action] = {}
+
+
+def _parse_canonical(seq: int, text: str) -> Action:
+    """The action a peer's text names; it must be in canonical form."""
+    action = _CANONICAL.get(text)
+    if action is not None:
+        return action
+    try:
+        action = Action.parse(text)
+    except InputError as exc:
+        raise RemoteProtocolError(f"malformed action {seq} from peer: {exc}") from None
+    if str(action) != text:
+        raise RemoteProtocolError(f"action {seq} from peer is not in canonical form: {text!r}")
+    _CANONICAL[text] = action
+    return action
 
 
 _HANDLERS: Final[dict[type, Callable[[Session, Any], None]]] = {

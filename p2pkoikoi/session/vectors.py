@@ -24,7 +24,12 @@ from p2pkoikoi.session.events import Resign, SendAction
 from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
 from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
 from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
-from p2pkoikoi.session.record import encode_record, record_from_dict, record_to_dict
+from p2pkoikoi.session.record import (
+    encode_record,
+    record_from_dict,
+    record_to_dict,
+    resign_reason,
+)
 from p2pkoikoi.session.testing import (
     SECRET,
     det_bytes,
@@ -92,6 +97,7 @@ def _samples() -> list[wire.Message]:
         wire.StartMsg(sig=b64),
         wire.ActionMsg(seq=1, action="play 3b 3c1", hash=b32, sig=b64),
         wire.ResignMsg(seq=9, sig=b64),
+        wire.ResignMsg(seq=9, sig=b64, reason="time"),
         wire.OverMsg(hash=b32, tx=b32, scores=(31, 19), winner=0, sig=b64),
         wire.PingMsg(nonce=b"\x01\x02"),
         wire.PongMsg(nonce=b"\x01\x02"),
@@ -425,6 +431,21 @@ def crypto_vectors() -> dict[str, Any]:
                 "signed": crypto.start_message(t_reveal).hex(),
                 "sig": crypto.sign(ident, crypto.start_message(t_reveal)).hex(),
             },
+            "forfeit_sig": {
+                "note": "the recording player's signature on the other's forfeit by time: "
+                "'p2pkoikoi/v2/forfeit\\0' || transcript || entry('forfeit', u64 seat, reason)",
+                "transcript": t_reveal.hex(),
+                "seat": 1,
+                "reason": "time",
+                "signed": crypto.forfeit_message(t_reveal, 1, "time").hex(),
+                "sig": crypto.sign(ident, crypto.forfeit_message(t_reveal, 1, "time")).hex(),
+            },
+        },
+        "resign_entries": {
+            "note": "a resignation's transcript entry: the reason only when the player's "
+            "program resigned because its turn limit ran out",
+            "plain": crypto.entry("resign", *crypto.resign_fields(9, 1, bytes(32), "")).hex(),
+            "time": crypto.entry("resign", *crypto.resign_fields(9, 1, bytes(32), "time")).hex(),
         },
     }
 
@@ -487,8 +508,9 @@ def transcript(n_actions: int = 10) -> dict[str, Any]:
         ("reveal", (rec.host_value,)),
     ]
     for a in rec.actions:
-        if a.action == "resign":
-            steps.append(("resign", (a.seq, a.seat, a.state_hash)))
+        reason = resign_reason(a.action)
+        if reason is not None:
+            steps.append(("resign", crypto.resign_fields(a.seq, a.seat, a.state_hash, reason)))
         else:
             steps.append(("action", (a.seq, a.seat, a.action, a.state_hash)))
     for kind, fields in steps:

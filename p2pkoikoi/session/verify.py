@@ -22,7 +22,11 @@ replay cannot go on):
 ``action N signature``    the actor's signature over the transcript holds
 ``result``                the replay's scores, winner and hashes equal the recorded result
 ``final signature host|joiner``  each player's signature over the final transcript holds
-``forfeit``               a match that ended with a player walking away: whose account
+``resigned by time``      a player's own program resigned for it when its turn
+                          limit ran out (signed by that player, action ``resign:time``)
+``forfeit``               a match that ended with a player walking away (or letting
+                          the turn limit pass: reason ``time``): signed by the other
+                          player, whose claim alone it is
 
 The report's :attr:`VerifyReport.lacks` says what an incomplete record lacks
 (``p2pkoikoi verify`` exits 3 for a valid but incomplete record, 0 only for a
@@ -36,7 +40,7 @@ from typing import Any
 
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
 from p2pkoikoi.session import crypto
-from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.record import TIME_FORFEIT, Record, resign_reason
 from p2pkoikoi.session.transcript import transcript_to_accept
 
 
@@ -154,11 +158,11 @@ def _verify(r: Record, rep: _Report) -> None:
         return
     if r.joiner_value is None or r.host_value is None:
         if r.forfeit is not None and r.forfeit.seat == 0 and r.joiner_value is not None:
-            rep.add(
-                "forfeit",
-                True,
-                f"the host forfeits: {r.forfeit.reason} (the joiner's account; the host's "
-                "signed commitment shows it was in this match)",
+            _forfeit(
+                r,
+                rep,
+                crypto.absorb(t, "value", r.joiner_value),
+                "the host's signed commitment shows it was in this match",
             )
         else:
             _stop_early(rep, r, "the record stops before the reveal", commit=False)
@@ -190,15 +194,30 @@ def _verify(r: Record, rep: _Report) -> None:
     rep.add("deal", True, f"first dealer: seat {m.dealer}")
     keys = (r.host.key, r.joiner.key)
     for i, a in enumerate(r.actions):
-        n = i + 1
-        if not _action(rep, n, a.seq, a.seat, a.action, a.state_hash, a.sig, m, keys, t):
+        step = _action(rep, i + 1, a.seq, a.seat, a.action, a.state_hash, a.sig, m, keys, t)
+        if step is None:
             return
-        t_new, m = _step(m, a.seq, a.seat, a.action, a.state_hash, t)
-        t = t_new
+        m, t = step
     rep.add("actions", True, f"{len(r.actions)} actions: turn, legality, state hash, signature")
+    for a in r.actions:
+        if resign_reason(a.action) == TIME_FORFEIT:
+            who = ("host", "joiner")[a.seat]
+            name = (r.host, r.joiner)[a.seat].name
+            rep.add(
+                "resigned by time",
+                r.turn_limit > 0,
+                f"the {who} ({name}) ran out of time ({r.turn_limit}s per decision): its "
+                f"program resigned for it (signed by the {who})"
+                if r.turn_limit
+                else f"the {who} resigned 'by time' in a match without a turn limit",
+            )
     if r.forfeit is not None:
-        who = ("host", "joiner")[r.forfeit.seat]
-        rep.add("forfeit", True, f"the {who} forfeits: {r.forfeit.reason} (one player's account)")
+        f = r.forfeit
+        if f.reason == TIME_FORFEIT and (m.is_over or m.to_act != f.seat):
+            who = ("host", "joiner")[f.seat]
+            rep.add("forfeit", False, f"a forfeit by time of the {who}, but it was not its turn")
+            return
+        _forfeit(r, rep, t, "")
     if r.result is None:
         rep.skip("result", "the match is not finished")
         return
@@ -270,6 +289,30 @@ def _stop_early(rep: _Report, r: Record, why: str, *, commit: bool) -> None:
         rep.skip("commitment", why)
 
 
+def _forfeit(r: Record, rep: _Report, t: bytes, evidence: str) -> None:
+    """The forfeit check: signed by the player who recorded it (the other seat) over
+    the transcript as far as the record goes.  It rests on that one signature."""
+    f = r.forfeit
+    assert f is not None and r.host is not None and r.joiner is not None
+    who, writer = ("host", "joiner")[f.seat], ("host", "joiner")[1 - f.seat]
+    key = (r.host.key, r.joiner.key)[1 - f.seat]
+    ok = crypto.verify_sig(key, f.sig, crypto.forfeit_message(t, f.seat, f.reason))
+    if f.reason == TIME_FORFEIT:
+        limit = f"{r.turn_limit}s" if r.turn_limit else "no limit"
+        what = f"by time: the turn limit ({limit}) ran out on its turn"
+    else:
+        what = f.reason
+    extra = f"; {evidence}" if evidence else ""
+    rep.add(
+        "forfeit",
+        ok and (f.reason != TIME_FORFEIT or r.turn_limit > 0),
+        f"the {who} forfeits {what} (the {writer}'s claim: it rests on the {writer}'s "
+        f"signature alone{extra})"
+        if ok
+        else f"the {writer}'s signature on the {who}'s forfeit is invalid",
+    )
+
+
 def _verify_early(r: Record, rep: _Report) -> None:
     """A record that stops before both players identified themselves.
 
@@ -317,7 +360,9 @@ def _action(
     m: MatchState,
     keys: tuple[bytes, bytes],
     t: bytes,
-) -> bool:
+) -> tuple[MatchState, bytes] | None:
+    """Check one action; the state and transcript after it, or None (the failed
+    check is in ``rep``).  The replay is done once, here."""
     name = f"action {n}"
     if seq != n or m.to_act != seat:
         why = (
@@ -325,8 +370,10 @@ def _action(
             if seq != n
             else f"seat {seat} acted, seat {m.to_act} was to act"
         )
-        return rep.add(f"{name} turn", False, why)
-    if text == "resign":
+        rep.add(f"{name} turn", False, why)
+        return None
+    reason = resign_reason(text)
+    if reason is not None:
         new, _ = m.resign(seat)
     else:
         try:
@@ -335,23 +382,16 @@ def _action(
                 raise InputError(f"not canonical: {text!r}")
             new, _ = m.apply(action)
         except (InputError, IllegalActionError) as exc:
-            return rep.add(f"{name} legal", False, f"{text}: {exc}")
+            rep.add(f"{name} legal", False, f"{text}: {exc}")
+            return None
     if new.state_hash() != state_hash:
-        return rep.add(f"{name} state hash", False, f"{text}: the replayed state differs")
-    kind = "resign" if text == "resign" else "action"
-    fields: tuple[crypto.Field, ...] = (
-        (seq, seat, state_hash) if kind == "resign" else (seq, seat, text, state_hash)
-    )
-    t_new = crypto.absorb(t, kind, *fields)
+        rep.add(f"{name} state hash", False, f"{text}: the replayed state differs")
+        return None
+    if reason is not None:
+        t_new = crypto.absorb(t, "resign", *crypto.resign_fields(seq, seat, state_hash, reason))
+    else:
+        t_new = crypto.absorb(t, "action", seq, seat, text, state_hash)
     if not crypto.verify_sig(keys[seat], sig, crypto.sig_message(t_new)):
-        return rep.add(f"{name} signature", False, f"{text}: signature by seat {seat} fails")
-    return True
-
-
-def _step(
-    m: MatchState, seq: int, seat: int, text: str, state_hash: bytes, t: bytes
-) -> tuple[bytes, MatchState]:
-    if text == "resign":
-        return crypto.absorb(t, "resign", seq, seat, state_hash), m.resign(seat)[0]
-    new = m.apply(Action.parse(text))[0]
-    return crypto.absorb(t, "action", seq, seat, text, state_hash), new
+        rep.add(f"{name} signature", False, f"{text}: signature by seat {seat} fails")
+        return None
+    return new, t_new

@@ -165,6 +165,7 @@ class ActionMsg:
 class ResignMsg:
     seq: int
     sig: bytes
+    reason: str | None = None  # "time": the sender's program resigned as its time ran out
     v: int = PROTOCOL_VERSION
 
 
@@ -271,17 +272,32 @@ TYPE_NAMES: Final[dict[type, str]] = {
 _BY_NAME: Final = {name: cls for cls, name in TYPE_NAMES.items()}
 
 
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A message class's field names, sorted with ``type`` (the map's key order)."""
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = tuple(sorted(["type", *(f.name for f in dataclasses.fields(cls))]))
+    return names
+
+
+_packb: Final = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+
+
 def encode_message(msg: Message) -> bytes:
     """msgpack bytes of ``msg``: a map with sorted keys; absent optional fields omitted."""
-    out: dict[str, Any] = {"type": TYPE_NAMES[type(msg)]}
-    for f in dataclasses.fields(msg):
-        value = getattr(msg, f.name)
-        if value is None and f.name != "winner":
+    cls = type(msg)
+    out: dict[str, Any] = {}
+    for name in _field_names(cls):
+        value = TYPE_NAMES[cls] if name == "type" else getattr(msg, name)
+        if value is None and name != "winner":
             continue
         if isinstance(value, tuple):
             value = list(value)
-        out[f.name] = value
-    packed = msgpack.packb(dict(sorted(out.items())), use_bin_type=True)
+        out[name] = value
+    packed = _packb(out)
     assert isinstance(packed, bytes)
     return packed
 
@@ -410,6 +426,7 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
     "resign": (
         ("seq", _SEQ, f"a whole number 1..{MAX_SEQ}", False),
         ("sig", _B64, "64 bytes", False),
+        ("reason", lambda v: v == "time", '"time"', True),
     ),
     "over": (
         ("hash", _B32, "32 bytes", False),

@@ -25,6 +25,11 @@ class PeerTimeoutError(TransportError):
     """A handshake step took longer than its deadline."""
 
 
+class TurnTimeoutError(PeerTimeoutError):
+    """The other player let the agreed turn limit pass (plus a grace for latency):
+    it forfeits by time, recorded so and signed by us."""
+
+
 class RevealTimeoutError(PeerTimeoutError):
     """The host committed to a value but never revealed it: the host forfeits."""
 

@@ -17,6 +17,10 @@ findings 1 and 2).  So each accepted connection gets its own task here:
 * any failure (garbage, another version, a wrong code, silence) drops that
   connection with a ``warning`` note; hosting goes on;
 * the first connection whose joiner authenticates wins; the others are closed.
+  It *claims* the win before the host's own auth goes out, so the host's auth
+  goes out on one connection only: a joiner that races several addresses of
+  this host (transport/dialer.py) therefore completes the handshake on exactly
+  the connection the host chose, never on another one that is then aborted.
 
 Short codes (:class:`CodeGuard`): a code has 16 secret bits, so wrong guesses
 are counted.  A connection that says ``via = "code"`` reserves one attempt
@@ -104,6 +108,10 @@ class Admitted:
     address: str
 
 
+class _Beaten(Exception):
+    """Another connection claimed the win first (see the theory of operation)."""
+
+
 class Gate:
     """Runs strangers' handshakes concurrently until one authenticates (:meth:`admit`)."""
 
@@ -122,6 +130,7 @@ class Gate:
         self._sources: Counter[str] = Counter()
         self._running = 0
         self._winner: Admitted | None = None
+        self._claim: _Ticket | None = None  # the connection whose auth goes out
 
     async def admit(self, incoming: trio.MemoryReceiveChannel[trio.abc.Stream]) -> Admitted:
         """The first connection from ``incoming`` whose joiner authenticates."""
@@ -167,6 +176,10 @@ class Gate:
             self._winner = Admitted(stream, session, address)
             keep = True
             everyone.cancel()
+        except _Beaten:  # another connection (often this joiner's own, by another address)
+            await _say_and_close(stream, wire.AbortMsg(reason=WON_REASON))
+            keep = True  # closed already
+            return
         except WrongSecretError as exc:
             if ticket.reserved and exc.via == "code":
                 ticket.reserved = False
@@ -182,6 +195,8 @@ class Gate:
         finally:
             if ticket.reserved:  # answered rightly, or never answered: the guess comes back
                 self.guard.release(failed=False)
+            if self._claim is ticket and not keep:  # the claimer failed: others may win
+                self._claim = None
             self._running -= 1
             self._sources[address] -= 1
             if not keep:
@@ -208,6 +223,10 @@ class Gate:
             session.receive_data(wire.encode_frame(payload))
             ev = session.next_event()
             out = session.data_to_send()
+            if session.peer_key is not None:  # the joiner's auth verified: claim the win
+                if self._claim is not None or self._winner is not None:
+                    raise _Beaten()  # our auth (in ``out``) never goes out on this one
+                self._claim = ticket
             if out:
                 await stream.send_all(out)
             if isinstance(ev, ConnectionClosed):

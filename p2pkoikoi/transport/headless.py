@@ -8,6 +8,8 @@ not) and passes its ``choose``.
 A chooser that raises a :class:`KoiKoiError` (a ``cmd:`` bot whose external
 engine crashed, hung or misbehaved) forfeits: we resign on its behalf, emit a
 ``forfeit`` event saying why, and the match still ends with both signatures.
+A chooser still thinking when the agreed turn limit runs out is abandoned (the
+link warns first, ``time_warning``, then resigns on our behalf: ``time_out``).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, Final
 
 import trio
 
 from p2pkoikoi.engine import Action, KoiKoiError, PlayerView
+from p2pkoikoi.transport.link import Update
 from p2pkoikoi.transport.match_link import NetworkLink
 
 Chooser = Callable[[PlayerView], Action]
@@ -28,17 +31,49 @@ Emit = Callable[[dict[str, Any]], None]
 ROLES = ("host", "joiner")
 
 
-def json_emitter(out: IO[str] | None = None) -> Emit:
-    """One JSON object per line, flushed at once (a script waits on each line)."""
+class JsonLines:
+    """An :data:`Emit`: one JSON object per line, flushed at once (a script waits on each line).
 
-    encoder = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+    Between :meth:`hold` and :meth:`release` lines are kept and then written
+    with one ``write`` and one flush: :func:`play_headless` holds the lines of
+    the updates already queued (the peer's move, our answer to it) and
+    releases them before it waits for anything, so a script still has every
+    line before this program waits, and a move costs one system call for its
+    output instead of one per line.
+    """
 
-    def emit(obj: dict[str, Any]) -> None:
-        stream = out if out is not None else sys.stdout
-        stream.write(encoder.encode(obj) + "\n")
+    def __init__(self, out: IO[str] | None = None) -> None:
+        self._out = out
+        self._held: list[str] | None = None
+        self._encode = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+    def __call__(self, obj: dict[str, Any]) -> None:
+        line = self._encode(obj) + "\n"
+        if self._held is not None:
+            self._held.append(line)
+        else:
+            self._write(line)
+
+    def _write(self, text: str) -> None:
+        stream = self._out if self._out is not None else sys.stdout
+        stream.write(text)
         stream.flush()
 
-    return emit
+    def hold(self) -> None:
+        """Keep lines until :meth:`release` (holding twice is holding once)."""
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Write the lines held so far, in one go, and stop holding."""
+        held, self._held = self._held, None
+        if held:
+            self._write("".join(held))
+
+
+def json_emitter(out: IO[str] | None = None) -> JsonLines:
+    """One JSON object per line on ``out`` (standard output by default)."""
+    return JsonLines(out)
 
 
 def match_over_event(link: NetworkLink) -> dict[str, Any]:
@@ -70,37 +105,93 @@ async def play_headless(
     chooser in a worker thread so a slow bot never stalls heartbeats; tests
     under a mock clock pass ``False``.
     """
-    async for update in link.updates:
-        if update.kind == "state":
-            for ev in update.events:
-                out = ev.to_dict()
-                if update.actor is not None:
-                    out.setdefault("by", ROLES[update.actor])
-                emit(out)
-            live = link.session.match  # a queued update may be stale (e.g. we resigned since)
-            if live is None or live.is_over or live.to_act != link.seat:
-                continue
-            if link.session.catching_up:  # our own lost actions are coming back first
-                continue
-            view = live.view(link.seat)  # the live state (after a resume, updates repeat)
-            if view.to_act == link.seat and view.legal_actions:
+    lines = emit if isinstance(emit, JsonLines) else None
+    updates = link.updates
+    try:
+        while True:
+            # an update already queued (our own move's, right after we made it) is
+            # taken without a trip through trio's scheduler; only an empty channel waits
+            try:
+                update = updates.receive_nowait()
+            except trio.WouldBlock:
+                if lines is not None:
+                    lines.release()  # before waiting, every line is out
                 try:
-                    if in_thread:
-                        action = await trio.to_thread.run_sync(choose, view, abandon_on_cancel=True)
-                    else:
-                        action = choose(view)
-                except KoiKoiError as exc:
-                    reason = f"{ROLES[link.seat]}'s engine failed: {exc}"
-                    emit({"event": "forfeit", "by": ROLES[link.seat], "reason": reason})
-                    await link.resign(reason)
-                    continue
-                await link.act(action)
-        elif update.kind == "status":
-            continue  # already emitted as a note
-        elif update.kind == "over":
-            if link.result is not None:
-                final = match_over_event(link)
-                emit(final)
+                    update = await updates.receive()
+                except trio.EndOfChannel:
+                    return None
+            except trio.EndOfChannel:
+                return None
+            if lines is not None:
+                lines.hold()
+            final = await _one_update(link, update, choose, emit, lines, in_thread)
+            if final is not _GO_ON:
                 return final
-            return None
-    return None
+    finally:
+        if lines is not None:
+            lines.release()
+
+
+#: what :func:`_one_update` returns when the match goes on (compared by identity)
+_GO_ON: Final[dict[str, Any]] = {}
+
+
+async def _one_update(
+    link: NetworkLink,
+    update: Update,
+    choose: Chooser,
+    emit: Emit,
+    lines: JsonLines | None,
+    in_thread: bool,
+) -> dict[str, Any] | None:
+    """One update: its events out, our move if it is our turn; :data:`_GO_ON` or the end."""
+    if update.kind == "state":
+        for ev in update.events:
+            out = ev.to_dict()
+            if out.get("event") == "match_ended":  # one shape for scores, as match_over
+                sc = out["scores"]
+                out["scores"] = {ROLES[0]: sc[0], ROLES[1]: sc[1]}
+            if update.actor is not None:
+                out.setdefault("by", ROLES[update.actor])
+            emit(out)
+        live = link.session.match  # a queued update may be stale (e.g. we resigned since)
+        if live is None or live.is_over or live.to_act != link.seat:
+            return _GO_ON
+        if link.session.catching_up:  # our own lost actions are coming back first
+            return _GO_ON
+        view = link.view  # the live state (after a resume, updates repeat)
+        if view.to_act == link.seat and view.legal_actions:
+            seq = link.session.seq
+            try:
+                if in_thread:
+                    if lines is not None:
+                        lines.release()  # a bot may think for a while: the lines go first
+                    # a bot that hangs past the turn limit is abandoned: the link
+                    # resigns for us then (time_out), and the match ends signed
+                    maybe: Action | None = None
+                    with trio.move_on_at(link.turn_deadline()):
+                        maybe = await trio.to_thread.run_sync(choose, view, abandon_on_cancel=True)
+                    if maybe is None:
+                        return _GO_ON
+                    action = maybe
+                else:
+                    action = choose(view)
+            except KoiKoiError as exc:
+                reason = f"{ROLES[link.seat]}'s engine failed: {exc}"
+                emit({"event": "forfeit", "by": ROLES[link.seat], "reason": reason})
+                if lines is not None:
+                    lines.release()
+                await link.resign(reason)
+                return _GO_ON
+            if link.session.seq != seq or link.finished:
+                return _GO_ON  # too late: the turn limit ran out meanwhile
+            if lines is not None and not link.online:
+                lines.release()  # the move waits for the connection: the lines go first
+            await link.act(action)
+    elif update.kind == "over":
+        if link.result is not None:
+            final = match_over_event(link)
+            emit(final)
+            return final
+        return None
+    return _GO_ON  # "status": already emitted as a note; "chat" likewise

@@ -69,6 +69,10 @@ def check_record_path(path: Path | None) -> None:
     """
     if path is not None and path.is_dir():
         raise ConfigError(f"cannot write the record {path}: it is a directory")
+    if path is not None and not path.parent.is_dir():  # a typo is not a reason to mkdir -p
+        raise ConfigError(
+            f"cannot write the record {path}: the directory {path.parent} does not exist"
+        )
     directory = records_dir() if path is None else path.parent
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,17 @@ class Timeouts:
     reconnect_window: float = 120.0
     backoff_initial: float = 1.0  #: the joiner's first pause between redials (doubles)
     backoff_max: float = 10.0  #: ... up to this pause
+    #: the joiner's Happy Eyeballs delay between starting two addresses (RFC 8305: 250 ms)
+    stagger: float = 0.25
+    #: the turn limit is agreed in the handshake; the waiting side adds this much for
+    #: latency before it ends the match as the other player's forfeit by time
+    turn_grace: float = 10.0
+
+
+def turn_warning(limit: float) -> float:
+    """Seconds before its turn limit runs out that the player to act is warned
+    (a minute, or half the limit when that is shorter)."""
+    return min(60.0, limit / 2)
 
 
 def step_limit(t: Timeouts, step: WaitingFor) -> tuple[float, KoiKoiError]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 import trio
@@ -73,6 +74,18 @@ class GameLink(Protocol):
 Opponent = Callable[[PlayerView], Action]
 
 
+class MoveRecorder(Protocol):
+    """What a :class:`LocalLink` tells as the match goes (see
+    :class:`~p2pkoikoi.transport.practice_record.PracticeRecorder`)."""
+
+    @property
+    def path(self) -> Path | None: ...
+
+    def action(self, seat: int, action: Action) -> None: ...
+
+    def resign(self, seat: int) -> bool: ...
+
+
 @dataclass
 class LocalLink:
     """A practice game: the table's seat against an in-process opponent function.
@@ -87,6 +100,7 @@ class LocalLink:
     opponent: Opponent
     seat: int = 0
     names: tuple[str, str] = ("You", "Computer")
+    recorder: MoveRecorder | None = None  # writes a verifiable record as the match goes
     state: MatchState = field(init=False)
     updates: trio.MemoryReceiveChannel[Update] = field(init=False)
     _send: trio.MemorySendChannel[Update] = field(init=False)
@@ -98,6 +112,16 @@ class LocalLink:
         self._send, self.updates = trio.open_memory_channel[Update](1000)
         self._actions, self._action_rx = trio.open_memory_channel[Action | None](1)
         self._send.send_nowait(Update("state", self.state.view(self.seat), events))
+        if self.state.is_over:  # the deal decided it (a hand yaku in a one-round match)
+            self._send.send_nowait(
+                Update(
+                    "over",
+                    self.state.view(self.seat),
+                    text=self.state.end_reason or "",
+                    final_hash=self.state.state_hash().hex(),
+                    record=self._record_path(),
+                )
+            )
 
     async def act(self, action: Action) -> None:
         """Submit the table's action; an illegal one raises :class:`IllegalActionError`."""
@@ -113,6 +137,8 @@ class LocalLink:
         )
 
     async def resign(self) -> None:
+        if self.recorder is not None:
+            self.recorder.resign(self.seat)
         self.state, events = self.state.resign(self.seat)
         await self._publish(events, self.seat)
         with contextlib.suppress(trio.WouldBlock):  # wake run() if it waits for our action
@@ -132,8 +158,18 @@ class LocalLink:
                 else self.state.end_reason
             )
             await self._send.send(
-                Update("over", view, text=reason, final_hash=self.state.state_hash().hex())
+                Update(
+                    "over",
+                    view,
+                    text=reason,
+                    final_hash=self.state.state_hash().hex(),
+                    record=self._record_path(),
+                )
             )
+
+    def _record_path(self) -> str | None:
+        path = self.recorder.path if self.recorder is not None else None
+        return str(path) if path is not None else None
 
     async def run(self) -> None:
         other = 1 - self.seat
@@ -149,6 +185,8 @@ class LocalLink:
                 except KoiKoiError as exc:  # a crashed, slow or cheating engine forfeits
                     if self.state.is_over:
                         break
+                    if self.recorder is not None:
+                        self.recorder.resign(other)
                     self.state, events = self.state.resign(other)
                     view = self.state.view(self.seat)
                     await self._send.send(Update("state", view, events, other))
@@ -158,6 +196,7 @@ class LocalLink:
                             view,
                             text=f"{self.names[other]} forfeits: {exc}",
                             final_hash=self.state.state_hash().hex(),
+                            record=self._record_path(),
                         )
                     )
                     break
@@ -170,4 +209,6 @@ class LocalLink:
                 action = got
             actor = self.state.to_act
             self.state, events = self.state.apply(action)
+            if self.recorder is not None and actor is not None:
+                self.recorder.action(actor, action)
             await self._publish(events, actor)

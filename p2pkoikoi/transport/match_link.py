@@ -53,13 +53,22 @@ comes from (listening, dialling, refusing strangers) is
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
 import trio
 
-from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, PlayerView, RuleSet
+from p2pkoikoi.engine import (
+    Action,
+    IllegalActionError,
+    KoiKoiError,
+    MatchState,
+    PlayerView,
+    RuleSet,
+)
 from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.session import (
     NEED_DATA,
@@ -86,6 +95,8 @@ from p2pkoikoi.session import (
     State,
     fingerprint,
 )
+from p2pkoikoi.session.events import Event as SessionEvent
+from p2pkoikoi.session.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import (
     ConfigError,
     IdentityChangedError,
@@ -93,6 +104,7 @@ from p2pkoikoi.transport.errors import (
     PeerSilentError,
     PeerTimeoutError,
     TransportError,
+    TurnTimeoutError,
     leaves,
 )
 from p2pkoikoi.transport.identity import KnownPeers
@@ -104,6 +116,7 @@ from p2pkoikoi.transport.limits import (
     ChatterBudget,
     Timeouts,
     step_limit,
+    turn_warning,
 )
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.transport.notes import Note, Notify, nop
@@ -140,9 +153,12 @@ class NetworkLink:
         decide_rules: DecideRules,
         known_peers: KnownPeers | None,
         reconnect: Reconnect | None = None,
+        early: Sequence[SessionEvent] = (),
     ) -> None:
         self._stream = stream
         self._session = session
+        # events the joiner's dialer pulled while proving the host (transport/dialer.py)
+        self._early = deque(early)
         self._reconnect = reconnect
         self.timeouts = timeouts
         self._records = RecordKeeper(record_path)
@@ -173,10 +189,18 @@ class NetworkLink:
         self._ping_no = 0
         self._nursery: trio.Nursery | None = None
         self._online = True  # a connection is up (false while reconnecting)
+        self._view_cache: tuple[MatchState, PlayerView] | None = None  # see view
         self._lost = trio.Event()  # the current connection is gone
         self._lost_error: KoiKoiError | None = None
         self._awaiting_final = False
         self.reconnects = 0
+        # the turn clock (see _turn_clock): the seq whose next decision is being
+        # timed, since when, and an event set when a new decision starts
+        self._turn_seq = -1
+        self._turn_since = 0.0
+        self._turn_changed = trio.Event()
+        self._clock_running = False
+        self._timed_out = False  # our turn limit ran out: our resignation says "time"
         if session.peer_name is not None and session.rules is not None:  # a resumed session
             self.rules = session.rules
             names = [session.name, session.name]
@@ -197,10 +221,22 @@ class NetworkLink:
 
     @property
     def view(self) -> PlayerView:
+        """Our seat's view of the live state (made once per state: every update
+        carries one, and the player to act asks again)."""
         m = self._session.match
         if m is None:
             raise LocalProtocolError("the match has not started")
-        return m.view(self.seat)
+        cached = self._view_cache
+        if cached is not None and cached[0] is m:
+            return cached[1]
+        view = m.view(self.seat)
+        self._view_cache = (m, view)
+        return view
+
+    @property
+    def online(self) -> bool:
+        """A connection is up (False while reconnecting: moves wait for it)."""
+        return self._online
 
     @property
     def finished(self) -> bool:
@@ -283,14 +319,15 @@ class NetworkLink:
             raise IllegalActionError("the connection is closed")
 
     def _after_local(self, data: bytes) -> None:
+        self._save_record()  # our move is in the record before any byte of it leaves
         self._write(data)
-        self._save_record()
         events = self._session.last_local_events
         self._push_state(events, self.seat)
         self._after_step()
 
     def _write(self, data: bytes) -> None:
-        """Hand bytes to the writer task: the only path to the stream.
+        """Hand bytes to the stream, in order: at once when nothing waits for the
+        writer task (see :meth:`_send_now`), else through the writer task.
 
         What waits for the writer is counted: past :data:`OUTGOING_LIMIT` the
         peer is not reading, and the connection is dropped rather than our
@@ -306,12 +343,48 @@ class NetworkLink:
                 )
             )
             return
+        if self._pending == 0:
+            sent = self._send_now(data)
+            if sent:
+                self._last_tx = trio.current_time()
+                if sent == len(data):
+                    return
+                data = data[sent:]
         try:
             self._out_tx.send_nowait(data)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             return
         self._pending += len(data)
         self._last_tx = trio.current_time()
+
+    def _send_now(self, data: bytes) -> int:
+        """Bytes of ``data`` the kernel took at once (0: leave it all to the writer task).
+
+        The common case during play: nothing is queued and a TCP socket's send
+        buffer has room, so the bytes go out from the task that made them,
+        without waking the writer task (two trio task switches and a
+        scheduler pass per message).  Anything unusual (another kind of
+        stream, a closed or shut socket, a full buffer, an error) returns 0
+        or a partial count, and the writer task sends the rest and meets the
+        error itself, as before.  Only while nothing is queued, so the order
+        of bytes on the stream is the order of the calls.
+        """
+        stream = self._stream
+        if (
+            not isinstance(stream, trio.SocketStream)
+            or not self._online
+            or self._lost.is_set()
+            or self._stopped.is_set()
+        ):
+            return 0
+        sock = stream.socket
+        fd = sock.fileno()
+        if fd < 0 or sock.did_shutdown_SHUT_WR:
+            return 0
+        try:
+            return os.write(fd, data)
+        except OSError:  # a full buffer or a broken connection: the writer task's job
+            return 0
 
     @property
     def _writer_blocked(self) -> bool:
@@ -359,9 +432,16 @@ class NetworkLink:
         self._progress = trio.Event()
 
     def _after_step(self) -> None:
-        """After any change of turn: a pending resignation, the final-signature wait."""
+        """After any change of turn: the turn clock, a pending resignation, the
+        final-signature wait."""
         s = self._session
         m = s.match
+        if s.turn_limit and s.seq != self._turn_seq:  # a new decision: its clock starts
+            self._turn_seq, self._turn_since = s.seq, trio.current_time()  # (not on a resume)
+            self._turn_changed.set()
+            if not self._clock_running and self._nursery is not None:
+                self._clock_running = True
+                self._nursery.start_soon(self._turn_clock)
         if (
             self._resign_pending is not None
             and s.state is State.PLAY
@@ -369,7 +449,7 @@ class NetworkLink:
             and m.to_act == self.seat
         ):
             self._resign_pending = None
-            self._after_local(s.send(Resign()))
+            self._after_local(s.send(Resign(TIME_FORFEIT if self._timed_out else "")))
             return
         if s.state is State.FINISH and self._nursery is not None and not self._awaiting_final:
             self._awaiting_final = True
@@ -488,7 +568,12 @@ class NetworkLink:
         """Pull every event the session has; one place turns them into updates."""
         s = self._session
         while not self._stopped.is_set():
-            ev = s.next_event()
+            ev = self._early.popleft() if self._early else s.next_event()
+            if isinstance(ev, ActionReceived | PeerResigned):
+                # the peer's last move makes the session queue our final signature:
+                # the record holds both before that signature leaves (sends go out at
+                # once, see _send_now)
+                self._save_record()
             self._flush()
             if ev is NEED_DATA:
                 break
@@ -511,6 +596,7 @@ class NetworkLink:
                         "rules_fingerprint": ev.fingerprint,
                         "rounds": ev.rounds,
                         "rules": ev.rules.to_dict(),
+                        "turn_limit": ev.turn_limit,
                     }
                 )
                 assert self._nursery is not None
@@ -528,6 +614,10 @@ class NetworkLink:
                 self._push_state(ev.events, None)
                 self._after_step()
             elif isinstance(ev, ActionReceived | PeerResigned):
+                if isinstance(ev, PeerResigned) and ev.reason == TIME_FORFEIT:
+                    peer = self.names[1 - self.seat]
+                    self.forfeit_reason = f"{peer}'s time ran out ({s.turn_limit}s per decision)"
+                    self._status(f"{self.forfeit_reason}: they resign", event="peer_time_out")
                 self._save_record()
                 self._push_state(ev.events, ev.seat)
                 self._after_step()
@@ -574,6 +664,7 @@ class NetworkLink:
                 "peer_role": s.role.other.value,
                 "rules_fingerprint": ev.rules.fingerprint(),
                 "rules": ev.rules.to_dict(),
+                "turn_limit": s.turn_limit,
             }
         )
         if self._known is not None:
@@ -641,6 +732,104 @@ class NetworkLink:
                 )
             )
             return
+
+    def turn_deadline(self) -> float:
+        """When our own decision must be made (trio's clock; inf: no limit or not our
+        turn).  A headless player stops waiting for its bot then."""
+        s, m = self._session, self._session.match
+        if not s.turn_limit or m is None or m.is_over or m.to_act != self.seat:
+            return math.inf
+        return self._turn_since + s.turn_limit
+
+    async def _turn_clock(self) -> None:
+        """The agreed turn limit (protocol/README.md section 5), on trio's clock.
+
+        Our turn: a warning (``time_warning``) when :func:`turn_warning` seconds
+        are left, a countdown in the status line, then we resign on our own behalf
+        (a person who walked away, a hung bot).  The other player's turn: after the
+        limit plus ``timeouts.turn_grace`` the match ends as its forfeit by time,
+        recorded and signed by us (a modified program that pings but never moves).
+        The clock follows the sequence number, not the connection: a reconnect does
+        not restart it.
+        """
+        limit = float(self._session.turn_limit)
+        warn_before = turn_warning(limit)
+        told: tuple[int, int] = (-1, -1)  # (seq, seconds left) last announced
+        while not self._stopped.is_set():
+            s, m = self._session, self._session.match
+            if s.state is not State.PLAY or m is None:
+                self._clock_running = False
+                return
+            self._turn_changed = trio.Event()  # set by _after_step when a decision starts
+            seq, since = self._turn_seq, self._turn_since
+            mine = m.to_act == self.seat
+            now = trio.current_time()
+            if mine:
+                deadline = since + limit
+                left = deadline - now
+                if left <= 0:
+                    self._own_time_out(limit)  # resigned: the next step sets the event
+                    await self._turn_changed.wait()
+                    continue
+                if left <= warn_before:
+                    whole = math.ceil(left)
+                    if told[0] != seq or (whole != told[1] and (whole <= 5 or whole % 10 == 0)):
+                        self._time_warning(whole, limit, first=told[0] != seq)
+                        told = (seq, whole)
+                    step = left - (whole - 1) if whole > 1 else left
+                    wake = now + max(step, 0.001)
+                else:
+                    wake = deadline - warn_before
+            else:
+                deadline = since + limit + self.timeouts.turn_grace
+                if now >= deadline:
+                    if self._online and not s.catching_up:
+                        self._peer_time_out(limit)
+                        return
+                    # reconnecting, or the peer is re-sending what we lack: its move
+                    # may be on the way; look again once the connection is back
+                    deadline = now + 1.0
+                wake = deadline
+            with trio.move_on_at(wake):
+                await self._turn_changed.wait()
+
+    def _time_warning(self, left: int, limit: float, *, first: bool) -> None:
+        """The warning, then the countdown: the status line and a ``time_warning`` note."""
+        text = f"{left}s left to act"
+        if first:
+            text = f"your time is running out: {text} ({limit:g}s per decision)"
+        self._notify({"event": "time_warning", "text": text, "seconds_left": left})
+        if self._session.match is not None:
+            self._push(Update("status", self.view, text=text))
+
+    def _own_time_out(self, limit: float) -> None:
+        """Our turn limit ran out: resign on our own behalf (now, or once reconnected)."""
+        reason = f"your time ran out ({limit:g}s per decision)"
+        self._notify({"event": "time_out", "text": f"{reason}: you resign"})
+        self.forfeit_reason = reason
+        self._timed_out = True
+        s, m = self._session, self._session.match
+        if self._online and m is not None and m.to_act == self.seat and not s.catching_up:
+            with suppress(LocalProtocolError):
+                self._after_local(s.send(Resign(TIME_FORFEIT)))
+                return
+        self._resign_pending = reason
+
+    def _peer_time_out(self, limit: float) -> None:
+        """The other player let its turn limit (and the grace) pass: its forfeit by time."""
+        s = self._session
+        try:
+            s.claim_time_forfeit()
+        except LocalProtocolError:
+            return
+        self._flush()  # the abort that tells the other program why
+        peer = self.names[1 - self.seat]
+        self._fail(
+            TurnTimeoutError(
+                f"{peer} did not move within the turn limit ({limit:g}s per decision, plus "
+                f"{self.timeouts.turn_grace:g}s for latency): {peer} forfeits by time"
+            )
+        )
 
     async def _heartbeat(self) -> None:
         t = self.timeouts
@@ -843,8 +1032,12 @@ async def open_link(
     decide_rules: DecideRules | None = None,
     known_peers: KnownPeers | None = None,
     reconnect: Reconnect | None = None,
+    early: Sequence[SessionEvent] = (),
 ) -> AsyncIterator[NetworkLink]:
     """Run ``session`` over ``stream``; yields the link once the match has started.
+
+    ``early`` are events already pulled from ``session`` (the joiner's dialer
+    runs the first steps of the handshake itself): they are handled first.
 
     The nursery of the connection's tasks lives here.  Leaving the block
     before the match is over says goodbye (the match stays unfinished, its
@@ -866,6 +1059,7 @@ async def open_link(
         decide_rules=decide_rules or _accept_decision,
         known_peers=known_peers,
         reconnect=reconnect,
+        early=early,
     )
     started = False
     try:

@@ -11,21 +11,23 @@ and hand the stream and session to :func:`~p2pkoikoi.transport.match_link.open_l
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from p2pkoikoi.engine import KoiKoiError, RuleSet
+from p2pkoikoi.engine import RuleSet
+from p2pkoikoi.engine.presets import closest_preset
 from p2pkoikoi.session import (
     Invite,
-    LocalProtocolError,
     Role,
     Session,
     decode_invite,
@@ -40,14 +42,18 @@ from p2pkoikoi.session.code import (
 )
 from p2pkoikoi.session.invite import SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
-from p2pkoikoi.transport.addresses import DEFAULT_PORT, invite_address
-from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError, os_reason
+from p2pkoikoi.session.wire import DEFAULT_TURN_LIMIT
+from p2pkoikoi.transport.addresses import DEFAULT_PORT, Candidate, dedupe, is_local_only
+from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
+from p2pkoikoi.transport.discovery import announce, find_host
+from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError
 from p2pkoikoi.transport.gate import Admitted, CodeGuard, Gate, GateLimits
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.listener import hosting, listen
 from p2pkoikoi.transport.match_link import DecideRules, NetworkLink, open_link
-from p2pkoikoi.transport.notes import Notify, nop
+from p2pkoikoi.transport.notes import Note, Notify, nop
+from p2pkoikoi.transport.portmap import open_reachability
 from p2pkoikoi.transport.reconnect import Reconnect, close_queued, session_entropy
 from p2pkoikoi.transport.record_files import read_sidecar, sidecar_path
 
@@ -74,34 +80,120 @@ async def open_host(
     accept_timeout: float | None = None,
     code: ShortCode | None | bool = True,
     gate_limits: GateLimits | None = None,
+    port_mapping: bool = True,
+    announce: bool = True,
+    turn_limit: int = DEFAULT_TURN_LIMIT,
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite and code (a ``listening`` note), admit one player, play.
 
-    ``port=0`` picks a free port; the note says which.  ``code``: True makes a
-    fresh short code (:func:`new_code`), a :class:`ShortCode` uses that one,
-    False/None none.  The host listens for the whole match.  Before a joiner
-    has proved the code or invite and its identity, connections run
-    concurrently in the :class:`~p2pkoikoi.transport.gate.Gate` and any failure
-    only drops that connection (a ``warning`` note: hosting goes on); wrong
-    guesses of the code are counted and end it (a ``code_expired`` note).  Once
-    a match is on, other connections get a one-line ``refuse``; after a drop
-    the same opponent may resume.
+    ``port=0`` picks a free port; the note says which.  Before the invite is
+    shown the router is asked to open the port (``port_mapping``; bounded, see
+    :mod:`~p2pkoikoi.transport.portmap`); a ``reachability`` note follows the
+    ``listening`` one, and the mapping is removed when the block ends, however
+    it ends.  The invite lists every candidate address
+    (:func:`~p2pkoikoi.transport.addresses.host_candidates`).
+
+    ``code``: True makes a fresh short code (:func:`new_code`), a
+    :class:`ShortCode` uses that one, False/None none.  With a code (and
+    ``announce``) the waiting host is announced on this network by multicast
+    DNS until the match starts (:mod:`~p2pkoikoi.transport.discovery`), so a
+    friend there joins with the code alone.
+
+    The host listens for the whole match.  Before a joiner has proved the code
+    or invite and its identity, connections run concurrently in the
+    :class:`~p2pkoikoi.transport.gate.Gate` and any failure only drops that
+    connection (a ``warning`` note: hosting goes on); wrong guesses of the code
+    are counted and end it (a ``code_expired`` note).  Once a match is on,
+    other connections get a one-line ``refuse``; after a drop the same opponent
+    may resume.
     """
     notify = notify or nop
     listeners = await listen(port, bind)
     actual = int(listeners[0].socket.getsockname()[1])
-    secret = os.urandom(SECRET_BYTES)
     short = new_code() if code is True else (code or None)
+    ad = None
+    if short is not None and announce:
+        ad = Announcement(name, closest_preset(rules)[0], short.number)
     try:
-        invite = encode_invite([(invite_address(bind, advertise), actual)], secret)
-    except KoiKoiError:
-        for ln in listeners:
-            await ln.aclose()
-        raise
-    note: dict[str, Any] = {"event": "listening", "invite": invite, "port": actual}
+        async with (
+            open_reachability(
+                actual, bind=bind, advertise=advertise, port_mapping=port_mapping
+            ) as (reach, candidates, waited),
+            _hosting_match(
+                listeners,
+                candidates,
+                identity=identity,
+                name=name,
+                rules=rules,
+                bind=bind,
+                timeouts=timeouts,
+                record_path=record_path,
+                notify=notify,
+                known_peers=known_peers,
+                accept_timeout=accept_timeout,
+                short=short,
+                gate_limits=gate_limits,
+                announce_as=ad,
+                turn_limit=turn_limit,
+                reachability={
+                    **reach.to_event(),
+                    "waited": round(waited, 3),
+                    # no NAT on IPv6: reachable from the internet there unless a firewall says no
+                    "ipv6": [str(c) for c in candidates if c.source == "ipv6"],
+                },
+            ) as link,
+        ):
+            yield link
+    finally:
+        for ln in listeners:  # closed already, unless the port mapping failed first
+            with trio.move_on_after(1) as cs:
+                cs.shield = True
+                await ln.aclose()
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """What a waiting host tells its network (protocol/discovery.md): no secret."""
+
+    name: str
+    rules: str
+    number: int
+
+
+@asynccontextmanager
+async def _hosting_match(
+    listeners: list[trio.SocketListener],
+    candidates: list[Candidate],
+    *,
+    identity: Ed25519PrivateKey,
+    name: str,
+    rules: RuleSet,
+    bind: str | None,
+    timeouts: Timeouts | None,
+    record_path: Path | None,
+    notify: Notify,
+    known_peers: KnownPeers | None,
+    accept_timeout: float | None,
+    short: ShortCode | None,
+    gate_limits: GateLimits | None,
+    announce_as: Announcement | None,
+    turn_limit: int,
+    reachability: Note,
+) -> AsyncIterator[NetworkLink]:
+    """:func:`open_host` once the candidates are known: the invite, then one player."""
+    secret = os.urandom(SECRET_BYTES)
+    actual = candidates[0].port
+    invite = encode_invite([(c.address, c.port) for c in candidates], secret)
+    note: dict[str, Any] = {
+        "event": "listening",
+        "invite": invite,
+        "port": actual,
+        "addresses": [str(c) for c in candidates],
+    }
     if short is not None:
         note["code"] = str(short)
     notify(note)
+    notify(reachability)
     sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
     rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)
     limit = math.inf if accept_timeout is None else accept_timeout
@@ -115,6 +207,7 @@ async def open_host(
             entropy=session_entropy(),
             rules=rules,
             code=code_now,
+            turn_limit=turn_limit,
         )
 
     if gate_limits is None:  # a stranger gets at most the handshake step's time
@@ -122,10 +215,19 @@ async def open_host(
             deadline=min(GateLimits.deadline, (timeouts or Timeouts()).handshake)
         )
     gate = Gate(make_session, notify, limits=gate_limits, guard=CodeGuard(short))
-    async with hosting(listeners, rc) as incoming:
+    lan = contextlib.AsyncExitStack()
+    local = [c.address for c in candidates if c.source in ("lan", "ipv6", "bind")]
+    local = [a for a in local if not is_local_only(a)]
+    if announce_as is not None and local:  # bound to loopback: nobody else could come
+        ad = announce_as
+        await lan.enter_async_context(
+            announce(name=ad.name, rules=ad.rules, number=ad.number, port=actual, addresses=local)
+        )
+    async with lan, hosting(listeners, rc) as incoming:
         admitted: Admitted | None = None
         with trio.move_on_after(limit):
             admitted = await gate.admit(incoming)
+        await lan.aclose()  # the match starts (or hosting ends): no longer waiting here
         rc.wanted = False
         close_queued(incoming)
         if admitted is None:
@@ -158,59 +260,141 @@ async def open_join(
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
 
-    ``invite`` may be a short code (:class:`ShortCode`, the SPAKE2 password)
-    with the host's ``address`` (found by LAN discovery: it is not in the code).
-    With ``expected_rules`` the session accepts exactly those rules (or fails
-    naming the differences); without, ``decide_rules`` is asked (default:
-    accept, after a ``rules_proposed`` note).
+    Every address of the invite is tried, Happy Eyeballs style
+    (:mod:`~p2pkoikoi.transport.dialer`): the first connection whose peer
+    completes the authenticated handshake is the match's; when none does, one
+    line names each address and why it failed.  With ``expected_rules`` the
+    session accepts exactly those rules (or fails naming the differences);
+    without, ``decide_rules`` is asked (default: accept, after a
+    ``rules_proposed`` note).
+
+    With a short code the hosts waiting on this network are found by multicast
+    DNS (:func:`~p2pkoikoi.transport.discovery.find_host`): every host that
+    announces the code's number is a candidate, and only the one that knows
+    the code's words completes the handshake.  A given ``address`` is tried
+    instead of looking (a code) or first (an invite).
     """
-    code = invite if isinstance(invite, ShortCode) else None
-    inv = None if code is not None else decode_invite(invite) if isinstance(invite, str) else invite
-    assert inv is None or isinstance(inv, Invite)
-    if inv is not None:
-        first = address or inv.addresses[0]  # dialing every address at once: branch net9
-    elif address is not None:
-        first = address
-    else:
-        raise LocalProtocolError("joining with a code needs the host's address")
     notify = notify or nop
+    given = [Candidate(address.host, address.port, "given")] if address is not None else []
+    if isinstance(invite, ShortCode):
+        code = invite
+        candidates = given or await _discover(code, notify)
+        secret: bytes | None = None
+        resume_as = ""  # no invite: a resume redials the addresses the sidecar lists
+    else:
+        inv = decode_invite(invite) if isinstance(invite, str) else invite
+        code, secret, resume_as = None, inv.secret, str(inv)
+        candidates = dedupe(given + [Candidate(a.host, a.port, "invite") for a in inv.addresses])
+
+    def session() -> Session:
+        return Session(
+            Role.JOINER,
+            identity_key=identity,
+            invite_secret=secret,
+            code=code,
+            name=name,
+            entropy=session_entropy(),
+            expected_rules=expected_rules,
+        )
+
+    async with _joining(
+        candidates,
+        session,
+        sidecar={
+            "role": "joiner",
+            **({"invite": resume_as} if resume_as else {}),
+            "address": str(Address(candidates[0].address, candidates[0].port)),
+            "addresses": [[c.address, c.port] for c in candidates],
+        },
+        identity=identity,
+        decide_rules=decide_rules,
+        timeouts=timeouts,
+        record_path=record_path,
+        notify=notify,
+        known_peers=known_peers,
+    ) as link:
+        yield link
+
+
+def _resume_addresses(side: dict[str, Any]) -> list[Candidate]:
+    """Where a resumed joiner redials: the addresses the first connection was made
+    with (a code join has no invite), else the invite's."""
+    listed = side.get("addresses")
+    if isinstance(listed, list) and listed:
+        try:
+            return [Candidate(str(h), int(p), "resume") for h, p in listed]
+        except (TypeError, ValueError):
+            raise ConfigError("the resume file's addresses are not [host, port] pairs") from None
+    if isinstance(side.get("address"), str):
+        one = decode_address(str(side["address"]))
+        return [Candidate(one.host, one.port, "resume")]
+    inv = decode_invite(str(side["invite"]))
+    return [Candidate(a.host, a.port, "invite") for a in inv.addresses]
+
+
+#: how long ``join CODE`` looks for the host on this network
+DISCOVERY_WAIT: Final = 3.0
+
+
+async def _discover(code: ShortCode, notify: Notify) -> list[Candidate]:
+    """The addresses of every host on this network announcing ``code``'s number."""
+    notify({"event": "searching", "text": f"looking for the host of code {code.number} here"})
+    found = await find_host(code.number, DISCOVERY_WAIT)
+    if not found:
+        raise ConnectError(
+            f"no host on this network is waiting with code {code.number} (looked for "
+            f"{DISCOVERY_WAIT:g}s): check the number, or ask the host for the koi2- invite "
+            "(a code finds hosts on the same network only)"
+        )
+    out = [Candidate(a, w.port, "mdns") for w in found for a in w.addresses]
+    notify({"event": "found", "hosts": [{"name": w.name, "rules": w.rules} for w in found]})
+    return dedupe(out)
+
+
+@asynccontextmanager
+async def _joining(
+    candidates: list[Candidate],
+    make_session: Callable[[], Session],
+    *,
+    sidecar: dict[str, Any],
+    identity: Ed25519PrivateKey,
+    decide_rules: DecideRules | None,
+    timeouts: Timeouts | None,
+    record_path: Path | None,
+    notify: Notify,
+    known_peers: KnownPeers | None,
+) -> AsyncIterator[NetworkLink]:
+    """Race ``candidates`` to an authenticated host, then play over the winner."""
     t = timeouts or Timeouts()
-    where = first.display
-    notify({"event": "connecting", "host": first.host, "port": first.port})
+    first = candidates[0]
+    notify(
+        {
+            "event": "connecting",
+            "host": first.address,
+            "port": first.port,
+            "addresses": [str(c) for c in candidates],
+        }
+    )
+    won = await dial_authenticated(
+        candidates, make_session, connect=t.connect, handshake=t.handshake, stagger=t.stagger
+    )
+    # redialing after a drop: the address that worked first, then the others
+    order = [won.candidate] + [c for c in candidates if c != won.candidate]
 
     async def dial() -> trio.abc.Stream:
-        return await trio.open_tcp_stream(first.host, first.port)
+        return await dial_any(order, connect=t.connect)
 
-    sidecar = {"role": "joiner", "address": str(first)}
     rc = Reconnect(identity=identity, dial=dial, sidecar=sidecar)
-    try:
-        with trio.fail_after(t.connect):
-            stream = await dial()
-    except trio.TooSlowError:
-        raise ConnectError(
-            f"cannot connect to {where}: no answer within {t.connect:g}s "
-            "(is the host listening? a firewall?)"
-        ) from None
-    except OSError as exc:
-        raise ConnectError(f"cannot connect to {where}: {os_reason(exc)}") from None
-    session = Session(
-        Role.JOINER,
-        identity_key=identity,
-        invite_secret=inv.secret if inv is not None else None,
-        code=code,
-        name=name,
-        entropy=session_entropy(),
-        expected_rules=expected_rules,
-    )
     async with open_link(
-        stream,
-        session,
+        won.stream,
+        won.session,
         timeouts=t,
         record_path=record_path,
         notify=notify,
         decide_rules=decide_rules,
         known_peers=known_peers,
         reconnect=rc,
+        early=won.pending,
     ) as link:
         yield link
 
@@ -238,10 +422,7 @@ async def open_resume(
     notify = notify or nop
     side = read_sidecar(record_path)
     role = Role(str(side["role"]))
-    if isinstance(side.get("address"), str):
-        first = decode_address(str(side["address"]))
-    else:
-        first = decode_invite(str(side["invite"])).addresses[0]
+    order = _resume_addresses(side)
     try:
         resume_secret = bytes.fromhex(str(side["resume_secret"]))
     except ValueError:
@@ -258,13 +439,14 @@ async def open_resume(
         "known_peers": known_peers,
         "reconnect": rc,
     }
+    first = order[0]
     if role is Role.JOINER:
 
         async def dial() -> trio.abc.Stream:
-            return await trio.open_tcp_stream(first.host, first.port)
+            return await dial_any(order, connect=(timeouts or Timeouts()).connect)
 
         rc.dial = dial
-        notify({"event": "connecting", "host": first.host, "port": first.port})
+        notify({"event": "connecting", "host": first.address, "port": first.port})
         async with open_link(None, session, **kw) as link:
             yield link
         return

@@ -59,6 +59,10 @@ from p2pkoikoi.engine import Action, KoiKoiError, RuleSet
 from p2pkoikoi.transport.link import GameLink
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer
+from p2pkoikoi.ui.tutorial import tutorial_tip
+
+#: the smallest terminal the table is laid out for (pages fold to any width)
+MIN_COLUMNS, MIN_ROWS = 80, 24
 
 STYLE = Style.from_dict(
     {
@@ -100,6 +104,7 @@ STYLE = Style.from_dict(
         "note": "#9e9e9e",
         "frame.border": "#9e9e9e",
         "offer.diff": "bold #ffd54f",
+        "guide": "#a5d6a7",
     }
 )
 
@@ -134,6 +139,7 @@ class TableContext:
         warning: str = "",
         seen_before: bool | None = None,
         own_fingerprint: str = "",
+        turn_limit: int = 0,
     ) -> bool:
         """Show who invites and their rules (what differs from ``preset_name``, or else
         from the closest preset); wait for Accept (True) or Decline (False).
@@ -159,6 +165,7 @@ class TableContext:
             warning=warning,
             seen_before=seen_before,
             own_fingerprint=own_fingerprint,
+            turn_limit=turn_limit,
         )
         self.state.show_offer(offer, reply)
         self._redraw()
@@ -195,6 +202,7 @@ class TableApp:
 
     factory: LinkFactory
     ascii: bool = False
+    bell: bool = False  # ring the terminal's bell when it becomes your turn
     input: Input | None = None
     output: Output | None = None
     refresh_interval: float | None = 1.0
@@ -210,7 +218,7 @@ class TableApp:
     _renders: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
-        self.state = TableState(ascii=self.ascii)
+        self.state = TableState(ascii=self.ascii, bell=self.bell)
         self.state.waiting("Starting the match...", ())
         self._chat = Buffer(multiline=False, accept_handler=self._send_chat)
         self.app = Application(
@@ -248,10 +256,52 @@ class TableApp:
     def _ft(self, fn: Callable[[], StyleAndTextTuples], **kw: Any) -> FormattedTextControl:
         return FormattedTextControl(fn, **kw)
 
+    def _size(self) -> tuple[int, int]:
+        """(columns, rows) of the terminal, 80x24 before the first render."""
+        try:
+            size = self.app.output.get_size()
+        except Exception:  # noqa: BLE001 - before the first render
+            return 80, 24
+        return size.columns, size.rows
+
+    def _big_enough(self) -> bool:
+        columns, rows = self._size()
+        return columns >= MIN_COLUMNS and rows >= MIN_ROWS
+
+    def _too_small_text(self) -> StyleAndTextTuples:
+        columns, rows = self._size()
+        return [
+            ("class:status.bad", f" The terminal is too small: {MIN_COLUMNS}x{MIN_ROWS} needed."),
+            ("", "\n"),
+            ("", f" It is {columns}x{rows} now: make it larger and the table comes back."),
+            ("", "\n"),
+            ("class:dim", " (q leaves; the match waits.)"),
+        ]
+
+    def _box(self, body: Window) -> Any:
+        """A frame around a dialog: prompt_toolkit's box drawing, or ``+-|`` for ``--ascii``."""
+        if not self.ascii:
+            return Frame(body)
+        edge = "class:frame.border"
+
+        def rule(corner: str) -> VSplit:
+            return VSplit(
+                [
+                    Window(width=1, height=1, char=corner, style=edge),
+                    Window(height=1, char="-", style=edge),
+                    Window(width=1, height=1, char=corner, style=edge),
+                ],
+                height=1,
+            )
+
+        side = Window(width=1, char="|", style=edge)
+        return HSplit([rule("+"), VSplit([side, body, side]), rule("+")])
+
     def _layout(self) -> Layout:
         st = self.state
         on_page = Condition(lambda: st.page is not None)
         on_table = ~on_page
+        big = Condition(self._big_enough)
         has_dialog = Condition(lambda: bool(R.dialog_fragments(st)))
 
         def log_height() -> int:
@@ -283,7 +333,7 @@ class TableApp:
             floats=[
                 Float(
                     content=ConditionalContainer(
-                        Frame(
+                        self._box(
                             Window(
                                 self._ft(lambda: R.dialog_fragments(st, self._click)),
                                 dont_extend_height=True,
@@ -317,7 +367,11 @@ class TableApp:
         )
         root = HSplit(
             [
-                ConditionalContainer(table, filter=on_table),
+                ConditionalContainer(table, filter=on_table & big),
+                ConditionalContainer(
+                    Window(self._ft(self._too_small_text), wrap_lines=True),
+                    filter=on_table & ~big,
+                ),
                 ConditionalContainer(page, filter=on_page),
                 Window(
                     self._ft(lambda: R.prompt_fragments(st, time.monotonic(), self._click)),
@@ -327,28 +381,51 @@ class TableApp:
                     Window(self._ft(lambda: R.status_fragments(st)), height=1),
                     filter=Condition(lambda: bool(st.status)),
                 ),
+                ConditionalContainer(
+                    Window(
+                        self._ft(self._guide_text),
+                        height=lambda: Dimension.exact(len(self._guide_lines()) or 1),
+                        wrap_lines=False,
+                    ),
+                    filter=Condition(lambda: bool(tutorial_tip(st))),
+                ),
                 chat_line,
                 Window(self._ft(lambda: R.footer_fragments(st)), height=1, style="class:footer"),
             ]
         )
         return Layout(root)
 
+    def _guide_lines(self) -> list[StyleAndTextTuples]:
+        tip = tutorial_tip(self.state)
+        if not tip:
+            return []
+        return R.wrap_line([("class:guide", " " + self.state.p(tip))], self._size()[0] - 1)
+
+    def _guide_text(self) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = []
+        for i, line in enumerate(self._guide_lines()):
+            if i:
+                out.append(("", "\n"))
+            out.extend(line)
+        return out
+
     def _page_text(self) -> StyleAndTextTuples:
-        try:
-            rows = self.app.output.get_size().rows
-        except Exception:  # noqa: BLE001 - before the first render
-            rows = 24
-        height = max(1, rows - 2 - (1 if self.state.status else 0))
+        columns, rows = self._size()
+        guide = len(self._guide_lines())  # the guided round's tip sits under the page too
+        height = max(1, rows - 2 - (1 if self.state.status else 0) - guide)
+        now = time.monotonic()
         # keep the scroll where the last line is still in view, so Up works at once
-        lines = R.page_lines(self.state, time.monotonic())
+        lines = R.wrapped_page_lines(self.state, now, columns)
         self.state.scroll = min(self.state.scroll, max(0, len(lines) - height))
-        return R.page_fragments(self.state, height, time.monotonic())
+        return R.page_fragments(self.state, height, now, columns)
 
     # ------------------------------------------------------------------ keys
     def _keys(self) -> KeyBindings:
         kb = KeyBindings()
         st = self.state
         not_chatting = ~has_focus(self._chat)
+        on_page = Condition(lambda: st.page is not None)
+        big = Condition(self._big_enough)
 
         @kb.add("left", filter=not_chatting)
         @kb.add("up", filter=not_chatting & Condition(lambda: st.page is None))
@@ -378,12 +455,12 @@ class TableApp:
 
         for n in range(1, 9):
 
-            @kb.add(str(n), filter=not_chatting)
+            @kb.add(str(n), filter=not_chatting & (on_page | big))
             def _(event: KeyPressEvent, n: int = n) -> None:
                 st.digit(n)
 
-        @kb.add("enter", filter=not_chatting)
-        @kb.add(" ", filter=not_chatting)
+        @kb.add("enter", filter=not_chatting & (on_page | big))
+        @kb.add(" ", filter=not_chatting & (on_page | big))
         def _(event: KeyPressEvent) -> None:
             if st.page is Page.OVER or (st.page is Page.WAITING and st.closed):
                 self.exit()
@@ -412,6 +489,27 @@ class TableApp:
                 st.dialog_cursor = opts.index(want)
                 self._after_input(st.enter())
 
+        @kb.add("g", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            st.toggle_tutorial()
+
+        @kb.add("u", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            st.toggle_unseen()
+
+        dialog_open = not_chatting & Condition(lambda: st.dialog is not None and st.page is None)
+
+        @kb.add("y", filter=dialog_open)
+        def _(event: KeyPressEvent) -> None:
+            dialog = st.dialog
+            if dialog is not None:
+                self._dialog_yes(dialog)
+
+        @kb.add("n", filter=dialog_open)
+        def _(event: KeyPressEvent) -> None:
+            st.dialog = None
+            st.changed()
+
         @kb.add("r", filter=not_chatting)
         def _(event: KeyPressEvent) -> None:
             if st.page is None and st.view is not None and st.over is None and not st.closed:
@@ -426,6 +524,8 @@ class TableApp:
                 return
             if st.over is not None or st.closed or st.view is None:
                 self.exit()
+            elif st.dialog is Dialog.QUIT and event.key_sequence[0].key == "c-c":
+                self._dialog_yes(Dialog.QUIT)  # a second Ctrl-C means it: leave
             elif st.dialog is Dialog.QUIT:
                 st.dialog = None
                 st.changed()
@@ -560,7 +660,11 @@ class TableApp:
 
             async def pump() -> None:
                 async for upd in link.updates:
+                    was_my_turn = self.state.my_turn
                     self.state.apply_update(upd, time.monotonic())
+                    if self.state.bell and self.state.my_turn and not was_my_turn:
+                        self.app.output.bell()  # "your turn", noticed in another window
+                        self.app.output.flush()
                     self.app.invalidate()
                 self.state.link_closed()
                 self.app.invalidate()
@@ -691,6 +795,7 @@ def run_table(
     link_factory: LinkFactory,
     *,
     ascii: bool = False,
+    bell: bool = False,
     input: Input | None = None,
     output: Output | None = None,
 ) -> int:
@@ -714,5 +819,19 @@ def run_table(
     """
     if input is None or output is None:
         require_terminal()
-    table = TableApp(link_factory, ascii=ascii, input=input, output=output)
-    return asyncio.run(table.run())
+    table = TableApp(link_factory, ascii=ascii, bell=bell, input=input, output=output)
+    try:
+        return asyncio.run(table.run())
+    finally:
+        for line in closing_lines(table.state):
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def closing_lines(state: TableState) -> list[str]:
+    """What stays in the shell after the table closes: where the record is and how
+    to verify it (the path is long and the table's copy is gone)."""
+    over = state.over
+    if over is None or not over.record:
+        return []
+    return [f"Match record: {over.record}", f"Verify it with: p2pkoikoi verify {over.record}"]

@@ -9,6 +9,7 @@ in; tests call these functions without one.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
@@ -35,6 +36,7 @@ Clicker = Callable[[str, int], MouseHandler] | None
 
 _REASONS = {
     "stop": "stopped",
+    "no_call": "made a yaku when no koi-koi call was possible",
     "next_yaku": "made a yaku after a koi-koi",
     "hand_yaku": "was dealt a hand yaku",
     "both_hand_yaku": "both were dealt hand yaku",
@@ -166,14 +168,17 @@ def field_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples
         ("class:rule", "─" if not st.ascii else "-"),
         ("class:label", " Field "),
     ]
-    head.append(("class:dim", f"({len(v.field)} cards, stock {v.stock_size})"))
+    shown = len(v.field) - (1 if v.drawn is not None else 0)
+    head.append(("class:dim", f"({shown} cards, stock {v.stock_size})"))
     if v.drawn is not None:
         head.append(("", "  drawn: "))
         head.append((tile_style(v.drawn, "class:drawn"), tile_text(v.drawn, st.ascii)))
     rows: list[StyleAndTextTuples] = []
     row: StyleAndTextTuples = [("", " ")]
     used = 1
-    for group in by_month(v.field):
+    # while a drawn card waits to take one of two, it is shown once, after "drawn:"
+    on_field = CardSet(v.field.mask & ~v.drawn.bit) if v.drawn is not None else v.field
+    for group in by_month(on_field):
         need = len(group) * 7 + 2
         if used + need > 58 and used > 1:
             rows.append(row)
@@ -292,7 +297,10 @@ def side_fragments(st: TableState) -> StyleAndTextTuples:
             lines.append([("class:yaku", st.p(f" {y.romaji[:15]:<15}{y.points:>3}"))])
         if made:
             worth = score(made, r, v.calls[seat], v.calls[1 - seat]).score
-            lines.append([("class:dim", f" stop now: {worth}")])
+            if v.calls[seat] == 0 or (seat == me and st.decision is Decision.KOIKOI):
+                lines.append([("class:dim", f" stop now: {worth}")])
+            else:  # after a call the round goes on until a new yaku (or a raise)
+                lines.append([("class:dim", f" called; worth {worth}")])
         near = near_yaku(v.piles[seat], v.piles[1 - seat], r, made, limit=3 if seat == me else 2)
         for p in near:
             lines.append([("class:near", st.p(f" {p.romaji[:14]:<14}{p.have}/{p.need}"))])
@@ -330,7 +338,11 @@ def prompt_fragments(st: TableState, now: float = 0.0, click: Clicker = None) ->
         return [("class:dim", " Sending...")]
     d = st.decision
     if d is Decision.PLAY:
-        return [("class:prompt", st.p(" Your turn: choose a card (←→ or 1-8) and press Enter."))]
+        n = len(st.hand)
+        keys = "1" if n == 1 else f"1-{n}"
+        return [
+            ("class:prompt", st.p(f" Your turn: choose a card (←→ or {keys}) and press Enter."))
+        ]
     if d is Decision.TARGET:
         c = st.choosing
         name = c.english if c else "card"
@@ -376,21 +388,28 @@ def footer_fragments(st: TableState) -> StyleAndTextTuples:
         text = " Enter: continue   ↑↓: scroll   ?: rules"
     elif st.page is Page.OVER:
         text = " q or Enter: leave   ↑↓: scroll"
+    elif st.page is Page.UNSEEN:
+        text = " u/Enter/Esc: back to the table"
     elif st.page is Page.WAITING and st.offer is not None:
         text = " a/Enter: accept   d/Esc: decline   ←→: choose   ↑↓ PgUp PgDn: scroll"
     elif st.page is Page.WAITING:
         text = " q: cancel"
     else:
-        text = " ?: yaku & rules  c: chat  r: resign  q: leave"
+        text = " ?: yaku & rules  u: unseen  c: chat  r: resign  q: leave"
     return [("class:footer", st.p(text))]
 
 
 # ---------------------------------------------------------------------- dialogs
+#: the letter keys that answer a dialog at once, shown on its buttons
+_BUTTON_KEYS = {"Koi-koi": "k", "Stop": "s", "Yes, resign": "y", "Yes, leave": "y", "No": "n"}
+
+
 def _buttons(st: TableState, labels: list[str], click: Clicker) -> StyleAndTextTuples:
     out: StyleAndTextTuples = [("", " ")]
     for i, label in enumerate(labels):
         style = "class:button.focused" if i == st.dialog_cursor % len(labels) else "class:button"
-        out.append(_frag(style, f"[ {i + 1} {label} ]", click, "option", i))
+        key = _BUTTON_KEYS.get(label, str(i + 1))
+        out.append(_frag(style, f"[ {key} {label} ]", click, "option", i))
         out.append(("", "  "))
     return out
 
@@ -487,7 +506,20 @@ def dialog_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuple
 
 # ---------------------------------------------------------------------- pages
 def _reason(summary: RoundSummary, st: TableState) -> str:
-    return _REASONS.get(summary.reason, summary.reason.replace("_", " "))
+    reason = st.round_reasons.get(summary.round, summary.reason)
+    return _REASONS.get(reason, reason.replace("_", " "))
+
+
+def round_how(st: TableState, round_no: int, winner: int | None, reason: str) -> str:
+    """How a round ended, saying who did what: "You stopped", "Computer: made a
+    yaku when no koi-koi call was possible", "no winner: the hands ran out"."""
+    reason = st.round_reasons.get(round_no, reason)
+    text = _REASONS.get(reason, reason.replace("_", " "))
+    if winner is None:
+        return f"no winner: {text}"
+    if reason == "stop":
+        return f"{st.name(winner)} stopped"
+    return f"{st.name(winner)}: {text}"
 
 
 def round_lines(st: TableState, s: RoundSummary) -> list[StyleAndTextTuples]:
@@ -574,7 +606,12 @@ def over_lines(st: TableState) -> list[StyleAndTextTuples]:
     ]
     dash = "-" if st.ascii else "—"
     lines.append(
-        [("class:label", f" {'Round':<7}{st.me[:12]:>12}{st.them[:12]:>12}   dealer, how")]
+        [
+            (
+                "class:label",
+                f" {'Round':<7}{st.me[:12]:>12}{st.them[:12]:>12}   {'dealer':<9} how it ended",
+            )
+        ]
     )
     tot = [0, 0]
     for res in v.results:
@@ -583,10 +620,9 @@ def over_lines(st: TableState) -> list[StyleAndTextTuples]:
             g = res.gained[seat]
             tot[seat] += g
             cells.append(f"{g if g else dash:>12}")
-        how = _REASONS.get(res.reason, res.reason)
-        lines.append(
-            [("", st.p(f" {res.round:<7}{cells[0]}{cells[1]}   {st.name(res.dealer)[:8]}, {how}"))]
-        )
+        how = round_how(st, res.round, res.winner, res.reason)
+        dealer = st.name(res.dealer)[:8]
+        lines.append([("", st.p(f" {res.round:<7}{cells[0]}{cells[1]}   {dealer:<9} {how}"))])
     lines.append([("class:score", f" {'Total':<7}{tot[me]:>12}{tot[them]:>12}")])
     if r.scoring is Scoring.POOL:
         lines.append(
@@ -599,9 +635,10 @@ def over_lines(st: TableState) -> list[StyleAndTextTuples]:
         )
     if upd.record:
         lines.append([("", f" Record: {upd.record}")])
-        lines.append([("", f" Verify it with: p2pkoikoi verify {upd.record}")])
+        lines.append([("", " Verify it with (printed again when you leave):")])
+        lines.append([("", f"   p2pkoikoi verify {upd.record}")])
     else:
-        lines.append([("class:dim", " No record is kept for a practice match.")])
+        lines.append([("class:dim", " No record is kept for this match.")])
     if upd.final_hash:
         lines.append([("class:dim", f" Final state hash: {upd.final_hash[:32]}...")])
     lines.append([("class:prompt", " Press q or Enter to leave.")])
@@ -676,6 +713,15 @@ def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
     else:
         head = f" Rules: {where}, {n} setting{'s' if n != 1 else ''} differ{'' if n != 1 else 's'}:"
     lines.append([("class:heading", st.p(head))])
+    limit = offer.turn_limit
+    clock = f"{limit // 60} min" if limit and limit % 60 == 0 else f"{limit} s"
+    lines.append(
+        [
+            ("class:label", st.p(" Time per decision: ")),
+            ("class:name", st.p(clock if limit else "no limit")),
+            ("class:dim", st.p("  (running out forfeits the match)" if limit else "")),
+        ]
+    )
     for setting, mine, theirs in offer.diffs:
         lines.append(
             [
@@ -737,11 +783,130 @@ def page_lines(st: TableState, now: float = 0.0) -> list[StyleAndTextTuples]:
         return over_lines(st)
     if page is Page.WAITING:
         return waiting_lines(st, now)
+    if page is Page.UNSEEN:
+        return unseen_lines(st)
     return []
 
 
-def page_fragments(st: TableState, height: int = 1000, now: float = 0.0) -> StyleAndTextTuples:
-    """The page on top, scrolled by ``st.scroll`` (clamped so the last line stays in view)."""
-    lines = page_lines(st, now)
+def page_fragments(
+    st: TableState, height: int = 1000, now: float = 0.0, width: int = 1000
+) -> StyleAndTextTuples:
+    """The page on top, folded to ``width`` and scrolled by ``st.scroll`` (clamped so
+    the last line stays in view)."""
+    lines = wrapped_page_lines(st, now, width)
     top = max(0, min(st.scroll, len(lines) - height))
     return _lines(lines[top : top + height])
+
+
+# ---------------------------------------------------------------------- wrapping
+def _text_of(line: StyleAndTextTuples) -> str:
+    return "".join(frag[1] for frag in line)
+
+
+def _is_command(line: StyleAndTextTuples) -> bool:
+    """A shell command to copy (``p2pkoikoi join ...``, ``p2pkoikoi verify PATH``)."""
+    return _text_of(line).lstrip().startswith("p2pkoikoi ")
+
+
+def wrap_line(line: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
+    """``line`` folded to ``width`` cells: never cut.
+
+    Breaks after a space when there is one, else inside a word (an invite or a
+    path can be longer than a narrow terminal).  Continuation lines keep the
+    line's indent.  A shell command ends each folded line with `` \\``, so the
+    lines pasted into a shell are still one command (backslash-newline joins
+    them, and ``join`` accepts an invite in several pieces).
+    """
+    from prompt_toolkit.utils import get_cwidth
+
+    cells: list[tuple[Any, str]] = [(frag, ch) for frag in line for ch in frag[1]]
+    widths = [get_cwidth(ch) for _, ch in cells]
+    if sum(widths) <= width or width < 12:
+        return [line]
+    text = "".join(ch for _, ch in cells)
+    command = _is_command(line)
+    tail = " \\" if command else ""
+    indent = min(len(text) - len(text.lstrip(" ")) + (2 if command else 0), width // 3)
+    out: list[StyleAndTextTuples] = []
+    start, n = 0, len(cells)
+    glued = False  # the last row broke inside a word of a command: no indent, no space
+    while start < n:
+        prefix = indent if out and not glued else 0
+        if sum(widths[start:]) <= width - prefix:
+            end = n
+        else:
+            room, used, end = width - prefix - len(tail), 0, start
+            while end < n and used + widths[end] <= room:
+                used += widths[end]
+                end += 1
+            space = text.rfind(" ", start, end)
+            if space > start and space - start >= room // 3:
+                end = space + 1
+            end = max(end, start + 1)
+        piece = cells[start:end]
+        mid_word = end < n and cells[end - 1][1] != " " and cells[end][1] != " "
+        if end < n:
+            while piece and piece[-1][1] == " ":
+                piece = piece[:-1]
+        row: StyleAndTextTuples = [("", " " * prefix)] if prefix else []
+        group: list[tuple[Any, str]] = []
+        for cell in [*piece, (None, "")]:
+            if group and cell[0] is not group[0][0]:
+                frag = group[0][0]
+                row.append((frag[0], "".join(ch for _, ch in group), *frag[2:]))
+                group = []
+            if cell[0] is not None:
+                group.append(cell)
+        if end < n and tail:
+            # inside a word (a path), the backslash must touch it and the next row
+            # start at the margin, or the shell would read two words
+            row.append(("", "\\" if mid_word else tail))
+        glued = bool(tail) and mid_word
+        out.append(row)
+        start = end
+        while start < n and cells[start][1] == " " and not glued:
+            start += 1
+    return out
+
+
+def wrapped_page_lines(
+    st: TableState, now: float = 0.0, width: int = 1000
+) -> list[StyleAndTextTuples]:
+    """The page's lines folded to ``width`` (what scrolling counts)."""
+    out: list[StyleAndTextTuples] = []
+    for line in page_lines(st, now):
+        out.extend(wrap_line(line, width) if line else [line])
+    return out
+
+
+# ---------------------------------------------------------------------- unseen cards
+def unseen_lines(st: TableState) -> list[StyleAndTextTuples]:
+    """Per month, the cards you have not seen yet: in the opponent's hand or the stock."""
+    from p2pkoikoi.engine.cards import CARDS
+
+    v = st.view
+    if v is None:
+        return []
+    unseen = v.unseen
+    lines: list[StyleAndTextTuples] = [
+        [("class:heading", f" Cards you have not seen yet: {len(unseen)}")],
+        [("class:dim", f" (in {st.them}'s hand or the stock; the rest are on the table)")],
+        [],
+    ]
+    from p2pkoikoi.ui.tiles import FLOWER3
+
+    for month in range(1, 13):
+        month_cards = [c for c in CARDS if c.month == month]
+        hidden = [c for c in month_cards if c in unseen]
+        row: StyleAndTextTuples = [("class:label", f" {month:>2} {FLOWER3[month]}  ")]
+        if not hidden:
+            row.append(("class:dim", "all seen"))
+        for c in hidden:
+            row.append((tile_style(c), tile_text(c, st.ascii)))
+            row.append(("", " "))
+        if hidden:
+            row.append(("class:dim", f" {len(hidden)} of 4"))
+        lines.append(row)
+    lines.append([])
+    lines.append([("class:prompt", " Press u, Enter or Esc to go back to the table.")])
+    return lines

@@ -5,6 +5,11 @@ menu is its own small prompt_toolkit application; choosing a game closes it
 and runs the game (the practice table, or the ``host`` / ``join`` commands),
 then the menu comes back.  :class:`StartState` holds the menu's state and the
 render functions below are pure, like the table's.
+
+Below the menu, the matches waiting on this network (hosts announcing
+themselves by multicast DNS, :class:`~p2pkoikoi.transport.discovery.Browser`,
+whose threads update ``StartState.lan`` and redraw).  Choosing one asks for the
+words of its code: the number is in the announcement, the words never are.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from prompt_toolkit.output import Output
 
 from p2pkoikoi.engine import RuleSet, get_preset
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
+from p2pkoikoi.transport.discovery import Browser, Waiting
 from p2pkoikoi.ui.app import STYLE
 from p2pkoikoi.ui.reference import help_lines
 from p2pkoikoi.ui.tiles import plain
@@ -44,7 +50,7 @@ class Screen(enum.Enum):
     MENU = "menu"
     PRACTICE = "practice"  # choose level and rules
     RULES = "rules"
-    ASK = "ask"  # a line of text: the invite or a record's path
+    ASK = "ask"  # a line of text: the invite, a code's words or a record's path
     TEXT = "text"  # a message or a verification report
 
 
@@ -57,7 +63,9 @@ class StartState:
     preset: int = field(default_factory=lambda: list(PRESETS).index(DEFAULT_PRESET))
     row: int = 0  # practice form: 0 level, 1 rules, 2 start
     scroll: int = 0
-    asking: str = ""  # "join" or "verify"
+    asking: str = ""  # "join", "code" or "verify"
+    lan: list[Waiting] = field(default_factory=list)  # matches waiting on this network
+    chosen: Waiting | None = None  # the one whose code's words are asked
     text_title: str = ""
     text_lines: list[tuple[str, str]] = field(default_factory=list)
     result: tuple[str, ...] | None = None
@@ -65,6 +73,11 @@ class StartState:
     @property
     def preset_name(self) -> str:
         return list(PRESETS)[self.preset]
+
+    @property
+    def rows(self) -> int:
+        """Menu entries, then one per match waiting on this network."""
+        return len(MENU) + len(self.lan)
 
 
 def menu_fragments(s: StartState) -> StyleAndTextTuples:
@@ -78,6 +91,13 @@ def menu_fragments(s: StartState) -> StyleAndTextTuples:
             out.append(("", "  "))
             out.append((style, f" {i + 1}  {label} "))
             out.append(("", "\n"))
+        if s.lan:
+            out.append(("class:heading", "\n  Matches waiting on this network:\n"))
+            for j, w in enumerate(s.lan):
+                style = "class:button.focused" if len(MENU) + j == s.cursor else ""
+                out.append(("", "  "))
+                out.append((style, f" {w.name} - rules {w.rules} - code {w.number}-... "))
+                out.append(("", "\n"))
         out.append(("class:dim", "\n  ↑↓ or 1-6 to choose, Enter to confirm, q to quit"))
     elif s.screen is Screen.PRACTICE:
         rows = [
@@ -102,7 +122,14 @@ def menu_fragments(s: StartState) -> StyleAndTextTuples:
         for style, text in lines[s.scroll :]:
             out.append((style, " " + text + "\n"))
     elif s.screen is Screen.ASK:
-        prompt = "The code or invite:" if s.asking == "join" else "Path of the record to verify:"
+        prompt = {
+            "join": "The code or invite:",
+            "verify": "Path of the record to verify:",
+        }.get(s.asking, "")
+        if s.asking == "code" and s.chosen is not None:
+            prompt = (
+                f"{s.chosen.name}'s code is {s.chosen.number}-... : type its two words (ask them)"
+            )
         out.append(("class:heading", f"  {prompt}\n"))
         out.append(("class:dim", "  Enter to go on, Esc to go back"))
     elif s.screen is Screen.TEXT:
@@ -184,6 +211,9 @@ class StartScreen:
             return False
         if s.asking == "join":
             self.app.exit(result=("join", text))
+        elif s.asking == "code" and s.chosen is not None:
+            words = " ".join(text.replace("-", " ").split())
+            self.app.exit(result=("join", f"{s.chosen.number} {words}"))
         else:
             s.text_title, s.text_lines = verify_report(text)
             s.screen, s.scroll = Screen.TEXT, 0
@@ -192,6 +222,11 @@ class StartScreen:
 
     def choose(self, index: int) -> None:
         s = self.state
+        if index >= len(MENU):  # a match waiting on this network: ask for its code's words
+            s.chosen = s.lan[index - len(MENU)]
+            s.screen, s.asking = Screen.ASK, "code"
+            self.app.layout.focus(self.entry)
+            return
         key = MENU[index][0]
         if key == "quit":
             self.app.exit(result=("quit",))
@@ -223,7 +258,7 @@ class StartScreen:
         @on("up")
         def _(event: KeyPressEvent) -> None:
             if s.screen is Screen.MENU:
-                s.cursor = (s.cursor - 1) % len(MENU)
+                s.cursor = (s.cursor - 1) % s.rows
             elif s.screen is Screen.PRACTICE:
                 s.row = (s.row - 1) % 3
             else:
@@ -232,7 +267,7 @@ class StartScreen:
         @on("down")
         def _(event: KeyPressEvent) -> None:
             if s.screen is Screen.MENU:
-                s.cursor = (s.cursor + 1) % len(MENU)
+                s.cursor = (s.cursor + 1) % s.rows
             elif s.screen is Screen.PRACTICE:
                 s.row = (s.row + 1) % 3
             else:
@@ -293,6 +328,13 @@ class StartScreen:
 
         return kb
 
+    def show_lan(self, hosts: list[Waiting]) -> None:
+        """The matches waiting on this network changed (called from zeroconf's threads)."""
+        s = self.state
+        s.lan = list(hosts)
+        s.cursor = min(s.cursor, s.rows - 1)
+        self.app.invalidate()  # thread-safe: redraws in the application's loop
+
     def run(self) -> tuple[str, ...]:
         return self.app.run()
 
@@ -321,7 +363,12 @@ def start_screen(*, practice: Practice, network: NetworkCommand, ascii: bool = F
             screen.state.screen = Screen.TEXT
             screen.state.text_title, screen.state.text_lines = note
             note = None
-        choice = screen.run()
+        lan = Browser(screen.show_lan)  # only while the menu shows: a match stops it
+        lan.start()
+        try:
+            choice = screen.run()
+        finally:
+            lan.stop()
         try:
             if choice[0] == "quit":
                 return 0

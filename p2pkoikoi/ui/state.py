@@ -54,6 +54,7 @@ class Page(enum.Enum):
     ROUND = "round"  # a round's summary
     OVER = "over"  # the match's end
     HELP = "help"  # yaku and rules
+    UNSEEN = "unseen"  # per month, the cards not yet seen
 
 
 class Dialog(enum.Enum):
@@ -91,6 +92,7 @@ class RulesOffer:
     warning: str = ""  # the known-peers warning when this name's key changed
     seen_before: bool | None = None  # True: a known peer with this key; False: new
     own_fingerprint: str = ""  # yours, to compare out of band
+    turn_limit: int = 0  # seconds per decision the host proposes (0: none)
 
 
 def make_offer(
@@ -102,6 +104,7 @@ def make_offer(
     warning: str = "",
     seen_before: bool | None = None,
     own_fingerprint: str = "",
+    turn_limit: int = 0,
 ) -> RulesOffer:
     """A :class:`RulesOffer`, comparing against ``preset`` or else the closest preset."""
     from p2pkoikoi.engine.presets import closest_preset
@@ -121,6 +124,7 @@ def make_offer(
         warning,
         seen_before,
         own_fingerprint,
+        turn_limit,
     )
 
 
@@ -182,6 +186,11 @@ class TableState:
     _round_dealer: int = 0
     _hand_yaku: list[HandYaku] = field(default_factory=list)
     _calls: tuple[int, int] = (0, 0)
+    #: rounds whose engine reason says too little: a "stop" that nobody chose (a yaku
+    #: when no koi-koi call was possible, e.g. on the last turn) becomes "no_call"
+    round_reasons: dict[int, str] = field(default_factory=dict)
+    bell: bool = False  # ring the terminal bell when it becomes your turn
+    tutorial: bool = False  # the guided first round (ui/tutorial.py) is on
 
     # ------------------------------------------------------------------ names
     @property
@@ -313,6 +322,7 @@ class TableState:
         them = 1 - self.seat
         opp_moves: list[str] = []
         moves: list[tuple[str, Card, tuple[Card, ...]]] = []
+        forced_end = False  # the last YakuMade offered no koi-koi: the round ends by itself
         for ev in events:
             who = self.name(getattr(ev, "seat", None))
             if isinstance(ev, RoundStarted):
@@ -366,6 +376,7 @@ class TableState:
                     if moves and moves[-1][0] == "drew":
                         moves[-1] = ("drew", ev.card, ev.captured)
             elif isinstance(ev, YakuMade):
+                forced_end = not ev.can_koikoi
                 names = ", ".join(f"{y.romaji} {y.points}" for y in ev.yaku)
                 self._log("class:log.yaku", f"{who} made {names} (total {ev.total}).")
             elif isinstance(ev, KoiKoiCalled):
@@ -374,6 +385,8 @@ class TableState:
                 self._calls = (calls[0], calls[1])
                 self._log("class:log.koikoi", f"{who} called koi-koi! ({ev.calls})")
             elif isinstance(ev, RoundEnded):
+                if ev.reason == "stop" and forced_end:
+                    self.round_reasons[ev.round] = "no_call"
                 self._round_ended(ev)
             elif isinstance(ev, MatchEnded):
                 if ev.winner is None:
@@ -565,8 +578,8 @@ class TableState:
                 self.pages.remove(Page.ROUND)
             self.scroll = 0
             return None
-        if page is Page.HELP:
-            self.pages.remove(Page.HELP)
+        if page in (Page.HELP, Page.UNSEEN):
+            self.pages.remove(page)
             self.scroll = 0
             return None
         if page is not None:
@@ -630,8 +643,8 @@ class TableState:
     def escape(self) -> None:
         if self.page is Page.WAITING and self.offer is not None:
             self.answer_offer(False)
-        elif self.page is Page.HELP:
-            self.pages.remove(Page.HELP)
+        elif self.page in (Page.HELP, Page.UNSEEN):
+            self.pages.remove(self.page)
             self.scroll = 0
         elif self.dialog is not None:
             self.dialog = None
@@ -639,6 +652,24 @@ class TableState:
             self.choosing = None
         elif self.decision is Decision.TAKE:
             self.message = "The drawn card must take one of the two field cards."
+        self.changed()
+
+    def start_tutorial(self) -> None:
+        self.tutorial = True
+        self.changed()
+
+    def toggle_tutorial(self) -> None:
+        """``g``: the guide off (or back on, while the first round lasts)."""
+        self.tutorial = not self.tutorial
+        self.changed()
+
+    def toggle_unseen(self) -> None:
+        """The unseen-cards page, for players learning to count."""
+        if self.page is Page.UNSEEN:
+            self.pages.remove(Page.UNSEEN)
+        elif self.view is not None and self.page is None:
+            self.pages.append(Page.UNSEEN)
+        self.scroll = 0
         self.changed()
 
     def toggle_help(self) -> None:

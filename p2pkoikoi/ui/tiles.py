@@ -102,6 +102,8 @@ def plain(text: str, ascii: bool) -> str:
     if not ascii:
         return text
     replaced = text.replace("—", "-").replace("–", "-").replace("…", "...").replace("×", "x")
+    replaced = replaced.replace("←→", "Left/Right").replace("↑↓", "Up/Down")
+    replaced = replaced.replace("←", "<-").replace("↑", "Up").replace("↓", "Down")
     replaced = replaced.replace("→", "->").replace("·", ".").replace("★", "*").replace("◆", "@")
     decomposed = unicodedata.normalize("NFKD", replaced)
     return "".join(ch for ch in decomposed if ord(ch) < 128)

@@ -1,0 +1,64 @@
+"""Start-up of a command in new processes, code trees side by side: wall and CPU time.
+
+A figure, never a test.  Each of ``--runs`` rounds starts ``python -c pass``
+and then ``python -m p2pkoikoi ARGS`` once per code tree (a checkout's root,
+given as ``PYTHONPATH`` and working directory), the trees' order alternating;
+the fastest and the median wall time and CPU time (user + system, from the
+children's rusage) are printed.  On a busy machine the CPU times and the
+ratios say more than the wall times.  ``p2pkoikoi bench`` reports the fastest
+run of each command for the installed code alone.  Usage::
+
+    python bench/startup_cost.py --runs 15 --trees BEFORE AFTER -- verify RECORD
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _run(argv: list[str], tree: str | None) -> tuple[float, float]:
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = tree
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                   cwd=tree, check=True, timeout=120)  # fmt: skip
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--trees", nargs="+", required=True, metavar="DIR")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="p2pkoikoi's arguments")
+    args = parser.parse_args()
+    command = [a for a in args.command if a != "--"]
+    py = sys.executable
+    times: dict[str, list[tuple[float, float]]] = {"python -c pass": []}
+    times.update({t: [] for t in args.trees})
+    for i in range(args.runs):
+        times["python -c pass"].append(_run([py, "-c", "pass"], None))
+        order = args.trees if i % 2 == 0 else args.trees[::-1]
+        for tree in order:
+            times[tree].append(_run([py, "-m", "p2pkoikoi", *command], tree))
+    print(f"p2pkoikoi {' '.join(command)}: {args.runs} runs each, milliseconds")
+    for name, got in times.items():
+        wall = [w * 1000 for w, _ in got]
+        cpu = [c * 1000 for _, c in got]
+        print(f"  {name:40} wall min {min(wall):7.1f} median {statistics.median(wall):7.1f}"
+              f"   CPU min {min(cpu):7.1f} median {statistics.median(cpu):7.1f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,166 @@
+"""Determinized playouts on the engine's playout core, shared by hard and medium.
+
+A *sample* guesses the hidden cards -- a uniformly random split of exactly
+the cards the seat has not seen into an opponent hand of the right size and
+a stock order -- and plays every candidate action out to the end of the
+round on that same guess (common random numbers: the luck of the deal
+cancels out of the comparison) with :func:`rollout`, a fast greedy policy.
+A finished round is scored by :func:`match_utility`: the estimated chance
+of winning the *match* from the standings it leaves, plus a little for the
+points.  Playouts stop at the round's end: later rounds would be dealt from
+guesses that carry no information.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+
+from p2pkoikoi.engine import Action, PlayerView
+from p2pkoikoi.engine.cards import SAME_MONTH, iter_mask
+from p2pkoikoi.engine.playout import DRAW_CHOICE, KOIKOI, PLAY, Playout, move_of
+from p2pkoikoi.engine.rules import RuleSet, Scoring
+
+#: spread of one round's point swing, for the match-win estimate
+ROUND_SIGMA = 6.0
+#: weight of raw points beside the match-win estimate
+POINT_WEIGHT = 0.01
+#: playout policy: bonus for a capture that completes or raises a yaku
+ROLLOUT_YAKU_BONUS = 3.0
+#: playout policy: share of a discarded card's value lost when the opponent can take it
+DISCARD_RISK = 1.0
+
+
+def match_utility(
+    rules: RuleSet, seat: int, round_no: int, scores: tuple[int, int], gained: tuple[int, int]
+) -> float:
+    """How good a finished round is for ``seat``: chance of winning the match, plus points.
+
+    ``scores`` are the standings before the round and ``gained`` what each
+    seat won in it (already capped by the pool).
+    """
+    g_me, g_opp = gained[seat], gained[1 - seat]
+    s_me, s_opp = scores[seat], scores[1 - seat]
+    if rules.scoring is Scoring.POOL:
+        n_me, n_opp = s_me + g_me - g_opp, s_opp + g_opp - g_me
+        if rules.knockout and (n_me <= 0 or n_opp <= 0):
+            return (1.0 if n_opp <= 0 else 0.0) + POINT_WEIGHT * (g_me - g_opp)
+    else:
+        n_me, n_opp = s_me + g_me, s_opp + g_opp
+    lead = n_me - n_opp
+    left = rules.rounds - round_no
+    if left <= 0:
+        p = 1.0 if lead > 0 else 0.0 if lead < 0 else 0.5
+    else:
+        z = lead / (ROUND_SIGMA * math.sqrt(left))
+        p = 1.0 / (1.0 + math.exp(-1.7 * z))
+    return p + POINT_WEIGHT * (g_me - g_opp)
+
+
+def rollout(
+    static: tuple[float, ...] | list[float],
+    q: Playout,
+    rnd: Callable[[], float],
+    risk: float = DISCARD_RISK,
+) -> None:
+    """Play ``q``'s round out with the greedy policy: capture the most valuable
+    cards (a capture that raises the yaku total first), discard the cheapest
+    (dearer when the opponent's guessed hand can take it), take the best card
+    on a draw choice, stop at the first yaku.  ``rnd`` breaks near-ties."""
+    tally = q.tally
+    while True:
+        ph = q.phase
+        if ph == PLAY:
+            moves = q.plays()
+            if len(moves) == 1:
+                m = moves[0]
+                q.play(m & 63, (m >> 6) - 1)
+                continue
+            p = q.to_act
+            field = q.field
+            pile = q.piles[p]
+            opp_hand = q.hands[1 - p]
+            before = tally(pile, field)
+            best = moves[0]
+            best_v = -1e9
+            for m in moves:
+                c = m & 63
+                t = (m >> 6) - 1
+                if t >= 0:
+                    taken = 1 << t
+                    v = static[c] + static[t]
+                else:
+                    taken = field & SAME_MONTH[c]
+                    if taken:
+                        v = static[c]
+                        rest = taken
+                        while rest:
+                            b = rest & -rest
+                            v += static[b.bit_length() - 1]
+                            rest ^= b
+                    else:
+                        v = -0.5 * static[c]
+                        if opp_hand & SAME_MONTH[c]:
+                            v -= risk * static[c]
+                if taken and tally(pile | taken | 1 << c, field) > before:
+                    v += ROLLOUT_YAKU_BONUS  # a capture that scores ends the round our way
+                v += rnd() * 0.3
+                if v > best_v:
+                    best_v, best = v, m
+            q.play(best & 63, (best >> 6) - 1)
+        elif ph == DRAW_CHOICE:
+            q.take(max(q.moves(), key=static.__getitem__))
+        elif ph == KOIKOI:
+            q.decide(False)
+        else:
+            return
+
+
+def playout_sums(
+    view: PlayerView,
+    acts: tuple[Action, ...],
+    static: tuple[float, ...] | list[float],
+    rng: random.Random,
+    samples: int,
+    deadline: float | None = None,
+    risk: float = DISCARD_RISK,
+) -> tuple[list[float], int]:
+    """Each action's summed utility over up to ``samples`` guesses (fewer if the
+    ``time.perf_counter()`` deadline passes first), and the guesses made."""
+    seat = view.seat
+    opp = 1 - seat
+    unseen = list(iter_mask(view.unseen.mask))
+    n_opp = view.opponent_hand_size
+    rules = view.rules
+    round_no = view.round
+    scores = view.scores
+    template = Playout.from_view(view)
+    moves = [move_of(a) for a in acts]
+    sums = [0.0] * len(acts)
+    utility: dict[tuple[int, int], float] = {}
+    done = 0
+    for _ in range(samples):
+        rng.shuffle(unseen)
+        hand = 0
+        for c in unseen[:n_opp]:
+            hand |= 1 << c
+        root = template.copy()
+        root.hands[opp] = hand
+        root.stock = unseen[n_opp:]
+        # The playout policy's coin flips are shared across actions too.
+        flips = rng.getrandbits(64)
+        for i, m in enumerate(moves):
+            q = root.copy()
+            q.do(m)
+            rollout(static, q, random.Random(flips).random, risk)
+            g = q.gained
+            u = utility.get(g)
+            if u is None:
+                u = utility[g] = match_utility(rules, seat, round_no, scores, g)
+            sums[i] += u
+        done += 1
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+    return sums, done

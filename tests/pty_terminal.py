@@ -1,0 +1,174 @@
+"""A real ``p2pkoikoi`` process in a pseudo-terminal, its screen read with pyte.
+
+The tests drive the program as a person does: keys in, the rendered screen out
+(``pexpect`` runs the process on a pty; ``pyte`` is a VT100 emulator that turns
+the bytes it draws into rows of characters).  Waiting is always for text on the
+screen with a deadline -- never a sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect is in the test extra")
+pyte = pytest.importorskip("pyte", reason="pyte is in the test extra")
+
+ROOT = Path(__file__).resolve().parent.parent
+DEADLINE = 90.0
+
+ENTER = "\r"
+ESC = "\x1b"
+CTRL_C = "\x03"
+PGDN = "\x1b[6~"
+
+
+class Terminal:
+    """One ``p2pkoikoi`` process on a pty of ``columns`` x ``rows``."""
+
+    def __init__(
+        self, argv: Iterable[str], home: Path, *, columns: int = 80, rows: int = 24
+    ) -> None:
+        env = dict(os.environ)
+        env.update(
+            PYTHONPATH=str(ROOT),
+            HOME=str(home),
+            P2PKOIKOI_CONFIG_DIR=str(home / "config"),
+            XDG_DATA_HOME=str(home / "data"),
+            TERM="xterm",
+            LANG="C.UTF-8",
+            LC_ALL="C.UTF-8",
+        )
+        env.pop("NO_COLOR", None)
+        self.screen = pyte.Screen(columns, rows)
+        self.screen.write_process_input = self._answer  # cursor-position reports
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = b""
+        self.argv = list(argv)
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "p2pkoikoi", *self.argv],
+            env=env,
+            dimensions=(rows, columns),
+            cwd=str(home),
+        )
+
+    def _answer(self, data: str) -> None:
+        if self.child.isalive():
+            self.child.send(data)
+
+    # ------------------------------------------------------------------ reading
+    def pump(self, timeout: float = 0.2) -> bool:
+        """Feed what the program drew within ``timeout`` to the screen; False at EOF."""
+        try:
+            data = self.child.read_nonblocking(65536, timeout=timeout)
+        except pexpect.TIMEOUT:
+            return True
+        except pexpect.EOF:
+            return False
+        self.raw += data
+        self.stream.feed(data)
+        return True
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def wait_for(self, what: str | Callable[[str], bool], deadline: float = DEADLINE) -> str:
+        """The screen once it shows ``what`` (text, or a predicate on the screen)."""
+        test = (lambda s: what in s) if isinstance(what, str) else what
+        end = time.monotonic() + deadline
+        while True:
+            screen = self.text()
+            if test(screen):
+                return screen
+            if time.monotonic() > end:
+                raise AssertionError(
+                    f"{self.argv[0]}: timed out waiting for {what!r}; screen:\n{screen}"
+                )
+            if not self.pump():
+                screen = self.text()
+                if test(screen):
+                    return screen
+                raise AssertionError(
+                    f"{self.argv[0]}: exited waiting for {what!r}; screen:\n{screen}\n"
+                    f"output: {self.raw[-2000:]!r}"
+                )
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def resize(self, columns: int, rows: int) -> None:
+        self.screen.resize(rows, columns)
+        self.child.setwinsize(rows, columns)
+
+    def finish(self, deadline: float = DEADLINE) -> int:
+        """Read to the end; the exit status."""
+        end = time.monotonic() + deadline
+        while self.pump():
+            if time.monotonic() > end:
+                raise AssertionError(f"{self.argv[0]} did not exit; screen:\n{self.text()}")
+        self.child.close()
+        return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+#: what the table shows when it waits for this player to decide something
+DECIDING = (
+    "Your turn: choose a card",
+    "Two cards match",
+    "choose the card it takes",
+    "koi-koi or stop?",
+    "Before looking: swap",
+)
+
+
+def decision_line(screen: str) -> str | None:
+    """The line asking this player to decide, if the screen shows one."""
+    return next((line for line in screen.splitlines() if any(d in line for d in DECIDING)), None)
+
+
+def answer(term: Terminal, screen: str, deadline: float = DEADLINE) -> None:
+    """Press Enter for the decision (or page) on ``screen``, then wait until that line
+    has been redrawn: a screen read mid-frame may still show an old prompt, and a
+    second Enter would land on the next page."""
+    line = decision_line(screen) or next(
+        line for line in screen.splitlines() if "Press Enter" in line
+    )
+    term.send(ENTER)
+    term.wait_for(lambda s: line not in s.splitlines(), deadline)
+
+
+def play_until(term: Terminal, done: Callable[[str], bool], deadline: float = DEADLINE) -> str:
+    """Press Enter at every decision (first card, first target, Stop) until ``done``."""
+    end = time.monotonic() + deadline
+    while True:
+        screen = term.wait_for(
+            lambda s: done(s) or decision_line(s) is not None, end - time.monotonic()
+        )
+        if done(screen):
+            return screen
+        answer(term, screen, max(1.0, end - time.monotonic()))
+
+
+def command_from_screen(screen: str, start: str) -> str:
+    """The command that begins with ``start``, its folded lines joined as a shell would
+    join backslash-newline continuations."""
+    lines = screen.splitlines()
+    for i, line in enumerate(lines):
+        at = line.find(start)
+        if at < 0:
+            continue
+        text = line[at:]
+        while text.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            text = text[:-1] + lines[i]
+        return text
+    raise AssertionError(f"no {start!r} on the screen:\n{screen}")

@@ -1,0 +1,41 @@
+"""Ed25519 signatures (session/crypto.py): made and checked by libsodium, the same
+bytes as ``cryptography`` makes (Ed25519 is deterministic), and no forgery passes."""
+
+from __future__ import annotations
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from p2pkoikoi.session import crypto
+
+
+@pytest.mark.parametrize("message", [b"", b"p2pkoikoi/v1/sig\x00" + bytes(range(32)), b"x" * 5000])
+def test_signatures_are_those_of_rfc8032(message: bytes) -> None:
+    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    sig = crypto.sign(key, message)
+    assert sig == key.sign(message)  # the other library, the same bytes
+    pub = crypto.public_bytes(key)
+    assert crypto.verify_sig(pub, sig, message)
+    key.public_key().verify(sig, message)  # and it checks them too
+
+
+def test_a_changed_message_signature_or_key_fails() -> None:
+    key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    other = Ed25519PrivateKey.from_private_bytes(bytes([1]) * 32)
+    msg = b"action 7"
+    sig = crypto.sign(key, msg)
+    pub = crypto.public_bytes(key)
+    assert not crypto.verify_sig(pub, sig, msg + b"!")
+    assert not crypto.verify_sig(pub, bytes([sig[0] ^ 1]) + sig[1:], msg)
+    assert not crypto.verify_sig(crypto.public_bytes(other), sig, msg)
+    assert not crypto.verify_sig(pub, sig[:63], msg)  # malformed lengths: False, no error
+    assert not crypto.verify_sig(pub[:31], sig, msg)
+    assert not crypto.verify_sig(bytes(32), sig, msg)  # not a usable key
+
+
+def test_many_keys_sign_with_their_own_secret() -> None:
+    # the cache of libsodium secrets is bounded and never confuses two keys
+    keys = [Ed25519PrivateKey.from_private_bytes(bytes([i]) * 32) for i in range(40)]
+    for _ in range(2):
+        for k in keys:
+            assert crypto.sign(k, b"m") == k.sign(b"m")
