@@ -109,7 +109,7 @@ def test_koikoi_by_seat_1_is_counted_for_seat_1_and_multiplies_the_winner_online
     assert m.potential_score(0) == ScoreBreakdown(
         (YakuScore("sanko", 5, mask("1b 3b 12b")),),
         5,
-        (Multiplier(2, "1 koi-koi call by both players: x2"),),
+        (Multiplier(2, "1 koi-koi call in all (both players count): x2"),),
         10,
     )
     # Stopping now would give the caller, seat 1, Tsukimi 5 x2 as well.

@@ -122,7 +122,7 @@ def _host_waiting_for_the_decision() -> tuple[Session, Session]:
         (None, "the joiner declined the rules: too long"),
         (b"\x00 not a rule set", "the joiner declined the rules: too long"),
         ("same", "the joiner declined the rules: too long"),
-        ("other", "the joiner expects other rules: "),
+        ("other", "the joiner expects other rules:"),
     ],
 )
 def test_decline_names_other_rules_only_when_they_decode_and_differ(
