@@ -428,3 +428,27 @@ def test_a_new_session_before_any_data() -> None:
         assert s.transcript_hash == b"" and s.seq == 0 and s.match is None
         assert s.error is None and s.state is State.HELLO
         assert s.code is None  # joined by invite, not by a short code
+
+
+def test_joiner_started_and_a_forfeit_only_between_value_and_reveal() -> None:
+    host, joiner = make_pair(RULES)
+    assert not host.joiner_started
+    # the joiner gets the commitment and sends its value; the reveal never comes
+    for _ in range(10):
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        if joiner.record().joiner_value is not None:
+            break
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+    assert joiner.state is State.SEED and joiner.forfeit is None
+    joiner.peer_gone()
+    assert joiner.forfeit is not None and joiner.forfeit.seat == 0
+    assert "before revealing its own" in joiner.forfeit.reason
+    # a match in play: a broken connection is no forfeit
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    assert host.joiner_started and joiner.state is State.PLAY
+    joiner.peer_gone()
+    host.peer_gone()
+    assert joiner.forfeit is None and host.forfeit is None
