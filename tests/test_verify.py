@@ -12,8 +12,8 @@ import pytest
 from p2pkoikoi.cli.verify_cmd import add_parser, run
 from p2pkoikoi.engine import Action, get_preset
 from p2pkoikoi.session import Record, decode_record, encode_record
-from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
+from p2pkoikoi.session.verify import Check, verify_record
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +34,9 @@ def first_failure(rec: Record) -> str:
     assert not report.ok
     fail = report.first_failure
     assert fail is not None
+    # the replay stops at its first failure; only the other final signature may follow
+    after = report.checks[report.checks.index(fail) + 1 :]
+    assert all(c.name.startswith("final signature") for c in after), report
     return fail.name
 
 
@@ -232,6 +235,198 @@ def record_actions() -> tuple[Any, ...]:
     return host.record().actions[:2]
 
 
+def _cut_after_the_commitment() -> tuple[Record, Record]:
+    """(host, joiner) records once the joiner holds the commitment and sent its value,
+    before the host's reveal arrives."""
+    host, joiner = make_pair(get_preset("online"), label="commit")
+    for _ in range(10):
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        if joiner.record().commitment is not None:
+            return host.record(), joiner.record()
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+    raise AssertionError("no commitment")
+
+
+def test_record_that_stops_between_the_commitment_and_the_reveal() -> None:
+    host_rec, rec = _cut_after_the_commitment()
+    assert rec.commitment is not None and rec.joiner_value is not None
+    assert rec.host_value is None and rec.match_seed is None and rec.accepted
+    report = verify_record(rec)
+    assert report.ok and not report.complete
+    assert [(c.name, c.status) for c in report.checks] == [
+        ("rules", "pass"),
+        ("identity host", "pass"),
+        ("identity joiner", "pass"),
+        ("commitment signature", "pass"),
+        ("commitment", "skip"),
+    ]
+    assert report.checks[-1].detail == "the record stops before the reveal"
+    # the host has committed but not yet seen the joiner's value
+    assert host_rec.commitment == rec.commitment and host_rec.joiner_value is None
+    assert [(c.name, c.status) for c in verify_record(host_rec).checks][-1] == (
+        "commitment",
+        "skip",
+    )
+
+
+def test_a_match_without_the_reveal_does_not_verify(record: Record) -> None:
+    # Actions, a result and final signatures that no reveal backs cannot be checked.
+    no_reveal = dataclasses.replace(record, host_value=None)
+    assert first_failure(no_reveal) == "commitment"
+    not_accepted = dataclasses.replace(record, accepted=False)
+    assert first_failure(not_accepted) == "commitment"
+
+
+@pytest.mark.parametrize(
+    ("change", "detail"),
+    [
+        ("winner", "winner is"),
+        ("final_state_hash", "final state hash differs"),
+        ("transcript_hash", "final transcript hash differs"),
+    ],
+)
+def test_each_part_of_the_result_is_checked(record: Record, change: str, detail: str) -> None:
+    assert record.result is not None
+    res = record.result
+    value: object
+    if change == "winner":
+        value = None if res.winner is not None else 0
+    else:
+        value = flip(getattr(res, change))
+    bad = dataclasses.replace(record, result=dataclasses.replace(res, **{change: value}))
+    assert first_failure(bad) == "result"
+    fail = verify_record(bad).first_failure
+    assert (
+        fail is not None
+        and fail.detail
+        == {
+            "winner": f"winner is {res.winner}, record says {value}",
+            "final_state_hash": "final state hash differs",
+            "transcript_hash": "final transcript hash differs",
+        }[change]
+    )
+    assert detail in fail.detail
+
+
+def test_result_detail_and_a_missing_final_signature(record: Record) -> None:
+    assert record.result is not None
+    report = verify_record(record)
+    (res,) = [c for c in report.checks if c.name == "result"]
+    assert res.status == "pass"
+    assert res.detail == f"scores {record.result.scores}, confirmed: both players signed it"
+    h, _ = record.final_sigs
+    half = verify_record(dataclasses.replace(record, final_sigs=(h, None)))
+    assert half.ok and not half.complete
+    assert [(c.name, c.status, c.detail) for c in half.checks[-2:]] == [
+        ("final signature host", "pass", ""),
+        ("final signature joiner", "skip", "missing"),
+    ]
+
+
+def test_a_declined_match_verifies_so_far_and_nothing_after_a_decline_may_follow() -> None:
+    from p2pkoikoi.session import DeclineRules, RulesMismatchError
+
+    host, joiner = make_pair(get_preset("online"), label="decline", auto_accept=False)
+    joiner.receive_data(host.data_to_send())
+    drain(joiner)
+    host.receive_data(joiner.data_to_send())
+    drain(host)
+    joiner.receive_data(host.data_to_send())
+    drain(joiner)
+    host.receive_data(joiner.send(DeclineRules()))
+    with pytest.raises(RulesMismatchError):
+        drain(host)
+    for rec in (host.record(), joiner.record()):
+        report = verify_record(rec)
+        assert report.ok and not report.complete, report
+        assert report.checks[-1] == Check(
+            "commitment", "skip", "the joiner did not accept the rules"
+        )
+    _, cut = _cut_after_the_commitment()
+    for change in (
+        {"host_value": b"\x01" * 32},
+        {"commitment": cut.commitment, "joiner_value": None},
+        {"commitment": None, "joiner_value": cut.joiner_value},
+    ):
+        bad = dataclasses.replace(cut, accepted=False, commitment=None, joiner_value=None)
+        bad = dataclasses.replace(bad, **change)  # type: ignore[arg-type]
+        assert first_failure(bad) == "commitment"
+        fail = verify_record(bad).first_failure
+        assert fail is not None and fail.detail == (
+            "the joiner did not accept the rules, yet it records more of the match"
+        )
+
+
+def test_turn_failures_say_which_rule_broke(record: Record) -> None:
+    a = record.actions[4]
+    bad_seq = _with_action(record, 4, seq=a.seq ^ 1)
+    fail = verify_record(bad_seq).first_failure
+    assert fail is not None and fail.detail == f"seq {a.seq ^ 1}, expected 5"
+    bad_seat = _with_action(record, 4, seat=1 - a.seat)
+    fail = verify_record(bad_seat).first_failure
+    assert fail is not None and fail.name == "action 5 turn"
+    assert fail.detail == f"seat {1 - a.seat} acted, seat {a.seat} was to act"
+
+
+def test_a_record_ending_in_a_resignation() -> None:
+    from p2pkoikoi.session import Resign
+
+    host, joiner = make_pair(get_preset("online"), label="resigned")
+    run_pair(host, joiner)
+    assert host.match is not None
+    actor, other = (host, joiner) if host.match.to_act == 0 else (joiner, host)
+    other.receive_data(actor.send(Resign()))
+    drain(other)
+    actor.receive_data(other.data_to_send())
+    drain(actor)
+    rec = actor.record()
+    assert rec.actions[-1].action == "resign" and rec.result is not None
+    report = verify_record(rec)
+    assert report.ok and report.complete, report
+    assert rec.result.winner == other.our_seat
+    bad = _with_action(rec, len(rec.actions) - 1, state_hash=flip(rec.actions[-1].state_hash))
+    assert first_failure(bad) == f"action {len(rec.actions)} state hash"
+    forged = _with_action(rec, len(rec.actions) - 1, sig=flip(rec.actions[-1].sig, 3))
+    assert first_failure(forged) == f"action {len(rec.actions)} signature"
+
+
+def test_a_non_canonical_action_text_is_not_legal(record: Record) -> None:
+    text = record.actions[0].action
+    rec = _with_action(record, 0, action=text.upper())
+    assert first_failure(rec) == "action 1 legal"
+    fail = verify_record(rec).first_failure
+    assert fail is not None and fail.detail == f"{text.upper()}: not canonical: {text.upper()!r}"
+
+
+def test_a_record_in_the_middle_of_the_match(record: Record) -> None:
+    mid = dataclasses.replace(
+        record, actions=record.actions[:5], result=None, final_sigs=(None, None)
+    )
+    report = verify_record(mid)
+    assert report.ok and not report.complete
+    assert report.checks[0] == Check(
+        "rules",
+        "pass",
+        f"fingerprint {record.rules.fingerprint()[:16]}...",  # type: ignore[union-attr]
+    )
+    assert [(c.name, c.status) for c in report.checks[-2:]] == [
+        ("actions", "pass"),
+        ("result", "skip"),
+    ]
+    assert report.checks[-1].detail == "the match is not finished"
+    assert report.checks[-2].detail == "5 actions: turn, legality, state hash, signature"
+
+
+def test_a_result_the_actions_do_not_reach(record: Record) -> None:
+    short = dataclasses.replace(record, actions=record.actions[:-1])
+    assert first_failure(short) == "result"
+    report = verify_record(short)
+    assert report.checks[-1].name == "result"  # no final signature is checked after it
+    assert "the replayed match is not over" in report.checks[-1].detail
+
+
 # ------------------------------------------------------------ issue 10.3: forgery
 def forge_mallory_beats_bob(genuine: Record) -> Record:
     """A record "Mallory beat Bob" from Bob's genuine auth signature: Mallory's own host
@@ -341,3 +536,28 @@ def test_exit_status_says_complete_incomplete_or_failed(
         assert _cli(["verify", "--json", str(path)]) == status
         out = json.loads(capsys.readouterr().out)
         assert out["exit_status"] == status and out["complete"] is (status == 0)
+
+
+def test_a_record_that_stops_before_the_commitment() -> None:
+    host, joiner = make_pair(get_preset("online"), label="before-commit")
+    rec = None
+    for _ in range(10):
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        r = joiner.record()
+        if r.accepted and r.commitment is None:
+            rec = r
+            break
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+    assert rec is not None
+    report = verify_record(rec)
+    assert report.ok and not report.complete
+    assert report.checks[-1] == Check(
+        "commitment", "skip", "the record stops before the commitment"
+    )
+    bad = dataclasses.replace(rec, joiner_value=bytes(32))  # a value with no commitment
+    assert first_failure(bad) == "commitment"
+    fail = verify_record(bad).first_failure
+    assert fail is not None
+    assert fail.detail == "the record stops before the commitment, yet it records more of the match"

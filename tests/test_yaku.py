@@ -34,6 +34,7 @@ from p2pkoikoi.engine.rules import (
 from p2pkoikoi.engine.yaku import (
     YAKU_INFO,
     Multiplier,
+    ScoreBreakdown,
     YakuScore,
     evaluate,
     four_pairs,
@@ -486,3 +487,85 @@ def test_total_matches_evaluate_any_variant(rules: RuleSet, captured: int, field
 def test_more_cards_never_score_less_online(captured: int, extra: int) -> None:
     """Without rain-out or voids, capturing a card can only keep or raise the total."""
     assert total(captured | 1 << extra, ONLINE) >= total(captured, ONLINE)
+
+
+# ---------------------------------------------------------------- one viewing yaku, lowest values
+@pytest.mark.parametrize(("on", "off"), [("hanami", "tsukimi"), ("tsukimi", "hanami")])
+def test_only_one_viewing_yaku_switched_on(on: str, off: str) -> None:
+    # Curtain, Moon and Sake cup: only the yaku that is on scores (a yaku at 0 is off).
+    rules = ONLINE.with_settings(**{off: 0})
+    pile = m("3b", "8b", "9a")
+    assert ids(pile, rules) == {on: 5}
+    assert total(pile, rules) == 5
+    # with both on they add up; with both off nothing is left
+    assert ids(pile, ONLINE) == {"hanami": 5, "tsukimi": 5}
+    assert ids(pile, rules.with_settings(**{on: 0})) == {}
+    # the one that is on still needs its own bright
+    other_bright = "8b" if on == "hanami" else "3b"
+    assert ids(m(other_bright, "9a"), rules) == {}
+
+
+def test_combined_ribbons_at_their_lowest_value() -> None:
+    # akatan_aotan = 1 (> 0) still replaces Akatan and Aotan: both sets score 1, not 5 + 5.
+    rules = ONLINE.with_settings(akatan_aotan=1)
+    six = m("1r", "2r", "3r", "6r", "9r", "10r")
+    assert ids(six, rules) == {"akatan_aotan": 1, "tan": 2}
+    assert total(six, rules) == 3
+    seven = six | m("4r")
+    assert ids(seven, rules) == {"akatan_aotan": 2, "tan": 3}
+    assert total(seven, rules) == 5
+    flat = rules.with_settings(plus_yaku="tan")
+    assert ids(seven, flat) == {"akatan_aotan": 1, "tan": 3}
+    # at 0 the two sets score side by side again, each counting the other's three
+    # ribbons as extras ("an extra Blue Scroll would be worth 1 additional point")
+    assert ids(six, rules.with_settings(akatan_aotan=0)) == {"akatan": 8, "aotan": 8, "tan": 2}
+
+
+def test_a_bright_yaku_switched_off_never_scores() -> None:
+    # Three plain brights with Sankō at 0: no bright yaku at all, not one worth 0.
+    rules = ONLINE.with_settings(sanko=0)
+    assert evaluate(m("1b", "3b", "8b"), rules) == ()
+    assert total(m("1b", "3b", "8b"), rules) == 0
+    # all bright yaku off: five brights make nothing
+    off = ONLINE.with_settings(goko=0, shiko=0, ame_shiko=0, sanko=0)
+    assert evaluate(m("1b", "3b", "8b", "11b", "12b"), off) == ()
+
+
+def test_a_breakdown_has_no_bonus_unless_the_rules_add_one() -> None:
+    assert ScoreBreakdown((), 1, (), 1).bonus == 0
+    assert score((YakuScore("sanko", 5, m("1b", "3b", "8b")),), ONLINE, 1, 0).bonus == 0
+
+
+def test_calling_changes_nothing_without_viewing_after_koikoi() -> None:
+    # viewing_after_koikoi = 0 (every preset but koikoijapan): a caller's pile scores
+    # exactly as before, viewing yaku included.
+    pile, field = m("3b", "8b", "9a"), 0
+    assert total(pile, ONLINE, field, True) == total(pile, ONLINE, field) == 10
+    assert evaluate(pile, ONLINE, field, True) == evaluate(pile, ONLINE, field)
+
+
+def test_viewing_after_koikoi_keeps_a_switched_off_viewing_yaku_off() -> None:
+    # Tsukimi off, the caller's viewing value 3: Hanami scores 3, Tsukimi still nothing.
+    rules = ONLINE.with_settings(tsukimi=0, viewing_after_koikoi=3)
+    pile = m("3b", "8b", "9a")
+    assert total(pile, rules, 0, True) == 3
+    assert {y.id: y.points for y in evaluate(pile, rules, 0, True)} == {"hanami": 3}
+    assert total(pile, rules) == 5  # before a call: Hanami's own 5
+    off = ONLINE.with_settings(hanami=0, tsukimi=0, viewing_after_koikoi=3)
+    assert total(pile, off, 0, True) == 0
+
+
+def test_the_cards_of_the_combined_ribbons() -> None:
+    seven = m("1r", "2r", "3r", "6r", "9r", "10r", "4r")
+    (combo,) = [y for y in evaluate(seven, ONLINE) if y.id == "akatan_aotan"]
+    assert combo.cards == seven and combo.points == 11  # extras count: all seven ribbons
+    flat = ONLINE.with_settings(plus_yaku="tan")
+    (combo,) = [y for y in evaluate(seven, flat) if y.id == "akatan_aotan"]
+    assert combo.cards == m("1r", "2r", "3r", "6r", "9r", "10r") and combo.points == 10
+
+
+def test_koi_bai_names_its_factor() -> None:
+    rules = ONLINE.with_settings(koikoi_multiplier="koi_bai", double_at=0)
+    b = score((YakuScore("sanko", 5, m("1b", "3b", "8b")),), rules, 0, 2)
+    assert b.multipliers == (Multiplier(4, "koi-bai, 2 koi-koi calls by the opponent: x4"),)
+    assert b.score == 20

@@ -161,11 +161,11 @@ def _verify(r: Record, rep: _Report) -> None:
         if not rep.add(f"identity {role}", ok, detail):
             return
     if not r.accepted:
-        rep.skip("commitment", "the joiner did not accept the rules")
+        _stop_early(rep, r, "the joiner did not accept the rules", commit=True)
         return
     t_commit = transcript_to_accept(r)
     if r.commitment is None:
-        rep.skip("commitment", "the record stops before the commitment")
+        _stop_early(rep, r, "the record stops before the commitment", commit=True)
         return
     t = crypto.absorb(t_commit, "commit", r.commitment)
     ok = r.commit_sig is not None and crypto.verify_sig(
@@ -182,7 +182,7 @@ def _verify(r: Record, rep: _Report) -> None:
                 "the host's signed commitment shows it was in this match",
             )
         else:
-            rep.skip("commitment", "the record stops before the reveal")
+            _stop_early(rep, r, "the record stops before the reveal", commit=False)
         return
     if not rep.add(
         "commitment",
@@ -205,7 +205,7 @@ def _verify(r: Record, rep: _Report) -> None:
             return
     try:
         m, _ = MatchState.start(rules, seed)
-    except KoiKoiError as exc:
+    except KoiKoiError as exc:  # pragma: no cover - decoded rules and a 32-byte seed
         rep.add("deal", False, str(exc))
         return
     rep.add("deal", True, f"first dealer: seat {m.dealer}")
@@ -358,6 +358,29 @@ def _final_sigs(
             f"final signature {role}",
             crypto.verify_sig(key, sig, crypto.final_message(transcript, final_hash)),
         )
+
+
+def _stop_early(rep: _Report, r: Record, why: str, *, commit: bool) -> None:
+    """The record ends before the match seed: honest if nothing later is recorded.
+
+    A match (seed, actions, result, final signatures) without the reveal that
+    derives its seed cannot be checked, so it fails instead of passing unchecked;
+    ``commit`` also counts the seed exchange itself as "later" (no acceptance).
+    """
+    later = (
+        r.match_seed is not None
+        or r.actions
+        or r.result is not None
+        or any(sig is not None for sig in r.final_sigs)
+        or (
+            commit
+            and (r.commitment is not None or r.joiner_value is not None or r.host_value is not None)
+        )
+    )
+    if later:
+        rep.add("commitment", False, f"{why}, yet it records more of the match")
+    else:
+        rep.skip("commitment", why)
 
 
 def _forfeit(r: Record, rep: _Report, t: bytes, evidence: str) -> None:
