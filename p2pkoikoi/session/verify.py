@@ -45,7 +45,7 @@ from typing import Any
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
 from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session import crypto
-from p2pkoikoi.session.record import TIME_FORFEIT, Record, resign_reason
+from p2pkoikoi.session.record import TIME_FORFEIT, Record, ResultRecord, resign_reason
 from p2pkoikoi.session.transcript import transcript_to_accept
 
 
@@ -242,17 +242,7 @@ def _verify(r: Record, rep: _Report) -> None:
         rep.skip("result", "the match is not finished")
         return
     res = r.result
-    problems = []
-    if not m.is_over:
-        problems.append("the replayed match is not over")
-    if m.scores != res.scores:
-        problems.append(f"scores are {m.scores}, record says {res.scores}")
-    if m.winner != res.winner:
-        problems.append(f"winner is {m.winner}, record says {res.winner}")
-    if m.state_hash() != res.final_state_hash:
-        problems.append("final state hash differs")
-    if t != res.transcript_hash:
-        problems.append("final transcript hash differs")
+    problems = _result_problems(m, m.state_hash(), t, res)
     signed = [
         role
         for role, key, sig in (
@@ -322,6 +312,17 @@ def _verify_hidden(
         _final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
         return
     m = h.state
+    problems = _result_problems(m, h.state_hash(), out.transcript, res)
+    if not rep.add("result", not problems, "; ".join(problems) or f"scores {m.scores}"):
+        return
+    _final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
+
+
+def _result_problems(
+    m: MatchState, state_hash: bytes, transcript: bytes, res: ResultRecord
+) -> list[str]:
+    """How the replayed end (``m``, its state hash and the transcript) differs from the
+    recorded result; empty when they agree.  One list for the open and hidden deals."""
     problems = []
     if not m.is_over:
         problems.append("the replayed match is not over")
@@ -329,13 +330,11 @@ def _verify_hidden(
         problems.append(f"scores are {m.scores}, record says {res.scores}")
     if m.winner != res.winner:
         problems.append(f"winner is {m.winner}, record says {res.winner}")
-    if h.state_hash() != res.final_state_hash:
+    if state_hash != res.final_state_hash:
         problems.append("final state hash differs")
-    if out.transcript != res.transcript_hash:
+    if transcript != res.transcript_hash:
         problems.append("final transcript hash differs")
-    if not rep.add("result", not problems, "; ".join(problems) or f"scores {m.scores}"):
-        return
-    _final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
+    return problems
 
 
 _UNREPLAYED = (

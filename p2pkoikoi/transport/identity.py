@@ -107,10 +107,15 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if not durable:
-        return
+    if durable:
+        fsync_directory(path.parent)
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` survive a power cut (best effort: some file
+    systems cannot open or sync a directory, and lose nothing else by it)."""
     try:
-        dfd = os.open(path.parent, os.O_RDONLY)
+        dfd = os.open(directory, os.O_RDONLY)
     except OSError:
         return
     try:

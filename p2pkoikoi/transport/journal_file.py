@@ -31,23 +31,10 @@ from pathlib import Path
 from p2pkoikoi.session import Session, State, encode_record
 from p2pkoikoi.session.journal import JournalWriter
 from p2pkoikoi.session.record import Record
-from p2pkoikoi.transport.identity import atomic_write, default_record_path
+from p2pkoikoi.transport.identity import atomic_write, default_record_path, fsync_directory
 
 #: fdatasync where there is one (Linux): the data, not the times; macOS has only fsync
 _datasync = getattr(os, "fdatasync", os.fsync)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 class JournalFile:
@@ -84,7 +71,7 @@ class JournalFile:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        _fsync_directory(self.path.parent)
+        fsync_directory(self.path.parent)
         self._fd = fd
 
     @staticmethod
