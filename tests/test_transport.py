@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 import stat
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from p2pkoikoi.transport.errors import (
 from p2pkoikoi.transport.headless import play_headless
 from p2pkoikoi.transport.identity import (
     KnownPeers,
+    PeerCheck,
     PeerStatus,
     atomic_write,
     config_dir,
@@ -469,6 +470,80 @@ async def test_changed_key_accepted_with_accept_new_key_is_warned_and_remembered
     assert len(known.fingerprints_of("Alice")) == 2
     again = KnownPeers.load(tmp_path)
     assert again.check("Alice", known.fingerprints_of("Alice")[0]).status is PeerStatus.KNOWN
+
+
+async def host_asked_about_a_new_key(
+    tmp_path: Path, answer: Callable[[], Awaitable[bool]]
+) -> tuple[Side, Side, KnownPeers, list[PeerCheck]]:
+    """A host whose known_peers has "Bob" under another key, with a person to ask."""
+    known = KnownPeers(tmp_path / "known_peers", {"aaaa-bbbb-cccc-dddd": "Bob"})
+    asked: list[PeerCheck] = []
+
+    async def ask(check: PeerCheck, rules: RuleSet) -> bool:
+        asked.append(check)
+        assert rules == RULES  # the host's own rules, shown beside the question
+        return await answer()
+
+    known.ask = ask
+    a, b = trio.testing.memory_stream_pair()
+    h, j = Side("host"), Side("joiner")
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                lambda: play_side(
+                    h, a, host_session(), random_choose(1), tmp_path / "h.koikoi", known=known
+                )
+            )
+            nursery.start_soon(
+                play_side, j, b, joiner_session(), random_choose(2), tmp_path / "j.koikoi"
+            )
+    return h, j, known, asked
+
+
+async def test_the_hosts_person_accepts_a_changed_key_and_the_match_is_played(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async def yes() -> bool:
+        await trio.sleep(5)  # a person reads the question meanwhile
+        return True
+
+    h, j, known, asked = await host_asked_about_a_new_key(tmp_path, yes)
+    assert h.error is None and j.error is None, (h.error, j.error)
+    assert [c.status for c in asked] == [PeerStatus.CHANGED]
+    assert asked[0].previous == ("aaaa-bbbb-cccc-dddd",)
+    assert sorted(known.peers) == sorted(["aaaa-bbbb-cccc-dddd", asked[0].fingerprint])
+    assert h.final is not None and j.final is not None
+    assert h.final["final_hash"] == j.final["final_hash"]
+
+
+async def test_the_hosts_person_refuses_a_changed_key_before_any_card_is_dealt(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async def no() -> bool:
+        return False
+
+    h, j, known, asked = await host_asked_about_a_new_key(tmp_path, no)
+    assert isinstance(h.error, IdentityChangedError), h.error
+    assert "you did not accept the new key" in str(h.error)
+    assert j.error is not None  # the joiner learns the host left
+    for name in ("h.koikoi", "j.koikoi"):  # no commitment left, so no seed anywhere
+        path = tmp_path / name
+        assert not path.exists() or decode_record(path.read_bytes()).match_seed is None
+    assert list(known.peers) == ["aaaa-bbbb-cccc-dddd"]  # not remembered
+
+
+async def test_an_unanswered_key_question_ends_before_the_joiner_gives_up(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    async def never() -> bool:
+        await trio.sleep_forever()
+        return True
+
+    start = trio.current_time()
+    h, j, _, asked = await host_asked_about_a_new_key(tmp_path, never)
+    assert len(asked) == 1
+    assert isinstance(h.error, IdentityChangedError), h.error
+    assert trio.current_time() - start < T.handshake  # within the joiner's step deadline
 
 
 # ---------------------------------------------------------------------- files

@@ -128,6 +128,19 @@ def test_rules_offer_against_a_named_preset_with_a_changed_key_warning() -> None
     assert answers == [True]
 
 
+def test_the_hosts_question_about_a_joiner_with_a_new_key() -> None:
+    st, answers = _offer_state(
+        None, warning="Alice's identity changed: known as x, now y", joining=True
+    )
+    text = "\n".join(_text(line) for line in R.page_lines(st))
+    assert "Alice wants to join your match: play with this new key?" in text
+    assert "invites you" not in text
+    assert "Warning: Alice's identity changed" in text
+    st.move_offer(1)
+    st.enter()  # Decline: the match does not start
+    assert answers == [False]
+
+
 def test_waiting_indicator_and_spaced_invite() -> None:
     st = TableState(ascii=True)
     st.waiting("Waiting for the other player", ("invite here",), since=100.0)

@@ -28,7 +28,9 @@ from p2pkoikoi.session.wire import MAX_NAME, MAX_TURN_LIMIT
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
 from p2pkoikoi.transport.identity import (
+    AskNewKey,
     KnownPeers,
+    PeerCheck,
     PeerStatus,
     check_record_path,
     config_dir,
@@ -168,7 +170,10 @@ class Opener(Protocol):
     joiner's question about the rules, asked only without ``--expect-rules``)."""
 
     def __call__(
-        self, notify: Callable[[Note], None], ask_rules: AskRules | None = None
+        self,
+        notify: Callable[[Note], None],
+        ask_rules: AskRules | None = None,
+        ask_key: AskNewKey | None = None,
     ) -> AbstractAsyncContextManager[NetworkLink]: ...
 
 
@@ -190,8 +195,11 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             )
 
         def open_(
-            notify: Callable[[Note], None], ask_rules: AskRules | None = None
+            notify: Callable[[Note], None],
+            ask_rules: AskRules | None = None,
+            ask_key: AskNewKey | None = None,
         ) -> AbstractAsyncContextManager[NetworkLink]:
+            known.ask = ask_key  # the table asks about a changed key; headless decides
             return open_host(
                 identity=identity,
                 name=name,
@@ -217,7 +225,9 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     invite = parse_join_target(" ".join(args.invite))
 
     def open_j(
-        notify: Callable[[Note], None], ask_rules: AskRules | None = None
+        notify: Callable[[Note], None],
+        ask_rules: AskRules | None = None,
+        ask_key: AskNewKey | None = None,  # the joiner's rules screen asks instead
     ) -> AbstractAsyncContextManager[NetworkLink]:
         decide = None
         if ask_rules is not None and expected is None:
@@ -299,7 +309,9 @@ def run_resume(args: argparse.Namespace) -> int:
     timeouts = _timeouts(args)
 
     def open_(
-        notify: Callable[[Note], None], ask_rules: AskRules | None = None
+        notify: Callable[[Note], None],
+        ask_rules: AskRules | None = None,
+        ask_key: AskNewKey | None = None,
     ) -> AbstractAsyncContextManager[NetworkLink]:
         return open_resume(
             path, record, identity=identity, timeouts=timeouts, notify=notify, known_peers=known
@@ -421,12 +433,24 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 turn_limit=proposal.turn_limit,
             )
 
+        async def ask_key(check: PeerCheck, rules: RuleSet) -> bool:
+            """The host's question: a known name joins with a new key."""
+            return await ctx.ask_rules(
+                check.name,
+                check.fingerprint,
+                rules,
+                warning=check.warning,
+                seen_before=False,
+                own_fingerprint=me,
+                joining=True,
+            )
+
         async def hold(
             task_status: trio.TaskStatus[NetworkLink] = trio.TASK_STATUS_IGNORED,
         ) -> None:
             started = False
             try:
-                async with opener(notify, ask) as link:
+                async with opener(notify, ask, ask_key) as link:
                     started = True
                     task_status.started(link)
                     # after a match the connection stays for "r: play again" until

@@ -24,13 +24,14 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Final
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from p2pkoikoi.engine.rules import RuleSet
 from p2pkoikoi.session.crypto import fingerprint, public_bytes
 from p2pkoikoi.transport.errors import ConfigError, IdentityChangedError
 
@@ -260,6 +261,9 @@ class PeerCheck:
         )
 
 
+AskNewKey = Callable[[PeerCheck, RuleSet], Awaitable[bool]]
+
+
 class KnownPeers:
     """Fingerprint -> name, remembered across matches (``known_peers``, JSON).
 
@@ -288,6 +292,9 @@ class KnownPeers:
         self.peers: dict[str, str] = dict(peers or {})
         #: ``--accept-new-key``: a changed key is remembered with a warning, not refused
         self.accept_new_key = accept_new_key
+        #: a person to ask about a changed key (the host's table); None: decide by
+        #: ``accept_new_key`` alone.  Called with the check and the rules on offer.
+        self.ask: AskNewKey | None = None
 
     @classmethod
     def load(cls, directory: Path, *, accept_new_key: bool = False) -> KnownPeers:

@@ -23,6 +23,9 @@ CHATTER_RATE: Final = 16.0
 #: still have things to say (our moves, chat) is cut off here instead of growing
 #: our memory without bound; a whole match is far smaller
 OUTGOING_LIMIT: Final = 256 * 1024
+#: the host's person answers a changed-key question within this share of a handshake
+#: step: the joiner waits that long for the commitment once it has accepted the rules
+KEY_QUESTION_SHARE: Final = 0.6
 
 
 @dataclass(frozen=True)

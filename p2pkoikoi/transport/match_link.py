@@ -95,6 +95,7 @@ from p2pkoikoi.session import (
     RematchStarted,
     Resign,
     ResumeError,
+    Role,
     RulesProposed,
     SendAction,
     SendChat,
@@ -115,10 +116,11 @@ from p2pkoikoi.transport.errors import (
     TurnTimeoutError,
     leaves,
 )
-from p2pkoikoi.transport.identity import KnownPeers
+from p2pkoikoi.transport.identity import KnownPeers, PeerCheck, PeerStatus
 from p2pkoikoi.transport.limits import (
     CHATTER_BURST,
     CHATTER_RATE,
+    KEY_QUESTION_SHARE,
     OUTGOING_LIMIT,
     RECEIVE_SIZE,
     ChatterBudget,
@@ -165,6 +167,11 @@ class NetworkLink:
     ) -> None:
         self._stream = stream
         self._session = session
+        self._asking = False  # the host asks about a changed key: nothing is processed
+        # only a host with a person to ask ever asks (decided here: _process runs per event)
+        self._key_asked = (
+            known_peers is None or known_peers.ask is None or session.role is not Role.HOST
+        )
         # events the joiner's dialer pulled while proving the host (transport/dialer.py)
         self._early = deque(early)
         self._reconnect = reconnect
@@ -643,7 +650,16 @@ class NetworkLink:
     def _process(self) -> None:
         """Pull every event the session has; one place turns them into updates."""
         s = self._session
+        if self._asking:  # the host's person decides about a changed key first
+            return
         while not self._stopped.is_set():
+            if not self._key_asked:
+                check = self._key_question()
+                if check is not None:
+                    self._asking = True
+                    assert self._nursery is not None
+                    self._nursery.start_soon(self._ask_new_key, check)
+                    return
             ev = self._early.popleft() if self._early else s.next_event()
             if isinstance(ev, ActionReceived | PeerResigned):
                 # the peer's last move makes the session queue our final signature:
@@ -1001,6 +1017,8 @@ class NetworkLink:
             ):
                 self._ping_no += 1
                 self._write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
+            if self._asking:  # nothing is read while the host's person answers
+                self._last_rx = now
             silent = now - self._last_rx
             if silent >= t.silence_fail:
                 self._drop(
@@ -1040,6 +1058,51 @@ class NetworkLink:
             if self._stopped.is_set() or not self._lost.is_set():
                 return
             stream = await self._reconnect_loop(self._lost_error)
+
+    def _key_question(self) -> PeerCheck | None:
+        """The host's question about a changed key, asked once, before the deal.
+
+        The host's gate hands the link over once the joiner's auth has verified:
+        its name and key are known, while the joiner's person still reads the
+        rules.  A known name with a new key is asked about then (the table's
+        question; headless hosts decide in :meth:`_on_handshake`), and until
+        the answer nothing more is processed: the joiner's acceptance waits in
+        the session's buffer, so no commitment leaves and nobody sees a card.
+        """
+        s = self._session
+        known = self._known
+        if s.state is not State.RULES or s.peer_name is None or s.peer_key is None:
+            return None  # not yet: asked once the joiner's auth has verified
+        self._key_asked = True
+        if known is None or known.ask is None:
+            return None
+        check = known.check(s.peer_name, fingerprint(s.peer_key))
+        return check if check.status is PeerStatus.CHANGED else None
+
+    async def _ask_new_key(self, check: PeerCheck) -> None:
+        known = self._known
+        assert known is not None and known.ask is not None and self._session.rules is not None
+        ok = False
+        # the joiner waits for our commitment a handshake step at most: answer before
+        with trio.move_on_after(KEY_QUESTION_SHARE * self.timeouts.handshake):
+            ok = await known.ask(check, self._session.rules)
+        if self._stopped.is_set():
+            return
+        if not ok:
+            with suppress(ProtocolError):
+                self._write(self._session.send(Goodbye()))
+            self._fail(
+                IdentityChangedError(
+                    f"{check.warning}: you did not accept the new key, so the match does "
+                    "not start (no card was dealt)"
+                )
+            )
+            return
+        with suppress(ConfigError):
+            known.remember(check.name, check.fingerprint)
+        self._asking = False
+        self._last_rx = trio.current_time()  # what arrived meanwhile is processed now
+        self._process()
 
     async def _run_connection(self, stream: trio.abc.Stream) -> None:
         """Reader, writer and heartbeat of one connection; returns when it is lost."""

@@ -140,6 +140,7 @@ class TableContext:
         seen_before: bool | None = None,
         own_fingerprint: str = "",
         turn_limit: int = 0,
+        joining: bool = False,
     ) -> bool:
         """Show who invites and their rules (what differs from ``preset_name``, or else
         from the closest preset); wait for Accept (True) or Decline (False).
@@ -166,6 +167,7 @@ class TableContext:
             seen_before=seen_before,
             own_fingerprint=own_fingerprint,
             turn_limit=turn_limit,
+            joining=joining,
         )
         self.state.show_offer(offer, reply)
         self._redraw()

@@ -698,7 +698,16 @@ def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
     from p2pkoikoi.engine.presets import describe_setting
 
     lines: list[StyleAndTextTuples] = [
-        [("class:heading", st.p(f" {offer.peer_name} invites you to a match"))],
+        [
+            (
+                "class:heading",
+                st.p(
+                    f" {offer.peer_name} wants to join your match: play with this new key?"
+                    if offer.joining
+                    else f" {offer.peer_name} invites you to a match"
+                ),
+            )
+        ],
         [("class:label", " Identity: "), ("class:name", offer.fingerprint)],
     ]
     if offer.own_fingerprint:

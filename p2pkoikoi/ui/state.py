@@ -93,6 +93,8 @@ class RulesOffer:
     seen_before: bool | None = None  # True: a known peer with this key; False: new
     own_fingerprint: str = ""  # yours, to compare out of band
     turn_limit: int = 0  # seconds per decision the host proposes (0: none)
+    #: the host's question about a joiner with a changed key (the rules are its own)
+    joining: bool = False
 
 
 def make_offer(
@@ -105,6 +107,7 @@ def make_offer(
     seen_before: bool | None = None,
     own_fingerprint: str = "",
     turn_limit: int = 0,
+    joining: bool = False,
 ) -> RulesOffer:
     """A :class:`RulesOffer`, comparing against ``preset`` or else the closest preset."""
     from p2pkoikoi.engine.presets import closest_preset
@@ -125,6 +128,7 @@ def make_offer(
         seen_before,
         own_fingerprint,
         turn_limit,
+        joining,
     )
 
 
