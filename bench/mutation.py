@@ -86,9 +86,12 @@ TESTS: dict[str, tuple[str, ...]] = {
     "engine/events.py": ("test_match_rules.py", "test_match.py"),
     "session/session.py": (
         "test_session_edges.py",
+        "test_session_mutants.py",
         "test_session_errors.py",
         "test_session_match.py",
         "test_resume_session.py",
+        "test_rematch_session.py",  # rematch paths (section 13)
+        "test_hidden_session.py",  # the hidden deal's paths through the session
     ),
     "session/verify.py": ("test_verify.py",),
     "session/record.py": ("test_record.py", "test_verify.py"),

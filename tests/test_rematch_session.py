@@ -228,3 +228,20 @@ def test_a_rematch_cut_mid_match_resumes_from_its_own_record() -> None:
     rec = nh.record()
     assert rec == nj.record() and rec.match_number == 2
     assert verify_record(rec).complete
+
+
+def test_a_decline_without_our_offer_is_refused() -> None:
+    host, joiner = _played()
+    assert joiner._send is not None  # noqa: SLF001 - forging a peer's message
+    forged = joiner._send.seal(wire.encode_message(wire.NoAgainMsg(reason="no")))  # noqa: SLF001
+    host.receive_data(wire.encode_frame(forged))
+    with pytest.raises(RemoteProtocolError, match="unexpected no_again message"):
+        host.next_event()
+
+
+def test_an_offer_is_made_once_until_answered() -> None:
+    host, joiner = _played()
+    joiner.receive_data(_offer(host, "h1"))
+    with pytest.raises(LocalProtocolError, match="offered already"):
+        _offer(host, "h2")
+    assert run_pair(host, joiner)[1] == [RematchOffered(2)]

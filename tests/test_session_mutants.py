@@ -1,0 +1,234 @@
+"""Exact outcomes for session paths that a mutation run (issue 15) found untested:
+the failed session's ``error``, ``waiting_for`` during a hidden deal, joining with a
+short code, resume records that disagree in one field only, the host's rules count,
+stray or changed start signatures and an unknown resignation reason."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pytest
+
+from p2pkoikoi.engine import get_preset
+from p2pkoikoi.session import (
+    LocalProtocolError,
+    RemoteProtocolError,
+    Resign,
+    ResumeError,
+    Session,
+    State,
+    WaitingFor,
+    crypto,
+    wire,
+)
+from p2pkoikoi.session.code import CODE_SECRET_BYTES, decode_code, encode_code
+from p2pkoikoi.session.testing import (
+    SECRET,
+    det_bytes,
+    det_key,
+    drain,
+    make_pair,
+    random_chooser,
+    run_pair,
+)
+
+RULES = get_preset("online")
+
+
+def forge(sender: Session, msg: wire.Message) -> bytes:
+    """An encrypted frame as ``sender`` would write it (advancing its counter)."""
+    assert sender._send is not None
+    return wire.encode_frame(sender._send.seal(wire.encode_message(msg)))
+
+
+def rewrite_queue(s: Session, change: Callable[[wire.Message], wire.Message]) -> None:
+    """Make ``s`` pass every message it sends through ``change`` (a modified program)."""
+    queue = s._queue
+    s._queue = lambda msg: queue(change(msg))  # type: ignore[method-assign]
+
+
+def test_error_is_the_exception_that_failed_the_session() -> None:
+    host, _ = make_pair(RULES)
+    assert host.error is None
+    host.receive_data(b"\x00\x00\x00\x05garbage")
+    with pytest.raises(RemoteProtocolError) as caught:
+        drain(host)
+    assert host.error is caught.value
+
+
+def test_waiting_for_in_a_hidden_match_names_whose_move_is_due() -> None:
+    """A card move owed by the peer's program is PEER_CARDS; a decision of ours is
+    LOCAL_ACTION; anything else (the peer's decision, or our own program's move on
+    its way) is PEER_ACTION."""
+    host, joiner = make_pair(RULES.with_settings(deal="hidden", rounds=1), label="wf")
+    sides = (host, joiner)
+    seen: set[tuple[str, WaitingFor]] = set()
+
+    def check(sender: int, data: bytes) -> bytes:
+        for s in sides:
+            if s.state is not State.PLAY or s._hidden is None:
+                continue
+            due = s._hidden.expecting
+            if due is None:
+                continue
+            kind, seat = due
+            if kind == "act" and seat == s.our_seat:
+                want = WaitingFor.LOCAL_ACTION
+            elif kind != "act" and seat != s.our_seat:
+                want = WaitingFor.PEER_CARDS
+            else:
+                want = WaitingFor.PEER_ACTION
+            assert s.waiting_for is want, (due, s.our_seat)
+            seen.add(("mine" if seat == s.our_seat else "peer's", want))
+        return data
+
+    run_pair(host, joiner, random_chooser(5), tap=check)
+    assert host.state is State.DONE and joiner.state is State.DONE
+    # both cases were met between deliveries: a peer's card move, a peer's decision
+    assert ("peer's", WaitingFor.PEER_CARDS) in seen
+    assert ("peer's", WaitingFor.PEER_ACTION) in seen
+
+
+def _code_pair(host_code: bool) -> tuple[Session, Session]:
+    code = decode_code(encode_code(7, det_bytes("code", CODE_SECRET_BYTES)))
+    host = Session(
+        "host",
+        identity_key=det_key("host"),
+        invite_secret=SECRET,
+        name="Alice",
+        entropy=det_bytes("entropy/host/code"),
+        rules=RULES,
+        code=code if host_code else None,
+    )
+    joiner = Session(
+        "joiner",
+        identity_key=det_key("joiner"),
+        name="Bob",
+        entropy=det_bytes("entropy/joiner/code"),
+        expected_rules=RULES,
+        code=code,
+    )
+    return host, joiner
+
+
+def test_a_joiner_with_the_hosts_code_plays() -> None:
+    host, joiner = _code_pair(host_code=True)
+    assert joiner.via == "code"
+    run_pair(host, joiner, random_chooser(2))
+    assert host.state is State.DONE and joiner.state is State.DONE
+    assert host.via == "code"
+
+
+def test_a_code_is_refused_by_a_host_that_made_none() -> None:
+    host, joiner = _code_pair(host_code=False)
+    with pytest.raises(RemoteProtocolError, match="this host does not accept a code now"):
+        run_pair(host, joiner)
+
+
+def _resumed(old: Session, label: str) -> Session:
+    return Session.resume(
+        old.record(),
+        old.role,
+        identity_key=det_key(old.role.value),
+        resume_secret=old.resume_secret,
+        entropy=det_bytes("entropy/mutants/" + label),
+    )
+
+
+@pytest.mark.parametrize("field", ["tx", "hash"])
+def test_resume_records_that_differ_in_one_field_are_refused(field: str) -> None:
+    """A resume whose transcript alone, or state hash alone, differs at the same
+    action is two records that disagree (validly signed by the reconnecting player)."""
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    n_host, n_joiner = _resumed(host, "h"), _resumed(joiner, "j")
+
+    def lie(msg: wire.Message) -> wire.Message:
+        if not isinstance(msg, wire.ResumeMsg):
+            return msg
+        msg = dataclasses.replace(msg, **{field: bytes(32)})
+        assert n_joiner.session_id is not None
+        signed = crypto.resume_message(
+            n_joiner.connection_id, "joiner", n_joiner.session_id, msg.seq, msg.tx, msg.hash
+        )
+        return dataclasses.replace(msg, sig=crypto.sign(n_joiner._key, signed))
+
+    rewrite_queue(n_joiner, lie)
+    with pytest.raises(ResumeError, match="the two records disagree at action 0"):
+        run_pair(n_host, n_joiner)
+
+
+def test_a_host_auth_whose_rounds_differ_from_its_rules_is_refused() -> None:
+    host, joiner = make_pair(RULES)
+    rewrite_queue(
+        host,
+        lambda m: (
+            dataclasses.replace(m, rounds=RULES.rounds + 1) if isinstance(m, wire.AuthMsg) else m
+        ),
+    )
+    with pytest.raises(RemoteProtocolError, match="rounds do not match rules"):
+        run_pair(host, joiner)
+    assert joiner.error is not None and joiner.rules is None
+
+
+def test_a_start_signature_sent_to_the_joiner_is_unexpected() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    assert joiner.state is State.PLAY
+    joiner.receive_data(forge(host, wire.StartMsg(sig=bytes(64))))
+    with pytest.raises(RemoteProtocolError, match="unexpected start message"):
+        drain(joiner)
+
+
+def test_a_second_start_signature_must_be_the_same() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    mine = joiner._start_sigs[joiner.role]
+    host.receive_data(forge(joiner, wire.StartMsg(sig=mine)))  # sent again: fine
+    assert drain(host) == [] and host.error is None
+    host.receive_data(forge(joiner, wire.StartMsg(sig=bytes(64))))
+    with pytest.raises(RemoteProtocolError, match="a different start signature"):
+        drain(host)
+
+
+def test_an_unknown_resignation_reason_is_a_local_error() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    actor = host if host.match is not None and host.match.to_act == host.our_seat else joiner
+    with pytest.raises(LocalProtocolError, match="unknown resignation reason 'bored'"):
+        actor.send(Resign(reason="bored"))
+    assert actor.state is State.PLAY
+
+
+def test_a_hidden_play_waiting_for_its_draw_key_reports_no_local_events_yet() -> None:
+    """``last_local_events`` are the engine events of our last action; a hidden-deal
+    play that waits for the peer's draw key has none yet, even when our previous
+    action had some."""
+    host, joiner = make_pair(RULES.with_settings(deal="hidden", rounds=1), label="lle")
+    sides = (host, joiner)
+    rng = random_chooser(11)
+    acted: dict[int, tuple[int, bool]] = {}  # side -> (moves applied, had events before)
+    waited_after_events = 0
+
+    def choose(m):  # type: ignore[no-untyped-def]
+        for i, s in enumerate(sides):
+            if s.match is m and s.waiting_for is WaitingFor.LOCAL_ACTION:
+                assert s._hidden is not None
+                acted[i] = (s._hidden.applied, bool(s.last_local_events))
+        return rng(m)
+
+    def tap(i: int, data: bytes) -> bytes:
+        nonlocal waited_after_events
+        s = sides[i]
+        if i in acted:
+            applied, had_events = acted.pop(i)
+            assert s._hidden is not None
+            if s._hidden.applied == applied:  # our action waits for the peer's move
+                assert s.last_local_events == ()
+                waited_after_events += had_events
+        return data
+
+    run_pair(host, joiner, choose, tap=tap)
+    assert host.state is State.DONE and joiner.state is State.DONE
+    assert waited_after_events > 0
