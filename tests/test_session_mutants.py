@@ -23,6 +23,7 @@ from p2pkoikoi.session import (
     wire,
 )
 from p2pkoikoi.session.code import CODE_SECRET_BYTES, decode_code, encode_code
+from p2pkoikoi.session.events import Ping
 from p2pkoikoi.session.testing import (
     SECRET,
     det_bytes,
@@ -232,3 +233,76 @@ def test_a_hidden_play_waiting_for_its_draw_key_reports_no_local_events_yet() ->
     run_pair(host, joiner, choose, tap=tap)
     assert host.state is State.DONE and joiner.state is State.DONE
     assert waited_after_events > 0
+
+
+# ------------------------------------------------- survivors of the --seed 8 sample
+def test_a_ping_nonce_longer_than_the_wire_allows_is_a_local_error() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    with pytest.raises(LocalProtocolError, match=f"a ping nonce is at most {wire.MAX_NONCE}"):
+        host.send(Ping(b"n" * (wire.MAX_NONCE + 1)))
+    joiner.receive_data(host.send(Ping(b"n" * wire.MAX_NONCE)))
+    assert drain(joiner) == [Ping(b"n" * wire.MAX_NONCE)]
+
+
+def test_an_action_after_the_match_is_unexpected() -> None:
+    host, joiner = make_pair(RULES.with_settings(rounds=1), label="after")
+    run_pair(host, joiner, random_chooser(3))
+    assert host.state is State.DONE
+    seq = len(host.record().actions) + 1
+    msg = wire.ActionMsg(seq=seq, action="take 0", hash=bytes(32), sig=bytes(64))
+    host.receive_data(forge(joiner, msg))
+    with pytest.raises(RemoteProtocolError, match="unexpected action message from peer"):
+        drain(host)
+
+
+def test_an_abort_between_the_joiners_value_and_the_reveal_is_the_hosts_forfeit() -> None:
+    host, joiner = make_pair(RULES)
+    for _ in range(10):
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        if joiner.record().joiner_value is not None:
+            break
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+    assert joiner.state is State.SEED and joiner.forfeit is None
+    joiner.receive_data(forge(host, wire.AbortMsg(reason="stop")))
+    with pytest.raises(RemoteProtocolError, match="program stopped: stop"):
+        drain(joiner)
+    assert joiner.forfeit is not None and joiner.forfeit.seat == 0
+    assert "before revealing its own" in joiner.forfeit.reason
+
+
+def test_a_resumed_session_keeps_the_resume_secret_for_the_next_resume() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    n_host, n_joiner = _resumed(host, "h1"), _resumed(joiner, "j1")
+    assert n_host.resume_secret == host.resume_secret
+    assert n_joiner.resume_secret == joiner.resume_secret
+    run_pair(n_host, n_joiner)
+    m_host, m_joiner = _resumed(n_host, "h2"), _resumed(n_joiner, "j2")
+    run_pair(m_host, m_joiner, random_chooser(4))
+    assert m_host.state is State.DONE and m_joiner.state is State.DONE
+
+
+def test_a_host_that_lost_the_joiners_start_signature_checks_it_after_a_resume() -> None:
+    """The joiner's start signature is over the transcript after the reveal; a host
+    whose record lacks it gets it again after a resume and checks it against the
+    reveal's transcript from its record."""
+    host, joiner = make_pair(RULES)
+    for _ in range(10):
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        if joiner.state is State.PLAY:
+            break
+    assert host.state is State.PLAY and joiner.state is State.PLAY
+    joiner.data_to_send()  # the start signature is lost with the connection
+    assert host.record().joiner.start_sig is None  # type: ignore[union-attr]
+    sig = joiner.record().joiner.start_sig  # type: ignore[union-attr]
+    assert sig is not None
+    n_host, n_joiner = _resumed(host, "ts-h"), _resumed(joiner, "ts-j")
+    run_pair(n_host, n_joiner)
+    assert n_host.error is None and n_host.state is State.PLAY
+    assert n_host.record().joiner.start_sig == sig  # type: ignore[union-attr]
