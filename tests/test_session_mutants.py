@@ -13,8 +13,10 @@ import pytest
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import (
     LocalProtocolError,
+    MatchOver,
     RemoteProtocolError,
     Resign,
+    Resumed,
     ResumeError,
     Session,
     State,
@@ -33,6 +35,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     run_pair,
 )
+from p2pkoikoi.session.verify import verify_record
 
 RULES = get_preset("online")
 
@@ -306,3 +309,29 @@ def test_a_host_that_lost_the_joiners_start_signature_checks_it_after_a_resume()
     run_pair(n_host, n_joiner)
     assert n_host.error is None and n_host.state is State.PLAY
     assert n_host.record().joiner.start_sig == sig  # type: ignore[union-attr]
+
+
+def test_a_record_without_our_final_signature_resends_no_unsigned_over() -> None:
+    """A finished record re-sends our final signature to a peer that lacks it; a
+    record (still verifying, incomplete) that lost our own signature has none to
+    re-send: the resume takes the peer's and sends no ``over`` without one."""
+    host, joiner = make_pair(RULES.with_settings(rounds=1))
+    run_pair(host, joiner, random_chooser(3))
+    rec = host.record()
+    assert rec.result is not None and rec.final_sigs[1] is not None
+    lost = dataclasses.replace(rec, final_sigs=(None, rec.final_sigs[1]))
+    report = verify_record(lost)
+    assert report.ok and not report.complete
+    n_host = Session.resume(
+        lost,
+        host.role,
+        identity_key=det_key("host"),
+        resume_secret=host.resume_secret,
+        entropy=det_bytes("entropy/mutants/nosig-h"),
+    )
+    n_joiner = _resumed(joiner, "nosig-j")
+    ev_h, ev_j = run_pair(n_host, n_joiner)
+    assert n_host.error is None and n_joiner.error is None
+    assert n_host.state is State.DONE and n_joiner.state is State.DONE
+    assert [type(e) for e in ev_h] == [Resumed, MatchOver] and [type(e) for e in ev_j] == [Resumed]
+    assert n_host.final_signatures == (None, rec.final_sigs[1])
