@@ -20,6 +20,8 @@ from pty_terminal import (
     play_until,
 )
 
+from p2pkoikoi.engine.errors import KoiKoiError
+
 SEED = "ab" * 32
 
 
@@ -121,7 +123,20 @@ def test_ascii_draws_only_ascii(tmp_path: Path, terms) -> None:
 
 
 def _host_invite(t: Terminal) -> str:
-    screen = t.wait_for("p2pkoikoi join ")
+    """The invite as the host's screen shows it, once the whole command is drawn (a
+    screen read mid-frame can show the first folded lines of it and not the rest)."""
+    from p2pkoikoi.session import decode_invite
+
+    def drawn(screen: str) -> bool:
+        if "p2pkoikoi join " not in screen:
+            return False
+        try:
+            decode_invite(command_from_screen(screen, "p2pkoikoi join ").split(" ", 2)[2])
+        except (KoiKoiError, IndexError):
+            return False
+        return True
+
+    screen = t.wait_for(drawn)
     assert all(len(line) <= t.screen.columns for line in screen.splitlines())
     command = command_from_screen(screen, "p2pkoikoi join ")
     return command.split(" ", 2)[2]
