@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable
 
 import pytest
+from hidden_helpers import seed
 
 from p2pkoikoi.engine.cards import MONTH_OF
 from p2pkoikoi.engine.deal import coin
@@ -23,7 +24,6 @@ from p2pkoikoi.session.mental.deck import DeckSecrets
 from p2pkoikoi.session.mental.errors import IllegalHiddenPlayError, NotACardError
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch, deal_secrets
 from p2pkoikoi.session.mental.table import dealt_owner
-from tests.hidden_helpers import seed
 
 ONLINE = PRESETS["online"].with_settings(deal="hidden", rounds=2)
 Tamper = Callable[[CardMove], CardMove | None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from hidden_helpers import Snoop, deal_pair, open_deal, play_round, seed
 
 from p2pkoikoi.engine.cards import parse_cards
 from p2pkoikoi.engine.presets import get_preset
@@ -29,7 +30,6 @@ from p2pkoikoi.session.mental.group import (
     mul,
 )
 from p2pkoikoi.session.mental.table import FIELD_POSITIONS, dealt_owner
-from tests.hidden_helpers import Snoop, deal_pair, open_deal, play_round, seed
 
 
 def mask_of(codes: str) -> int:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tests.test_headless import finish, lines, run_join, start_host, verify
+from test_headless import finish, lines, run_join, start_host, verify
 
 
 @pytest.mark.parametrize("preset", ["online", "rulebook", "vanikar"])

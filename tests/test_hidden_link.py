@@ -8,6 +8,7 @@ from pathlib import Path
 
 import trio
 import trio.testing
+from test_reconnect import Net, Side, T, play
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import Session
@@ -15,7 +16,6 @@ from p2pkoikoi.session.mental.play import CardMove
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.transport.errors import PeerTimeoutError
 from p2pkoikoi.transport.reconnect import Reconnect
-from tests.test_reconnect import Net, Side, T, play
 
 RULES = get_preset("online").with_settings(rounds=2, deal="hidden")
 

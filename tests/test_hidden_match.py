@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from hidden_helpers import seed
 
 from p2pkoikoi.engine import MatchState
 from p2pkoikoi.engine.presets import PRESETS
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
-from tests.hidden_helpers import seed
 
 
 def hidden(name: str, **changes: object):  # type: ignore[no-untyped-def]
@@ -69,8 +69,9 @@ def test_neither_side_ever_holds_the_others_key_for_a_card_hidden_from_it() -> N
     deal secrets, every deck and key it received this deal) and, at every step, looks for
     the other's key to a position still hidden from it; at every fifth step it also tries
     to open three such positions with every 32-byte piece it holds."""
+    from hidden_helpers import Snoop
+
     from p2pkoikoi.session.mental.deck import encode_deck
-    from tests.hidden_helpers import Snoop
 
     received: list[list[bytes]] = [[], []]
     steps = [0]

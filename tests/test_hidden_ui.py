@@ -6,9 +6,7 @@ import queue
 from pathlib import Path
 
 from prompt_toolkit.input import PipeInput
-
-from p2pkoikoi.ui.app import TableApp
-from tests.test_ui_net import (
+from test_ui_net import (
     LIMIT,
     Side,
     argv,
@@ -18,6 +16,8 @@ from tests.test_ui_net import (
     on_screen,
     play_to_round_end,
 )
+
+from p2pkoikoi.ui.app import TableApp
 
 
 async def accept_hidden(table: TableApp, inp: PipeInput) -> None:

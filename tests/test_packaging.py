@@ -103,3 +103,18 @@ def test_metadata() -> None:
     # one version: pyproject reads it from p2pkoikoi.__version__
     assert "version" not in project and "version" in project["dynamic"]
     assert meta["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "p2pkoikoi.__version__"}
+
+
+def test_tests_import_their_helpers_by_module_name() -> None:
+    """The sdist's suite runs ``pytest`` from the unpacked tree without the checkout on
+    ``sys.path`` (so that ``import p2pkoikoi`` finds the installed copy): a helper
+    imported as ``tests.x`` is not found there, only as ``x`` (pytest puts tests/ on
+    the path)."""
+    tests = Path(__file__).resolve().parent
+    offenders = [
+        f"{path.name}:{n}"
+        for path in sorted(tests.glob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if line.lstrip().startswith(("from tests.", "import tests"))
+    ]
+    assert offenders == [], offenders

@@ -15,8 +15,7 @@ pytest.importorskip("pexpect", reason="pexpect is in the test extra")
 pytest.importorskip("pyte", reason="pyte is in the test extra")
 
 from pty_terminal import DEADLINE, ENTER, Terminal, decision_line  # noqa: E402
-
-from tests.test_headless import finish, lines, start_host, verify  # noqa: E402
+from test_headless import finish, lines, start_host, verify  # noqa: E402
 
 CONTINUE = "Press Enter to continue"
 

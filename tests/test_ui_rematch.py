@@ -7,10 +7,10 @@ import queue
 from pathlib import Path
 
 from prompt_toolkit.input import PipeInput
+from test_ui_net import ENTER, LIMIT, Side, argv, finish, host_invite, key, on_screen
 
 from p2pkoikoi.ui.app import TableApp
 from p2pkoikoi.ui.state import Page
-from tests.test_ui_net import ENTER, LIMIT, Side, argv, finish, host_invite, key, on_screen
 
 
 async def play_to_match_end(table: TableApp, inp: PipeInput, *, offer: bool = True) -> None:
