@@ -28,6 +28,7 @@ from p2pkoikoi.session.testing import (
     det_bytes,
     det_key,
     drain,
+    forge,
     make_pair,
     random_chooser,
     run_pair,
@@ -35,12 +36,6 @@ from p2pkoikoi.session.testing import (
 from p2pkoikoi.session.verify import verify_record
 
 RULES = get_preset("online")
-
-
-def forge(sender: Session, msg: wire.Message) -> bytes:
-    """An encrypted frame as ``sender`` would write it (advancing its counter)."""
-    assert sender._send is not None
-    return wire.encode_frame(sender._send.seal(wire.encode_message(msg)))
 
 
 def playing() -> tuple[Session, Session]:

@@ -25,15 +25,9 @@ from p2pkoikoi.session import (
     crypto,
     wire,
 )
-from p2pkoikoi.session.testing import det_bytes, drain, make_pair, run_pair
+from p2pkoikoi.session.testing import det_bytes, drain, forge, make_pair, run_pair
 
 RULES = get_preset("online")
-
-
-def forge(sender: Session, msg: wire.Message) -> bytes:
-    """An encrypted frame as ``sender`` would write it (advancing its counter)."""
-    assert sender._send is not None
-    return wire.encode_frame(sender._send.seal(wire.encode_message(msg)))
 
 
 def forge_action(sender: Session, seq: int, text: str, h: bytes | None = None) -> bytes:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.engine import Action, MatchState, RuleSet
+from p2pkoikoi.session import wire
 from p2pkoikoi.session.events import Event, NeedData, SendAction
 from p2pkoikoi.session.session import Session, State, WaitingFor
 
@@ -68,6 +69,13 @@ def drain(session: Session) -> list[Event]:
         if isinstance(ev, NeedData):
             return out
         out.append(ev)
+
+
+def forge(sender: Session, msg: wire.Message) -> bytes:
+    """An encrypted frame as ``sender`` would write it (advancing its counter): what a
+    modified peer sends, for tests of how the other side refuses it."""
+    assert sender._send is not None
+    return wire.encode_frame(sender._send.seal(wire.encode_message(msg)))
 
 
 Chooser = Callable[[MatchState], Action]
