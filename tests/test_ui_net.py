@@ -280,15 +280,21 @@ def test_expect_rules_refuses_a_difference_without_asking(tmp_path: Path) -> Non
 
 def test_enter_accepts(tmp_path: Path) -> None:
     invites: queue.Queue[str] = queue.Queue()
+    joiner_saw_the_table = threading.Event()
 
     async def host(table: TableApp, inp: PipeInput) -> None:
         await host_invite(table, invites)
         await table.wait_for(lambda: table.state.view is not None, "the match")
+        # stay until the joiner has drawn its table: leaving ends the match, and the
+        # joiner would then show the end page instead (a race on a loaded machine)
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(None, joiner_saw_the_table.wait, LIMIT)
 
     async def joiner(table: TableApp, inp: PipeInput) -> None:
         await accept_rules(table, inp, ENTER)
         await table.wait_for(lambda: table.state.view is not None, "the match")
         await table.wait_for(lambda: "Round 1 of 2" in table.screen_text(), "the table")
+        joiner_saw_the_table.set()
 
     h = Side(argv(tmp_path, "host", "--rounds", "2", "--set", "goko=15"), host).start()
     j = Side(argv(tmp_path, "join", invites.get(timeout=LIMIT)), joiner).start()
