@@ -18,6 +18,15 @@ from pty_terminal import DEADLINE, ENTER, Terminal, decision_line  # noqa: E402
 from test_headless import finish, lines, start_host, verify  # noqa: E402
 
 CONTINUE = "Press Enter to continue"
+#: the footer's form, seen when a long round page scrolls its own line out of view
+CONTINUE_FOOTER = "Enter: continue"
+
+
+def _continue_line(screen: str) -> str | None:
+    lines = screen.splitlines()
+    return next((ln for ln in lines if CONTINUE in ln), None) or next(
+        (ln for ln in lines if CONTINUE_FOOTER in ln), None
+    )
 
 
 def play_to_end_page(term: Terminal, done: Callable[[str], bool]) -> str:
@@ -25,12 +34,13 @@ def play_to_end_page(term: Terminal, done: Callable[[str], bool]) -> str:
     end = time.monotonic() + DEADLINE
     while True:
         screen = term.wait_for(
-            lambda s: done(s) or decision_line(s) is not None or CONTINUE in s,
+            lambda s: done(s) or decision_line(s) is not None or _continue_line(s) is not None,
             end - time.monotonic(),
         )
         if done(screen):
             return screen
-        line = decision_line(screen) or next(ln for ln in screen.splitlines() if CONTINUE in ln)
+        line = decision_line(screen) or _continue_line(screen)
+        assert line is not None
         term.send(ENTER)
         term.wait_for(
             lambda s, line=line: line not in s.splitlines(), max(1.0, end - time.monotonic())
