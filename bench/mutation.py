@@ -84,16 +84,27 @@ TESTS: dict[str, tuple[str, ...]] = {
     "engine/presets.py": ("test_presets.py", "test_rules.py"),
     "engine/actions.py": ("test_rules.py", "test_match.py"),
     "engine/events.py": ("test_match_rules.py", "test_match.py"),
+    # fast in-memory tests with exact outcomes first (-x stops at the first failure);
+    # the slow fuzzing and hidden-resume modules last, paid in full by survivors only
     "session/session.py": (
-        "test_session_edges.py",
         "test_session_mutants.py",
-        "test_session_errors.py",
+        "test_session_edges.py",
         "test_session_match.py",
-        "test_resume_session.py",
         "test_rematch_session.py",  # rematch paths (section 13)
+        "test_resume_session.py",
         "test_hidden_session.py",  # the hidden deal's paths through the session
+        "test_turn_limit.py",  # the turn limit and forfeits by time
+        "test_journal.py",  # records written step by step, resumed from the file
+        "test_session_errors.py",
+        "test_hidden_resume.py",
     ),
-    "session/verify.py": ("test_verify.py",),
+    "session/verify.py": (
+        "test_verify.py",
+        "test_rematch_session.py",  # rematch records (chained transcripts)
+        "test_turn_limit.py",  # resignations and forfeits by time
+        "test_hidden_session.py",  # hidden-deal records
+        "test_hidden_verify_cheats.py",
+    ),
     "session/record.py": ("test_record.py", "test_verify.py"),
     "session/wire.py": ("test_wire.py", "test_wire_vectors.py"),
     "session/crypto.py": ("test_wire.py", "test_session_errors.py"),

@@ -134,7 +134,10 @@ def test_offer_during_play_or_for_another_match_is_refused() -> None:
     assert host._send is not None  # noqa: SLF001
     forged = host._send.seal(wire.encode_message(wire.AgainMsg(n=3, tx=b"\0" * 32)))  # noqa: SLF001
     joiner.receive_data(wire.encode_frame(forged))
-    with pytest.raises(RemoteProtocolError, match="offers match 3"):
+    with pytest.raises(
+        RemoteProtocolError,
+        match="^the other player offers match 3 of this connection; the next is 2$",
+    ):
         joiner.next_event()
 
 

@@ -330,3 +330,71 @@ def test_a_record_without_our_final_signature_resends_no_unsigned_over() -> None
     assert n_host.state is State.DONE and n_joiner.state is State.DONE
     assert [type(e) for e in ev_h] == [Resumed, MatchOver] and [type(e) for e in ev_j] == [Resumed]
     assert n_host.final_signatures == (None, rec.final_sigs[1])
+
+
+def test_each_side_needs_exactly_its_secrets_and_a_turn_limit_in_range() -> None:
+    code = decode_code(encode_code(7, det_bytes("code", CODE_SECRET_BYTES)))
+
+    def new(role: str, **kw: object) -> Session:
+        args: dict[str, object] = dict(
+            identity_key=det_key(role), name="Alice", entropy=det_bytes("e/" + role)
+        )
+        args.update(kw)
+        return Session(role, **args)  # type: ignore[arg-type]
+
+    with pytest.raises(LocalProtocolError, match="^the host needs its invite secret$"):
+        new("host", rules=RULES, code=code)
+    either = "^the joiner uses either an invite secret or a code$"
+    with pytest.raises(LocalProtocolError, match=either):
+        new("joiner", invite_secret=SECRET, code=code)
+    with pytest.raises(LocalProtocolError, match=either):
+        new("joiner")
+    assert new("joiner", code=code).via == "code"
+    assert new("joiner", invite_secret=SECRET).via == "invite"
+    limit = f"^the turn limit must be 0..{wire.MAX_TURN_LIMIT} seconds$"
+    for bad in (-1, wire.MAX_TURN_LIMIT + 1, True):
+        with pytest.raises(LocalProtocolError, match=limit):
+            new("host", invite_secret=SECRET, rules=RULES, turn_limit=bad)
+    for good in (0, wire.MAX_TURN_LIMIT):
+        assert new("host", invite_secret=SECRET, rules=RULES, turn_limit=good).turn_limit == good
+    assert new("joiner", invite_secret=SECRET, turn_limit=30).turn_limit == 0  # the host's
+
+
+def _joiner_waiting_for_the_reveal() -> tuple[Session, Session]:
+    host, joiner = make_pair(RULES)
+    for _ in range(10):
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        if joiner.record().joiner_value is not None:
+            break
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+    assert joiner.state is State.SEED and joiner.forfeit is None
+    return host, joiner
+
+
+def test_a_reveal_that_does_not_open_the_commitment_is_the_hosts_forfeit() -> None:
+    """Any failure while the joiner waits for the reveal (here a reveal of another
+    value) ends the match as the host's forfeit: the joiner's record says so, signed."""
+    host, joiner = _joiner_waiting_for_the_reveal()
+    joiner.receive_data(forge(host, wire.RevealMsg(r=bytes(32), sig=bytes(64))))
+    with pytest.raises(RemoteProtocolError, match="does not open its commitment"):
+        drain(joiner)
+    assert joiner.state is State.ERROR and joiner.forfeit is not None
+    assert (joiner.forfeit.seat, joiner.forfeit.reason) == (
+        0,
+        "the host stopped after the joiner's value, before revealing its own",
+    )
+    report = verify_record(joiner.record())
+    assert report.ok and [c.name for c in report.checks][-1] == "forfeit"
+
+
+def test_is_hidden_says_whether_a_hidden_deal_is_on() -> None:
+    open_h, open_j = make_pair(RULES, label="open")
+    hidden_h, hidden_j = make_pair(RULES.with_settings(deal="hidden", rounds=1), label="hid")
+    assert hidden_h.is_hidden is False  # before the match starts
+    run_pair(open_h, open_j)
+    run_pair(hidden_h, hidden_j)
+    assert open_h.state is State.PLAY and hidden_h.state is State.PLAY
+    assert open_h.is_hidden is False and open_j.is_hidden is False
+    assert hidden_h.is_hidden is True and hidden_j.is_hidden is True

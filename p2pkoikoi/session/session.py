@@ -1259,8 +1259,8 @@ class Session:
         m, seat, key = self._check_turn(msg.seq, "resign")
         reason = msg.reason or ""
         if self._hidden is not None:
+            # (its events go out in PeerResigned; no hidden report follows the end)
             events = self._hidden.resign(seat)
-            self._hidden_seen = (len(self._hidden.events), self._hidden.applied)
             new = self._hidden.state
             h = self._hidden.state_hash()
         else:
@@ -1527,8 +1527,7 @@ class Session:
     def _send_resign(self, reason: str) -> None:
         m = self._my_turn("resign")
         if self._hidden is not None:
-            events = self._hidden.resign(self.our_seat)
-            self._hidden_seen = (len(self._hidden.events), self._hidden.applied)
+            events = self._hidden.resign(self.our_seat)  # no hidden report follows the end
             new = self._hidden.state
             seq, h = self._seq + 1, self._hidden.state_hash()
         else:

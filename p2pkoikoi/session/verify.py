@@ -142,7 +142,11 @@ def _verify(r: Record, rep: _Report) -> None:
     rules = r.rules
     rules_bytes = rules.encode()
     rep.add("rules", True, f"fingerprint {rules.fingerprint()[:16]}...")
-    if r.match_number > 1 and r.previous is not None:
+    if r.match_number > 1 or r.previous is not None:
+        # decode_record refuses one without the other; a Record built in memory may not
+        if r.previous is None or r.match_number < 2:
+            rep.add("rematch", False, "a rematch's number above 1 and 'previous' go together")
+            return
         rep.add(
             "rematch",
             True,
