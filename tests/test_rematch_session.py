@@ -248,3 +248,12 @@ def test_an_offer_is_made_once_until_answered() -> None:
     with pytest.raises(LocalProtocolError, match="offered already"):
         _offer(host, "h2")
     assert run_pair(host, joiner)[1] == [RematchOffered(2)]
+
+
+def test_an_offer_needs_32_random_bytes() -> None:
+    host, joiner = _played()
+    with pytest.raises(LocalProtocolError, match="^a rematch needs 32 random bytes$"):
+        host.send(OfferRematch(bytes(31)))
+    assert host.state is State.DONE and host.data_to_send() == b""
+    joiner.receive_data(host.send(OfferRematch(bytes(32))))  # 32 will do
+    assert run_pair(host, joiner)[1] == [RematchOffered(2)]

@@ -21,6 +21,7 @@ from p2pkoikoi.session import (
     Session,
     State,
     WaitingFor,
+    WrongSecretError,
     crypto,
     wire,
 )
@@ -398,3 +399,71 @@ def test_is_hidden_says_whether_a_hidden_deal_is_on() -> None:
     assert open_h.state is State.PLAY and hidden_h.state is State.PLAY
     assert open_h.is_hidden is False and open_j.is_hidden is False
     assert hidden_h.is_hidden is True and hidden_j.is_hidden is True
+
+
+def _hellos_exchanged() -> tuple[Session, Session]:
+    """Both hellos delivered; the host has keys but has sent nothing encrypted yet
+    (the joiner's auth, already queued, is dropped)."""
+    host, joiner = make_pair(RULES, auto_accept=False)
+    joiner.receive_data(host.data_to_send())
+    host.receive_data(joiner.data_to_send())
+    assert drain(joiner) == [] and drain(host) == []
+    joiner.data_to_send()  # its auth: never delivered
+    assert host.state is State.AUTH and joiner.state is State.AUTH
+    return host, joiner
+
+
+def test_a_plaintext_abort_instead_of_the_first_frame_is_reported_not_counted() -> None:
+    host, joiner = _hellos_exchanged()
+    joiner.receive_data(wire.encode_frame(wire.encode_message(wire.AbortMsg(reason="busy"))))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(joiner)
+    assert type(exc.value) is RemoteProtocolError  # not a wrong secret
+    assert str(exc.value) == "the other player's program stopped: busy"
+    assert joiner.data_to_send() == b""  # the session closed: no abort back
+
+
+def test_a_first_frame_that_decrypts_must_be_the_auth() -> None:
+    host, joiner = _hellos_exchanged()
+    joiner.receive_data(forge(host, wire.ChatMsg(text="hello")))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(joiner)
+    assert str(exc.value) == "bad message from peer: expected auth first, got chat"
+
+
+def test_a_first_frame_that_does_not_decrypt_names_the_joiners_secret() -> None:
+    host, joiner = _hellos_exchanged()
+    joiner.receive_data(wire.encode_frame(bytes(40)))
+    with pytest.raises(WrongSecretError) as exc:
+        drain(joiner)
+    assert str(exc.value) == (
+        "the host's first message does not decrypt: it does not hold this invite's secret"
+        " (a wrong code or invite, or not the host you meant)"
+    )
+
+
+@pytest.mark.parametrize("to", ["host in play", "joiner deciding"])
+def test_a_decline_is_for_the_host_waiting_for_the_decision_only(to: str) -> None:
+    if to == "host in play":
+        host, joiner = make_pair(RULES)
+        run_pair(host, joiner)
+        receiver, sender, during = host, joiner, "play"
+    else:
+        host, joiner = make_pair(RULES, auto_accept=False)
+        run_pair(host, joiner)  # the joiner's user has not decided yet
+        receiver, sender, during = joiner, host, "rules"
+    receiver.receive_data(forge(sender, wire.DeclineMsg(reason="no", expected=None)))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(receiver)
+    assert str(exc.value) == f"unexpected decline message from peer during {during}"
+
+
+def test_result_record_is_the_records_result_once_the_match_is_over() -> None:
+    host, joiner = make_pair(RULES.with_settings(rounds=1), label="result")
+    run_pair(host, joiner)
+    assert host.result_record is None and joiner.result_record is None
+    run_pair(host, joiner, random_chooser(5))
+    for s in (host, joiner):
+        assert s.state is State.DONE and s.result_record is not None
+        assert s.result_record == s.record().result
+        assert s.result_record.transcript_hash == s.transcript_hash
