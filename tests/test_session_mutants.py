@@ -1,7 +1,11 @@
 """Exact outcomes for session paths that a mutation run (issue 15) found untested:
 the failed session's ``error``, ``waiting_for`` during a hidden deal, joining with a
 short code, resume records that disagree in one field only, the host's rules count,
-stray or changed start signatures and an unknown resignation reason."""
+stray or changed start signatures, an unknown resignation reason, who needs which
+secret, the first frame after the hellos, a decline out of place, a bad reveal (the
+host's forfeit) and the side channel before the handshake.
+
+It runs first in bench/mutation.py's TESTS for session.py: in memory, a few seconds."""
 
 from __future__ import annotations
 
@@ -467,3 +471,22 @@ def test_result_record_is_the_records_result_once_the_match_is_over() -> None:
         assert s.state is State.DONE and s.result_record is not None
         assert s.result_record == s.record().result
         assert s.result_record.transcript_hash == s.transcript_hash
+
+
+def test_the_side_channel_waits_for_the_handshake() -> None:
+    """Nothing but the hello may go out before our first encrypted frame (a fast,
+    exact test: the fuzzing in test_session_errors.py finds this only late)."""
+    from p2pkoikoi.session import Goodbye, Pong, SendChat
+
+    host, _ = make_pair(RULES)
+    assert host.data_to_send()  # the hello
+    for event, message in (
+        (Ping(b"n"), "cannot ping before the handshake"),
+        (Pong(b"n"), "cannot ping before the handshake"),
+        (SendChat("hi"), "cannot chat before the handshake"),
+    ):
+        with pytest.raises(LocalProtocolError, match=f"^{message}$"):
+            host.send(event)
+    assert host.data_to_send() == b""
+    assert host.send(Goodbye()) == b""  # no bye: the peer shares no keys with us yet
+    assert host.state is State.CLOSED
