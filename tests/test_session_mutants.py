@@ -22,6 +22,7 @@ from p2pkoikoi.session import (
     Resign,
     Resumed,
     ResumeError,
+    SendAction,
     Session,
     State,
     WaitingFor,
@@ -490,3 +491,21 @@ def test_the_side_channel_waits_for_the_handshake() -> None:
     assert host.data_to_send() == b""
     assert host.send(Goodbye()) == b""  # no bye: the peer shares no keys with us yet
     assert host.state is State.CLOSED
+
+
+def test_a_withheld_card_move_is_the_peers_forfeit_only_when_one_is_due() -> None:
+    host, joiner = make_pair(RULES.with_settings(deal="hidden", rounds=1), label="withheld")
+    run_pair(host, joiner, None)  # the deal's masking steps; the first decision waits
+    actor = next(s for s in (host, joiner) if s.waiting_for is WaitingFor.LOCAL_ACTION)
+    other = joiner if actor is host else host
+    for s in (actor, other):  # a decision is due, no card move: no forfeit
+        s.peer_withheld("late")
+        assert s.forfeit is None
+    actor.send(SendAction(random_chooser(1)(actor.match)))  # the draw key never comes
+    assert actor.waiting_for is WaitingFor.PEER_CARDS
+    actor.peer_withheld("x" * 300)
+    assert actor.forfeit is not None
+    assert (actor.forfeit.seat, actor.forfeit.reason) == (other.our_seat, "x" * 200)
+    first = actor.forfeit
+    actor.peer_withheld("again")  # the first forfeit stands
+    assert actor.forfeit is first

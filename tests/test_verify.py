@@ -860,3 +860,30 @@ def test_a_hidden_record_missing_a_final_signature_says_why(hidden_record: Recor
             Check("final signature host", "pass"),
             Check("final signature joiner", "skip", detail),
         )
+
+
+def test_a_hidden_deal_forfeit_for_a_withheld_card_move_is_checked() -> None:
+    """The side whose peer's program withheld a card move records the forfeit; verify
+    checks it after the card moves, signed by that side alone."""
+    from p2pkoikoi.session.session import WaitingFor
+
+    rules = get_preset("online").with_settings(deal="hidden", rounds=1)
+    host, joiner = make_pair(rules, label="verify-withheld")
+    run_pair(host, joiner, None)  # the deal's masking steps; the first decision waits
+    actor = next(s for s in (host, joiner) if s.waiting_for is WaitingFor.LOCAL_ACTION)
+    actor.send(SendAction(random_chooser(1)(actor.match)))  # the peer's draw key never comes
+    assert actor.waiting_for is WaitingFor.PEER_CARDS
+    actor.peer_withheld("no draw key")
+    report = verify_record(actor.record())
+    who, writer = actor.role.other.value, actor.role.value
+    assert report.ok and not report.complete
+    assert [(c.name, c.status) for c in report.checks[-3:]] == [
+        ("hidden deal", "pass"),
+        ("forfeit", "pass"),
+        ("result", "skip"),
+    ]
+    assert report.checks[-2].detail == (
+        f"the {who} forfeits no draw key (the {writer}'s claim: it rests on the {writer}'s"
+        " signature alone)"
+    )
+    assert report.lacks == (f"the {who} forfeited (no draw key): one player's account",)
