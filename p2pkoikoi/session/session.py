@@ -340,8 +340,6 @@ class Session:
 
         self.session_id: bytes | None = None  # H0
         self.resume_secret: bytes | None = None  # what a reconnection proves it holds
-        self._shared = b""
-        self._pake_key = b""
         self._transcript = b""
         self._t_commit = b""
         self._t_reveal = b""
