@@ -509,3 +509,37 @@ def test_a_withheld_card_move_is_the_peers_forfeit_only_when_one_is_due() -> Non
     first = actor.forfeit
     actor.peer_withheld("again")  # the first forfeit stands
     assert actor.forfeit is first
+
+
+@pytest.mark.parametrize(
+    ("sender", "change", "message"),
+    [
+        ("joiner", {"via": None}, "bad hello from the joiner: it lacks 'via'"),
+        (
+            "joiner",
+            {"pake_code": bytes(33)},
+            "bad hello from the joiner: 'pake_code' is the host's",
+        ),
+        ("host", {"via": "invite"}, "bad hello from the host: 'via' is the joiner's"),
+        ("joiner", {"via": "resume"}, "bad hello from the joiner: 'via' does not fit 'resume'"),
+        (
+            "host",
+            {"resume": bytes(32)},
+            "the other player wants to resume an earlier match, not start a new one",
+        ),
+    ],
+)
+def test_a_hello_with_the_other_roles_fields_is_refused(
+    sender: str, change: dict[str, object], message: str
+) -> None:
+    host, joiner = make_pair(RULES)
+    src, dst = (host, joiner) if sender == "host" else (joiner, host)
+    payload, rest = wire.decode_frame(src.data_to_send())
+    assert payload is not None and rest == b""
+    hello = wire.decode_message(payload)
+    bad = dataclasses.replace(hello, **change)  # type: ignore[type-var]
+    dst.receive_data(wire.encode_frame(wire.encode_message(bad)))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(dst)
+    assert type(exc.value) is RemoteProtocolError and str(exc.value) == message
+    assert dst.state is State.ERROR
