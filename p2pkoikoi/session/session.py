@@ -1163,9 +1163,7 @@ class Session:
         assert self.rules and self._host_value and self._joiner_value
         self.seed = crypto.derive_seed(self._host_value, self._joiner_value, self._t_commit)
         if self.rules.deal is DealMode.HIDDEN:
-            self._hidden = HiddenMatch(
-                self.rules, self.seed, self.our_seat, self.hidden_secret[:32]
-            )
+            self._hidden = HiddenMatch(self.rules, self.seed, self.our_seat, self.hidden_secret)
             self._match = self._hidden.state
             self._hidden_seen = (len(self._hidden.events), 0)
             self._tx_at, self._hash_at = [self._transcript], [self._hidden.initial_hash]
