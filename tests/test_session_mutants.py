@@ -543,3 +543,52 @@ def test_a_hello_with_the_other_roles_fields_is_refused(
         drain(dst)
     assert type(exc.value) is RemoteProtocolError and str(exc.value) == message
     assert dst.state is State.ERROR
+
+
+def test_out_of_turn_in_a_hidden_match_is_a_local_error() -> None:
+    host, joiner = make_pair(RULES.with_settings(deal="hidden", rounds=1), label="hturn")
+    run_pair(host, joiner, None)  # the deal's masking steps; the first decision waits
+    waiting = next(s for s in (host, joiner) if s.waiting_for is WaitingFor.PEER_ACTION)
+    m = waiting.match
+    assert m is not None and m.to_act != waiting.our_seat
+    with pytest.raises(LocalProtocolError, match="^cannot act: it is not your turn$"):
+        waiting.send(SendAction(m.legal_actions()[0]))
+    with pytest.raises(LocalProtocolError, match="^cannot resign: it is not your turn$"):
+        waiting.send(Resign())
+    assert waiting.data_to_send() == b"" and waiting.seq == waiting.record().actions[-1].seq
+
+
+def test_a_record_cut_before_our_final_signature_resumes_and_signs_after_the_handshake() -> None:
+    """We crashed between the last action and our final signature: the resumed session
+    signs the result at once but sends ``over`` only after the resume handshake."""
+    host, joiner = make_pair(RULES.with_settings(rounds=1), label="crash-final")
+    run_pair(host, joiner, random_chooser(8))
+    assert host.state is State.DONE
+    whole = host.record()
+    cut = dataclasses.replace(whole, result=None, final_sigs=(None, None))
+    new_host = Session.resume(
+        cut,
+        "host",
+        identity_key=det_key("hostcrash-final"),
+        resume_secret=host.resume_secret,  # type: ignore[arg-type]
+        entropy=det_bytes("entropy/crash-final/h"),
+    )
+    assert new_host.state is State.HELLO and new_host.result_record == whole.result
+    hello, rest = wire.decode_frame(new_host.data_to_send())
+    assert hello is not None and rest == b""  # the hello alone: no over before the keys
+    new_host._out = bytearray(wire.encode_frame(hello))  # (put it back)
+    new_joiner = _resumed_as(joiner, "joinercrash-final", "crash-final/j")
+    ev_h, _ = run_pair(new_host, new_joiner)
+    assert [type(e) for e in ev_h] == [Resumed, MatchOver]
+    assert new_host.state is State.DONE and new_joiner.state is State.DONE
+    assert new_host.record() == whole == new_joiner.record()
+
+
+def _resumed_as(old: Session, key: str, label: str) -> Session:
+    return Session.resume(
+        old.record(),
+        old.role,
+        identity_key=det_key(key),
+        resume_secret=old.resume_secret,  # type: ignore[arg-type]
+        entropy=det_bytes("entropy/" + label),
+    )
