@@ -1575,7 +1575,8 @@ class Session:
             auth, start = self._auth_sigs.get(role), self._start_sigs.get(role)
             if role is self.role:
                 players[role.seat] = PlayerRecord(self.name, self._pub, auth, start)
-            elif self.peer_key is not None and self.peer_name is not None:
+            elif self.peer_key is not None:
+                assert self.peer_name is not None  # both come with the peer's auth (or resume)
                 players[role.seat] = PlayerRecord(self.peer_name, self.peer_key, auth, start)
         f = self.forfeit
         return Record(
