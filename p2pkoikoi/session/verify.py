@@ -473,7 +473,7 @@ def _action(
             action = Action.parse(text)
             if str(action) != text:
                 raise InputError(f"not canonical: {text!r}")
-            new, _ = m.apply(action)
+            new = m.after(action)  # the same checks as apply, without building events
         except (InputError, IllegalActionError) as exc:
             rep.add(f"{name} legal", False, f"{text}: {exc}")
             return None
