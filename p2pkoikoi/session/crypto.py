@@ -237,6 +237,31 @@ def absorb(transcript: bytes, kind: str, *fields: Field) -> bytes:
     return sha256(transcript, entry(kind, *fields))
 
 
+_ACTION_KIND: Final = b"\x00\x00\x00\x06action"  # lp("action")
+_SEQ_SEAT: Final = struct.Struct(">IQIQ").pack  # lp(u64 seq) || lp(u64 seat)
+
+
+def absorb_action(transcript: bytes, seq: int, seat: int, text: str, state_hash: bytes) -> bytes:
+    """``absorb(transcript, "action", seq, seat, text, state_hash)``, byte for byte,
+    in one hash update: every action of a match is absorbed by both sides and by
+    ``verify``."""
+    data = text.encode("utf-8")
+    h = hashlib.sha256(transcript)
+    h.update(
+        b"".join(
+            (
+                _ACTION_KIND,
+                _SEQ_SEAT(8, seq, 8, seat),
+                _U32(len(data)),
+                data,
+                _U32(len(state_hash)),
+                state_hash,
+            )
+        )
+    )
+    return h.digest()
+
+
 def auth_entry(role: str, name: str, key: bytes, rules: bytes, turn_limit: int) -> bytes:
     """A player's auth as a transcript entry (the joiner's rules are b"" and limit 0)."""
     return entry("auth", role, name, key, rules, turn_limit)
