@@ -14,18 +14,19 @@ import hashlib
 import struct
 from typing import TYPE_CHECKING, Final
 
-from nacl._sodium import ffi as _ffi
+from nacl._sodium import ffi as _ffi  # type: ignore[import-not-found]
 from nacl._sodium import lib as _lib
 
 from p2pkoikoi.session.errors import RemoteProtocolError
 
 if TYPE_CHECKING:
-    from p2pkoikoi.session.code import ShortCode
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
         Ed25519PrivateKey,
         Ed25519PublicKey,
     )
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+    from p2pkoikoi.session.code import ShortCode
 
 # Signatures are made and checked by libsodium (PyNaCl): an Ed25519 check takes
 # half the time of OpenSSL's here, and one is made or checked for every action
@@ -378,7 +379,7 @@ def sign(key: Ed25519PrivateKey, message: bytes) -> bytes:
     signed = _new_buffer("unsigned char[]", len(message) + 64)
     if _lib.crypto_sign(signed, _ffi.NULL, message, len(message), _secret(key)) != 0:
         raise RuntimeError("libsodium could not sign")  # pragma: no cover
-    return _ffi.buffer(signed, 64)[:]
+    return bytes(_ffi.buffer(signed, 64))
 
 
 def verify_sig(public_key: bytes, signature: bytes, message: bytes) -> bool:
