@@ -186,7 +186,13 @@ class RecordJournal:
             last = self._mark
             if mark == last:
                 return  # during play nothing recorded changes without a new seq or state
-            if lazy and last is not None and mark[1:] == last[1:] and mark[1] is State.PLAY:
+            if (
+                lazy
+                and last is not None
+                and mark[1:] == last[1:]
+                and mark[1] is State.PLAY
+                and not session.is_hidden  # (its steps may send without a move of ours)
+            ):
                 return  # only the other's actions are new: they go with our next write
         self._mark = mark
         if self._file is not None and session.state is not State.DONE:
