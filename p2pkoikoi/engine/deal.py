@@ -57,7 +57,8 @@ def shuffle_ids(seed: bytes) -> list[int]:
     if max(words) >= _MIN_LIMIT:
         return _shuffle_general(seed)
     deck = list(range(48))
-    for i, j in zip(_TOPS, map(int.__mod__, words, _SIZES), strict=True):
+    for (i, n), w in zip(_TOP_SIZE, words, strict=True):  # plain % beats map(int.__mod__)
+        j = w % n
         deck[i], deck[j] = deck[j], deck[i]
     return deck
 
@@ -78,8 +79,7 @@ def _shuffle_general(seed: bytes) -> list[int]:
 _WORD_STREAM = struct.Struct(">47I4x")  # the first 47 words of six digests
 _K = [k.to_bytes(4, "big") for k in range(6)]
 _STEPS = tuple((i, i + 1, (1 << 32) - ((1 << 32) % (i + 1))) for i in range(47, 0, -1))
-_TOPS = tuple(i for i, _, _ in _STEPS)
-_SIZES = tuple(n for _, n, _ in _STEPS)
+_TOP_SIZE = tuple((i, n) for i, n, _ in _STEPS)
 _MIN_LIMIT = min(limit for _, _, limit in _STEPS)
 
 

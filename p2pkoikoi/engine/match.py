@@ -112,6 +112,14 @@ class Phase(enum.Enum):
 
 
 _PHASE_CODE = {p: i for i, p in enumerate(Phase)}
+
+# Enum members for the hot path as module globals: in CPython 3.11 ``Phase.PLAY`` is a
+# lookup through the enum's metaclass (about 70 ns), a module global a few ns.
+_PLAY = Phase.PLAY
+_DRAW_CHOICE = Phase.DRAW_CHOICE
+_OVER = Phase.OVER
+_KIND_PLAY = ActionKind.PLAY
+_RAIN_OUT_FIELD = RainOut.FIELD
 _KIND_RANK = {"b": 0, "a": 1, "r": 2, "c": 3}  # card draw: a lower rank is worth more
 
 
@@ -381,7 +389,7 @@ class MatchState:
 
     @property
     def is_over(self) -> bool:
-        return self._phase is Phase.OVER
+        return self._phase is _OVER
 
     @property
     def winner(self) -> int | None:
@@ -440,7 +448,7 @@ class MatchState:
     # ------------------------------------------------------------------ actions
     def legal_actions(self) -> tuple[Action, ...]:
         ph = self._phase
-        if ph is Phase.PLAY:
+        if ph is _PLAY:
             p = self._to_act
             assert p is not None
             hand = self._hands[p]
@@ -547,18 +555,17 @@ class MatchState:
         Raises :class:`IllegalActionError` (naming the action and why) if the
         rules do not allow it here; ``self`` is never changed.
         """
+        if self._phase is _PLAY and action.kind is _KIND_PLAY:  # the common case
+            return self._play(action, True)
         ev: list[Event] = []
-        if self._phase is Phase.PLAY and action.kind is ActionKind.PLAY:  # the common case
-            s = self._play(action, ev)
-        else:
-            s = self._apply(action, ev)
+        s = self._apply(action, ev)
         return s, tuple(ev)
 
     def after(self, action: Action) -> MatchState:
         """Like :meth:`apply` but without collecting events (bots search with the
         faster :class:`~p2pkoikoi.engine.playout.Playout`)."""
-        if self._phase is Phase.PLAY and action.kind is ActionKind.PLAY:
-            return self._play(action, None)
+        if self._phase is _PLAY and action.kind is _KIND_PLAY:
+            return self._play(action, False)[0]
         return self._apply(action, None)
 
     def resign(self, seat: int) -> tuple[MatchState, tuple[Event, ...]]:
@@ -580,7 +587,10 @@ class MatchState:
         ph = self._phase
         kind = action.kind
         if ph is Phase.PLAY and kind is ActionKind.PLAY:
-            return self._play(action, ev)
+            s, caused = self._play(action, ev is not None)
+            if ev is not None:
+                ev.extend(caused)
+            return s
         if ph is Phase.KOIKOI and (kind is ActionKind.KOIKOI or kind is ActionKind.STOP):
             return self._decide(kind is ActionKind.KOIKOI, ev)
         if ph is Phase.DRAW_CHOICE and kind is ActionKind.TAKE:
@@ -593,7 +603,13 @@ class MatchState:
             raise IllegalActionError(f"illegal action {action}: the cards are not dealt yet")
         raise IllegalActionError(f"illegal action {action}: expected {_EXPECTED[ph]}")
 
-    def _play(self, action: Action, ev: list[Event] | None) -> MatchState:
+    def _play(self, action: Action, events: bool) -> tuple[MatchState, tuple[Event, ...]]:
+        """A whole turn: the play, the draw, the captures and the turn's end, in one call.
+
+        The new state is built here field by field (not copied, then changed), and a
+        plain turn's two events come from ``_PLAYED`` and ``_DREW``: this is most of
+        the actions of a match.  ``events`` False returns no events (``after``).
+        """
         p = self._to_act
         card = action.card
         assert p is not None and card is not None
@@ -605,7 +621,8 @@ class MatchState:
             raise IllegalActionError(f"illegal action {action}: {card.code} is not in your hand")
         field = self._field
         m = field & SAME_MONTH[c]
-        if not m and self._rules.forced_capture:
+        rules = self._rules
+        if not m and rules.forced_capture:
             for other in iter_mask(hand):
                 if field & SAME_MONTH[other]:
                     raise IllegalActionError(
@@ -627,57 +644,95 @@ class MatchState:
             )
         else:
             taken = m  # 0, 1 or 3 cards
-        s = self._copy()
         p0, p1 = self._piles
         if taken:
-            field &= ~taken
+            field ^= taken
             if p == 0:
                 p0 |= taken | bit
             else:
                 p1 |= taken | bit
         else:
             field |= bit
-        s._hands = (hand ^ bit, hands[1]) if p == 0 else (hands[0], hand ^ bit)
-        if ev is not None:
-            ev.append(_new_event(Played, (p, card, cards_of(taken))))
         # Draw from the stock.
-        pos = s._pos
-        d = s._stock[pos]
-        s._pos = pos + 1
+        pos = self._pos
+        d = self._stock[pos]
         dbit = 1 << d
         m = field & SAME_MONTH[d]
+        s = _new_state(MatchState)
+        s._rules = rules
+        s._seed = self._seed
+        s._round = self._round
+        s._attempt = self._attempt
+        s._dealer = self._dealer
+        s._scores = self._scores
+        s._results = self._results
+        s._hands = (hand ^ bit, hands[1]) if p == 0 else (hands[0], hand ^ bit)
+        s._stock = self._stock
+        s._pos = pos + 1
+        calls = s._calls = self._calls
+        last = s._last = self._last
+        s._winner = self._winner
+        s._end = self._end
+        tally = s._tally = self._tally
         rest = m & (m - 1)
-        if rest and not rest & (rest - 1):
+        if rest and not rest & (rest - 1):  # two field cards match the drawn card: choose
             s._field = field | dbit
             s._piles = (p0, p1)
-            s._phase = Phase.DRAW_CHOICE
+            s._phase = _DRAW_CHOICE
+            s._to_act = p
             s._pending = d
-            if ev is not None:
-                ev.append(_new_event(Drew, (p, CARDS[d], (), True)))
-            return s
+            if events:
+                return s, (
+                    _PLAYED[(p * 48 + c) << 4 | taken >> (c & 60)],
+                    _DREW_PENDING[p * 48 + d],
+                )
+            return s, ()
         if m:
-            s._field = field & ~m
+            field ^= m
             if p == 0:
                 p0 |= m | dbit
             else:
                 p1 |= m | dbit
         else:
-            s._field = field | dbit
+            field |= dbit
+        s._field = field
         s._piles = (p0, p1)
-        if ev is not None:
-            ev.append(_new_event(Drew, (p, CARDS[d], cards_of(m), False)))
+        s._pending = -1
+        s._phase = _PLAY
+        s._to_act = p
         # The end of the turn (_end_turn, inlined for the common turn that raises nothing).
         # A turn that captured nothing cannot raise the total, except under rain-out.
-        if taken or m or s._rules.rain_out is RainOut.FIELD:
-            t = _seat_total(s, p) if s._calls[p] else s._tally(p0 if p == 0 else p1, s._field)
-            if t > s._last[p]:
+        if taken or m or rules.rain_out is _RAIN_OUT_FIELD:
+            t = _seat_total(s, p) if calls[p] else tally(p0 if p == 0 else p1, field)
+            if t > last[p]:
+                if not events:
+                    _raised(s, p, t, None)
+                    return s, ()
+                ev = self._turn_events(p, c, taken, d, m)
                 _raised(s, p, t, ev)
-                return s
-        if s._hands[0] | s._hands[1]:
+                return s, tuple(ev)
+        if hands[1 - p] or hand ^ bit:
             s._to_act = 1 - p
-        else:
-            _drawn_round(s, ev)
-        return s
+            if events:
+                return s, (
+                    _PLAYED[(p * 48 + c) << 4 | taken >> (c & 60)],
+                    _DREW[(p * 48 + d) << 4 | m >> (d & 60)],
+                )
+            return s, ()
+        if not events:
+            _drawn_round(s, None)
+            return s, ()
+        ev = self._turn_events(p, c, taken, d, m)
+        _drawn_round(s, ev)
+        return s, tuple(ev)
+
+    @staticmethod
+    def _turn_events(p: int, c: int, taken: int, d: int, m: int) -> list[Event]:
+        """A turn's ``Played`` and ``Drew`` events, to which the turn's end adds more."""
+        return [
+            _PLAYED[(p * 48 + c) << 4 | taken >> (c & 60)],
+            _DREW[(p * 48 + d) << 4 | m >> (d & 60)],
+        ]
 
     def _take(self, action: Action, ev: list[Event] | None) -> MatchState:
         p = self._to_act
@@ -1024,6 +1079,35 @@ _LAST_EVALUATED: tuple[RuleSet | None, int, int, bool, tuple[YakuScore, ...]] = 
 #: build an event tuple without its class's Python-level ``__new__`` (hot path only;
 #: every field must be given)
 _new_event = tuple.__new__
+
+#: a new state without ``__init__`` (which refuses), for the hot path
+_new_state = object.__new__
+
+
+def _turn_event_tables() -> tuple[tuple[Played, ...], tuple[Drew, ...], tuple[Drew, ...]]:
+    """Every ``Played`` and ``Drew`` event there can be, built once.
+
+    A card captures only cards of its own month, so an event is fixed by the seat,
+    the card and one nibble (which of its month's four cards were taken):
+    ``_PLAYED[(seat * 48 + card) << 4 | captured >> (card & 60)]``, the same for
+    ``_DREW``, and ``_DREW_PENDING[seat * 48 + card]`` for a drawn card waiting to
+    choose.  Events are immutable, so every turn can share them.
+    """
+    played: list[Played] = []
+    drew: list[Drew] = []
+    pending: list[Drew] = []
+    for p in (0, 1):
+        for c in range(48):
+            card = CARDS[c]
+            pending.append(_new_event(Drew, (p, card, (), True)))
+            for nibble in range(16):
+                captured = cards_of(nibble << (c & 60))
+                played.append(_new_event(Played, (p, card, captured)))
+                drew.append(_new_event(Drew, (p, card, captured, False)))
+    return tuple(played), tuple(drew), tuple(pending)
+
+
+_PLAYED, _DREW, _DREW_PENDING = _turn_event_tables()
 
 
 def _evaluate(s: MatchState, p: int) -> tuple[YakuScore, ...]:
