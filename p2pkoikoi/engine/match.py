@@ -117,6 +117,7 @@ _PHASE_CODE = {p: i for i, p in enumerate(Phase)}
 # lookup through the enum's metaclass (about 70 ns), a module global a few ns.
 _PLAY = Phase.PLAY
 _DRAW_CHOICE = Phase.DRAW_CHOICE
+_KOIKOI = Phase.KOIKOI
 _OVER = Phase.OVER
 _KIND_PLAY = ActionKind.PLAY
 _RAIN_OUT_FIELD = RainOut.FIELD
@@ -135,16 +136,7 @@ class RoundResult:
     gained: tuple[int, int]
 
 
-_COUNT_TWO = 0x222222222222
 _COUNT_FOUR = 0x444444444444
-
-
-def _two_card_months(field: int) -> int:
-    """Mask of the months with exactly two field cards (cards are 4 per month, so a
-    month is a nibble of the mask: count every nibble's bits at once, SWAR style)."""
-    y = month_counts(field) ^ _COUNT_TWO  # a nibble is zero where the count is two
-    nonzero = (y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW
-    return (~nonzero & NIBBLE_LOW) * 0xF
 
 
 def _four_of_month(mask: int) -> bool:
@@ -155,6 +147,8 @@ _PLAYS_BY_BYTE: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
     tuple(tuple(A.PLAY[8 * k + i] for i in range(8) if b >> i & 1) for b in range(256))
     for k in range(6)
 )
+_KOIKOI_OR_STOP = (A.KOIKOI, A.STOP)
+_PLAYS_0, _PLAYS_1, _PLAYS_2, _PLAYS_3, _PLAYS_4, _PLAYS_5 = _PLAYS_BY_BYTE  # one global load each
 
 
 class MatchState:
@@ -461,23 +455,31 @@ class MatchState:
                 if matching:
                     hand = matching
             # Hand cards of a month with exactly two field cards need a choice of
-            # capture; every other card is one action, looked up by byte.  (The
-            # month counts of _two_card_months, inlined: this runs every decision.)
+            # capture; every other card is one action, looked up by byte.  (This runs
+            # every decision: cards are four per month, so a month is a nibble of the
+            # mask; cards.month_counts inlined counts every nibble's bits at once, and
+            # a count of 2 = 0b010 is where bit 1 is set and bits 0 and 2 are not.)
             y = field - ((field >> 1) & 0x555555555555)
-            y = ((y & 0x333333333333) + ((y >> 2) & 0x333333333333)) ^ _COUNT_TWO
-            two = hand & ~(((y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW) * 0xF)
-            single = hand & ~two
-            t = _PLAYS_BY_BYTE
-            out = (
-                t[0][single & 0xFF]
-                + t[1][(single >> 8) & 0xFF]
-                + t[2][(single >> 16) & 0xFF]
-                + t[3][(single >> 24) & 0xFF]
-                + t[4][(single >> 32) & 0xFF]
-                + t[5][single >> 40]
-            )
+            y = (y & 0x333333333333) + ((y >> 2) & 0x333333333333)
+            two = hand & ((((y >> 1) & ~(y | (y >> 2))) & NIBBLE_LOW) * 0xF)
             if not two:
-                return out
+                return (
+                    _PLAYS_0[hand & 0xFF]
+                    + _PLAYS_1[(hand >> 8) & 0xFF]
+                    + _PLAYS_2[(hand >> 16) & 0xFF]
+                    + _PLAYS_3[(hand >> 24) & 0xFF]
+                    + _PLAYS_4[(hand >> 32) & 0xFF]
+                    + _PLAYS_5[hand >> 40]
+                )
+            single = hand & ~two
+            out = (
+                _PLAYS_0[single & 0xFF]
+                + _PLAYS_1[(single >> 8) & 0xFF]
+                + _PLAYS_2[(single >> 16) & 0xFF]
+                + _PLAYS_3[(single >> 24) & 0xFF]
+                + _PLAYS_4[(single >> 32) & 0xFF]
+                + _PLAYS_5[single >> 40]
+            )
             # Insert each choosing card's two actions where its id sorts, highest
             # card first so earlier insertion points stay valid.
             merged = list(out)
@@ -490,9 +492,9 @@ class MatchState:
                 at = (single & ((1 << c) - 1)).bit_count()
                 merged[at:at] = (row[t1.bit_length() - 1], row[(m ^ t1).bit_length() - 1])
             return tuple(merged)
-        if ph is Phase.KOIKOI:
-            return (A.KOIKOI, A.STOP)
-        if ph is Phase.DRAW_CHOICE:
+        if ph is _KOIKOI:
+            return _KOIKOI_OR_STOP
+        if ph is _DRAW_CHOICE:
             d = self._pending
             m = self._field & MONTH_MASKS[MONTH_OF[d]] & ~(1 << d)
             return tuple(A.TAKE[t] for t in iter_mask(m))
