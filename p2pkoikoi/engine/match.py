@@ -113,13 +113,27 @@ class Phase(enum.Enum):
 
 _PHASE_CODE = {p: i for i, p in enumerate(Phase)}
 
-# Enum members for the hot path as module globals: in CPython 3.11 ``Phase.PLAY`` is a
+# Enum members read during play, as module globals: in CPython 3.11 ``Phase.PLAY`` is a
 # lookup through the enum's metaclass (about 70 ns), a module global a few ns.
 _PLAY = Phase.PLAY
 _DRAW_CHOICE = Phase.DRAW_CHOICE
 _KOIKOI = Phase.KOIKOI
 _OVER = Phase.OVER
+_HAND_SWAP = Phase.HAND_SWAP
+_DEAL = Phase.DEAL
 _KIND_PLAY = ActionKind.PLAY
+_KIND_TAKE = ActionKind.TAKE
+_KIND_KOIKOI = ActionKind.KOIKOI
+_KIND_STOP = ActionKind.STOP
+_KIND_SWAP = ActionKind.SWAP
+_KIND_KEEP = ActionKind.KEEP
+_POOL = Scoring.POOL
+_WINNER_DEALS = NextDealer.WINNER
+_HIDDEN_DEAL = DealMode.HIDDEN
+_ONCE_PER_ROUND = KoiKoiLimit.ONCE_PER_ROUND
+_ONCE_PER_PLAYER = KoiKoiLimit.ONCE_PER_PLAYER
+_NOT_LAST_TURN = KoiKoiWhen.NOT_LAST_TURN
+_NOT_HAND_EMPTY = KoiKoiWhen.NOT_HAND_EMPTY
 _RAIN_OUT_FIELD = RainOut.FIELD
 _KIND_RANK = {"b": 0, "a": 1, "r": 2, "c": 3}  # card draw: a lower rank is worth more
 
@@ -211,9 +225,7 @@ class MatchState:
         s._seed = bytes(seed)
         s._round = 1
         s._attempt = 0
-        s._scores = (
-            (rules.pool_stake, rules.pool_stake) if rules.scoring is Scoring.POOL else (0, 0)
-        )
+        s._scores = (rules.pool_stake, rules.pool_stake) if rules.scoring is _POOL else (0, 0)
         s._results = ()
         s._winner = None
         s._end = ""
@@ -287,7 +299,7 @@ class MatchState:
         s._dealer = dealer
         if scores is not None:
             s._scores = scores
-        s._phase = Phase.PLAY
+        s._phase = _PLAY
         s._to_act = dealer if to_act is None else to_act
         s._hands = (parts[0], parts[1])
         s._field = parts[2]
@@ -498,7 +510,7 @@ class MatchState:
             d = self._pending
             m = self._field & MONTH_MASKS[MONTH_OF[d]] & ~(1 << d)
             return tuple(A.TAKE[t] for t in iter_mask(m))
-        if ph is Phase.HAND_SWAP:
+        if ph is _HAND_SWAP:
             return (A.SWAP, A.KEEP)
         return ()  # OVER, DEAL
 
@@ -511,7 +523,7 @@ class MatchState:
         knows it, hidden cards filled in (:meth:`rehand` places them anew as
         they are revealed); a verifier passes the audited deck.
         """
-        if self._phase is not Phase.DEAL:
+        if self._phase is not _DEAL:
             raise IllegalActionError("no deal is due")
         if sorted(deck) != list(range(48)):
             raise InputError("a deck lists each of the 48 cards once")
@@ -578,7 +590,7 @@ class MatchState:
             raise IllegalActionError("the match is already over")
         s = self._copy()
         ev: list[Event] = [Resigned(seat)]
-        s._phase = Phase.OVER
+        s._phase = _OVER
         s._to_act = None
         s._winner = 1 - seat
         s._end = "resign"
@@ -588,20 +600,20 @@ class MatchState:
     def _apply(self, action: Action, ev: list[Event] | None) -> MatchState:
         ph = self._phase
         kind = action.kind
-        if ph is Phase.PLAY and kind is ActionKind.PLAY:
+        if ph is _PLAY and kind is _KIND_PLAY:
             s, caused = self._play(action, ev is not None)
             if ev is not None:
                 ev.extend(caused)
             return s
-        if ph is Phase.KOIKOI and (kind is ActionKind.KOIKOI or kind is ActionKind.STOP):
-            return self._decide(kind is ActionKind.KOIKOI, ev)
-        if ph is Phase.DRAW_CHOICE and kind is ActionKind.TAKE:
+        if ph is _KOIKOI and (kind is _KIND_KOIKOI or kind is _KIND_STOP):
+            return self._decide(kind is _KIND_KOIKOI, ev)
+        if ph is _DRAW_CHOICE and kind is _KIND_TAKE:
             return self._take(action, ev)
-        if ph is Phase.HAND_SWAP and (kind is ActionKind.SWAP or kind is ActionKind.KEEP):
-            return self._swap(kind is ActionKind.SWAP, ev)
-        if ph is Phase.OVER:
+        if ph is _HAND_SWAP and (kind is _KIND_SWAP or kind is _KIND_KEEP):
+            return self._swap(kind is _KIND_SWAP, ev)
+        if ph is _OVER:
             raise IllegalActionError(f"illegal action {action}: the match is over")
-        if ph is Phase.DEAL:
+        if ph is _DEAL:
             raise IllegalActionError(f"illegal action {action}: the cards are not dealt yet")
         raise IllegalActionError(f"illegal action {action}: expected {_EXPECTED[ph]}")
 
@@ -794,7 +806,7 @@ class MatchState:
         """What ``seat`` may see: not the opponent's hand, not the stock's order."""
         if seat not in (0, 1):
             raise InputError("seat must be 0 or 1")
-        looking = self._phase is not Phase.HAND_SWAP
+        looking = self._phase is not _HAND_SWAP
         return PlayerView(
             seat=seat,
             rules=self._rules,
@@ -933,14 +945,14 @@ def _begin_round(
     while True:
         if s._attempt > 0xFFFF:  # pragma: no cover - astronomically unlikely
             raise RuntimeError("too many redeals")
-        if given is None and s._rules.deal is DealMode.HIDDEN:
+        if given is None and s._rules.deal is _HIDDEN_DEAL:
             _lay_out(s, ())  # an empty table until the deck comes
-            s._phase = Phase.DEAL
+            s._phase = _DEAL
             s._to_act = None
             return
         _lay_out(s, given)
         given = None
-        evl.append(RoundStarted(s._round, s._dealer, s._attempt, cards_of(s._field)))
+        evl.append(_new_event(RoundStarted, (s._round, s._dealer, s._attempt, cards_of(s._field))))
         if not _deal_rules(s, evl):
             return
         s._attempt += 1
@@ -958,10 +970,25 @@ def _deal_rules(s: MatchState, ev: list[Event]) -> bool:
             ev.append(Redealt(s._round, s._attempt + 1, reason))
             return True
     if s._rules.hand_swap:
-        s._phase = Phase.HAND_SWAP
+        s._phase = _HAND_SWAP
         s._to_act = 1 - s._dealer
         return False
     return _after_deal(s, ev)
+
+
+def _plain_hands(hands: tuple[int, int]) -> bool:
+    """Neither hand holds four cards of a month or four pairs (two cards of each of
+    four months), the only hands that make a hand yaku or a lucky-hand redeal.
+
+    ``cards.month_counts`` inlined (a nibble per month); a count of 2 = 0b010 is where
+    bit 1 is set and bits 0 and 2 are not, a count of 4 where bit 2 is set.
+    """
+    for h in hands:
+        y = h - ((h >> 1) & 0x555555555555)
+        y = (y & 0x333333333333) + ((y >> 2) & 0x333333333333)
+        if y & _COUNT_FOUR or (((y >> 1) & ~(y | (y >> 2))) & NIBBLE_LOW).bit_count() == 4:
+            return False
+    return True
 
 
 def _after_deal(s: MatchState, ev: list[Event]) -> bool:
@@ -969,43 +996,44 @@ def _after_deal(s: MatchState, ev: list[Event]) -> bool:
     r = s._rules
     dealer = s._dealer
     hands = s._hands
-    for h in hands:
-        if (r.redeal_hand_four_of_month and _four_of_month(h)) or (
-            r.redeal_hand_four_pairs and four_pairs(h)
-        ):
-            ev.append(Redealt(s._round, s._attempt + 1, "a lucky hand"))
-            return True
-    hy = (hand_yaku(hands[0], r), hand_yaku(hands[1], r))
-    if hy[0] is not None or hy[1] is not None:
-        for seat in (dealer, 1 - dealer):
-            y = hy[seat]
-            if y is not None:
-                ev.append(HandYaku(seat, y, cards_of(hands[seat])))
-        if hy[0] is not None and hy[1] is not None:
-            mode = r.both_hand_yaku
-            if mode is BothHandYaku.REDEAL:
-                ev.append(Redealt(s._round, s._attempt + 1, "both players hold a hand yaku"))
+    if not _plain_hands(hands):  # else no hand yaku and no lucky-hand redeal: skip them
+        for h in hands:
+            if (r.redeal_hand_four_of_month and _four_of_month(h)) or (
+                r.redeal_hand_four_pairs and four_pairs(h)
+            ):
+                ev.append(Redealt(s._round, s._attempt + 1, "a lucky hand"))
                 return True
-            if mode is BothHandYaku.DRAW:
-                _round_over(s, None, "both_hand_yaku", None, (0, 0), dealer, ev)
+        hy = (hand_yaku(hands[0], r), hand_yaku(hands[1], r))
+        if hy[0] is not None or hy[1] is not None:
+            for seat in (dealer, 1 - dealer):
+                y = hy[seat]
+                if y is not None:
+                    ev.append(HandYaku(seat, y, cards_of(hands[seat])))
+            if hy[0] is not None and hy[1] is not None:
+                mode = r.both_hand_yaku
+                if mode is BothHandYaku.REDEAL:
+                    ev.append(Redealt(s._round, s._attempt + 1, "both players hold a hand yaku"))
+                    return True
+                if mode is BothHandYaku.DRAW:
+                    _round_over(s, None, "both_hand_yaku", None, (0, 0), dealer, ev)
+                    return False
+                if mode is BothHandYaku.BOTH_SCORE:
+                    b0 = score((hy[0],), r, 0, 0)
+                    b1 = score((hy[1],), r, 0, 0)
+                    _round_over(s, None, "both_hand_yaku", None, (b0.score, b1.score), None, ev)
+                    return False
+                # DEALER_FIRST: the dealer's hand is checked first and counts alone.
+                _round_won(s, dealer, (hy[dealer],), "hand_yaku", ev)  # type: ignore[arg-type]
                 return False
-            if mode is BothHandYaku.BOTH_SCORE:
-                b0 = score((hy[0],), r, 0, 0)
-                b1 = score((hy[1],), r, 0, 0)
-                _round_over(s, None, "both_hand_yaku", None, (b0.score, b1.score), None, ev)
-                return False
-            # DEALER_FIRST: the dealer's hand is checked first and counts alone.
-            _round_won(s, dealer, (hy[dealer],), "hand_yaku", ev)  # type: ignore[arg-type]
+            winner = 0 if hy[0] is not None else 1
+            _round_won(s, winner, (hy[winner],), "hand_yaku", ev)  # type: ignore[arg-type]
             return False
-        winner = 0 if hy[0] is not None else 1
-        _round_won(s, winner, (hy[winner],), "hand_yaku", ev)  # type: ignore[arg-type]
-        return False
     if r.hand_yaku_before_field_redeal:
         reason = _field_redeal_reason(s)
         if reason:
             ev.append(Redealt(s._round, s._attempt + 1, reason))
             return True
-    s._phase = Phase.PLAY
+    s._phase = _PLAY
     s._to_act = dealer
     return False
 
@@ -1020,14 +1048,14 @@ def _seat_total(s: MatchState, p: int) -> int:
 def _may_call(s: MatchState, p: int) -> bool:
     r = s._rules
     lim = r.koikoi_limit
-    if lim is KoiKoiLimit.ONCE_PER_ROUND and (s._calls[0] or s._calls[1]):
+    if lim is _ONCE_PER_ROUND and (s._calls[0] or s._calls[1]):
         return False
-    if lim is KoiKoiLimit.ONCE_PER_PLAYER and s._calls[p]:
+    if lim is _ONCE_PER_PLAYER and s._calls[p]:
         return False
     when = r.koikoi_when
-    if when is KoiKoiWhen.NOT_LAST_TURN and not (s._hands[0] | s._hands[1]):
+    if when is _NOT_LAST_TURN and not (s._hands[0] | s._hands[1]):
         return False
-    return not (when is KoiKoiWhen.NOT_HAND_EMPTY and not s._hands[p])
+    return not (when is _NOT_HAND_EMPTY and not s._hands[p])
 
 
 def _end_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
@@ -1053,7 +1081,7 @@ def _raised(s: MatchState, p: int, t: int, ev: list[Event] | None) -> None:
     if ev is not None:
         ev.append(YakuMade(p, _evaluate(s, p), t, may))
     if may:
-        s._phase = Phase.KOIKOI
+        s._phase = _KOIKOI
         s._to_act = p
         return
     _win_round(s, p, "stop", ev)
@@ -1063,7 +1091,7 @@ def _pass_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
     if not (s._hands[0] | s._hands[1]):
         _drawn_round(s, ev)
         return
-    s._phase = Phase.PLAY
+    s._phase = _PLAY
     s._to_act = 1 - p
 
 
@@ -1133,7 +1161,7 @@ def _round_won(
 ) -> None:
     breakdown = score(yaku, s._rules, s._calls[p], s._calls[1 - p])
     gained = (breakdown.score, 0) if p == 0 else (0, breakdown.score)
-    nxt = p if s._rules.next_dealer is NextDealer.WINNER else 1 - s._dealer
+    nxt = p if s._rules.next_dealer is _WINNER_DEALS else 1 - s._dealer
     _round_over(s, p, reason, breakdown, gained, nxt, ev)
 
 
@@ -1166,7 +1194,7 @@ def _round_over(
     r = s._rules
     s0, s1 = s._scores
     g0, g1 = gained
-    if r.scoring is Scoring.POOL:
+    if r.scoring is _POOL:
         # Each side's gain is paid by the other, up to what they have left (pool_payment_cap).
         pay0 = min(g0, s1) if r.pool_payment_cap else g0
         pay1 = min(g1, s0) if r.pool_payment_cap else g1
@@ -1181,9 +1209,9 @@ def _round_over(
     s._to_act = None
     if ev is not None:
         ev.append(RoundEnded(s._round, winner, reason, breakdown, (g0, g1), s._scores))
-    knocked = r.scoring is Scoring.POOL and r.knockout and (s0 <= 0 or s1 <= 0)
+    knocked = r.scoring is _POOL and r.knockout and (s0 <= 0 or s1 <= 0)
     if knocked or s._round >= r.rounds:
-        s._phase = Phase.OVER
+        s._phase = _OVER
         s._end = "knockout" if knocked else "rounds"
         s._winner = 0 if s0 > s1 else 1 if s1 > s0 else None
         if ev is not None:
@@ -1288,7 +1316,7 @@ def determinize(
     stock_mask = 0
     for c in stock:
         stock_mask |= 1 << c
-    if view.phase is Phase.HAND_SWAP:
+    if view.phase is _HAND_SWAP:
         raise InputError("cannot determinize before the hands are looked at")
     if (
         opponent_hand & stock_mask
