@@ -768,7 +768,7 @@ class MatchState:
             s._piles = (self._piles[0], self._piles[1] | gained)
         s._pending = -1
         if ev is not None:
-            ev.append(Took(p, CARDS[d], (action.card,)))
+            ev.append(_new_event(Took, (p, CARDS[d], (action.card,))))
         _end_turn(s, p, ev)
         return s
 
@@ -786,7 +786,7 @@ class MatchState:
         t = _seat_total(s, p)  # after the call: viewing yaku at their after-koi-koi value
         s._last = (t, s._last[1]) if p == 0 else (s._last[0], t)
         if ev is not None:
-            ev.append(KoiKoiCalled(p, calls[p]))
+            ev.append(_new_event(KoiKoiCalled, (p, calls[p])))
         _pass_turn(s, p, ev)
         return s
 
@@ -1079,7 +1079,7 @@ def _raised(s: MatchState, p: int, t: int, ev: list[Event] | None) -> None:
         return
     may = _may_call(s, p)
     if ev is not None:
-        ev.append(YakuMade(p, _evaluate(s, p), t, may))
+        ev.append(_new_event(YakuMade, (p, _evaluate(s, p), t, may)))
     if may:
         s._phase = _KOIKOI
         s._to_act = p
@@ -1208,14 +1208,16 @@ def _round_over(
     )
     s._to_act = None
     if ev is not None:
-        ev.append(RoundEnded(s._round, winner, reason, breakdown, (g0, g1), s._scores))
+        ev.append(
+            _new_event(RoundEnded, (s._round, winner, reason, breakdown, (g0, g1), s._scores))
+        )
     knocked = r.scoring is _POOL and r.knockout and (s0 <= 0 or s1 <= 0)
     if knocked or s._round >= r.rounds:
         s._phase = _OVER
         s._end = "knockout" if knocked else "rounds"
         s._winner = 0 if s0 > s1 else 1 if s1 > s0 else None
         if ev is not None:
-            ev.append(MatchEnded(s._scores, s._winner, s._end))
+            ev.append(_new_event(MatchEnded, (s._scores, s._winner, s._end)))
         return
     s._round += 1
     s._attempt = 0

@@ -56,7 +56,6 @@ from p2pkoikoi.engine.cards import (
     month_counts,
 )
 from p2pkoikoi.engine.rules import (
-    YAKU_IDS,
     KoiKoiBonus,
     KoiKoiMultiplier,
     RainOut,
@@ -137,7 +136,6 @@ _MOON_SAKE: Final = MOON.bit | _SAKE
 _POEM_BLUE: Final = POEM_RIBBONS | BLUE_RIBBONS
 _WILLOW: Final = MONTH_MASKS[11]
 _PAULOWNIA: Final = MONTH_MASKS[12]
-_ID_INDEX: Final = {yid: i for i, yid in enumerate(YAKU_IDS)}
 
 
 def _count_table(points: int, need: int, size: int, plus: bool) -> tuple[int, ...]:
@@ -426,8 +424,7 @@ def evaluate(
         if c.tsukimi and moon_held and _viewing_survives(c, "tsukimi", captured, field, others):
             out.append(YakuScore("tsukimi", c.tsukimi, _MOON_SAKE))
 
-    out.sort(key=lambda y: _ID_INDEX[y.id])
-    return tuple(out)
+    return tuple(out)  # appended in YAKU_IDS order: no sort needed
 
 
 def _viewing_survives(c: _Compiled, yid: str, captured: int, field: int, others: int) -> bool:
