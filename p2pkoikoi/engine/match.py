@@ -713,12 +713,12 @@ class MatchState:
         s._piles = (p0, p1)
         s._pending = -1
         s._phase = _PLAY
-        s._to_act = p
         # The end of the turn (_end_turn, inlined for the common turn that raises nothing).
         # A turn that captured nothing cannot raise the total, except under rain-out.
         if taken or m or rules.rain_out is _RAIN_OUT_FIELD:
             t = _seat_total(s, p) if calls[p] else tally(p0 if p == 0 else p1, field)
             if t > last[p]:
+                s._to_act = p
                 if not events:
                     _raised(s, p, t, None)
                     return s, ()
@@ -733,6 +733,7 @@ class MatchState:
                     _DREW[(p * 48 + d) << 4 | m >> (d & 60)],
                 )
             return s, ()
+        s._to_act = p
         if not events:
             _drawn_round(s, None)
             return s, ()
