@@ -58,6 +58,7 @@ import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -250,6 +251,10 @@ class NetworkLink:
         m = self._session.match
         if m is None:
             raise LocalProtocolError("the match has not started")
+        return self._view_of(m)
+
+    def _view_of(self, m: MatchState) -> PlayerView:
+        """Our seat's view of ``m`` (the last one made is kept)."""
         cached = self._view_cache
         if cached is not None and cached[0] is m:
             return cached[1]
@@ -488,6 +493,11 @@ class NetworkLink:
             self._up_tx.send_nowait(update)
 
     def _push_state(self, events: tuple[EngineEvent, ...], actor: int | None) -> None:
+        if actor == self.seat:  # our own move: its view is made if a table reads it
+            m = self._session.match
+            if m is not None:
+                self._push(Update("state", partial(self._view_of, m), events, actor))
+                return
         self._push(Update("state", self.view, events, actor))
 
     def _status(self, text: str, *, push: bool = True, event: str = "status") -> None:
