@@ -656,8 +656,7 @@ class NetworkLink:
                 if self._stopped.is_set() or self._session.state in (State.CLOSED, State.ERROR):
                     return
                 try:
-                    assert self._stream is not None
-                    data = await self._stream.receive_some(RECEIVE_SIZE)
+                    data = await self._receive()
                 except (trio.BrokenResourceError, OSError):
                     data = b""
                 except trio.ClosedResourceError:
@@ -668,6 +667,32 @@ class NetworkLink:
                 self._session.receive_data(bytes(data))
         except KoiKoiError as exc:
             self._fail(exc)
+
+    async def _receive(self) -> bytes | bytearray:
+        """The next bytes from the stream (``b""``: it ended).
+
+        From a TCP socket, during play: wait until it is readable, then read,
+        without trio's stream wrappers, which first try a read that fails (the
+        reader asks right after handling a message, and the answer to it comes
+        only after our player's move), then wait, then read again, and add a
+        scheduler pass after every read.  Anything else, or a closed socket,
+        goes through ``receive_some`` and meets its errors there.  The wait is
+        a checkpoint: cancellation and the other tasks run as with
+        ``receive_some``.
+        """
+        stream = self._stream
+        assert stream is not None
+        if isinstance(stream, trio.SocketStream):
+            fd = stream.socket.fileno()
+            while fd >= 0:
+                await trio.lowlevel.wait_readable(fd)
+                if stream.socket.fileno() != fd:  # closed meanwhile
+                    break
+                try:
+                    return os.read(fd, RECEIVE_SIZE)
+                except BlockingIOError:  # woken, yet nothing to read: wait again
+                    continue
+        return await stream.receive_some(RECEIVE_SIZE)
 
     def _process(self) -> None:
         """Pull every event the session has; one place turns them into updates."""
