@@ -253,12 +253,14 @@ def nonce(counter: int) -> bytes:
 class Channel:
     """One direction of the encrypted channel: a key and a counter that only goes up."""
 
-    __slots__ = ("_aead", "counter")
+    __slots__ = ("_aead", "_invalid_tag", "counter")
 
     def __init__(self, key: bytes) -> None:
+        from cryptography.exceptions import InvalidTag
         from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
         self._aead = ChaCha20Poly1305(key)
+        self._invalid_tag = InvalidTag  # (imported once here, not at every frame)
         self.counter = 0
 
     def seal(self, plaintext: bytes) -> bytes:
@@ -273,11 +275,9 @@ class Channel:
             raise RemoteProtocolError("encrypted channel exhausted: too many frames")
         if len(ciphertext) < TAG_LEN:
             raise RemoteProtocolError("bad frame from peer: too short to be encrypted")
-        from cryptography.exceptions import InvalidTag
-
         try:
             pt = self._aead.decrypt(nonce(self.counter), ciphertext, None)
-        except InvalidTag:
+        except self._invalid_tag:
             raise RemoteProtocolError(
                 "frame failed authentication: it was modified, replayed or reordered, "
                 "or the peer does not hold this invite's secret"

@@ -840,7 +840,7 @@ class NetworkLink:
                     peer = self.names[1 - self.seat]
                     self.forfeit_reason = f"{peer}'s time ran out ({s.turn_limit}s per decision)"
                     self._status(f"{self.forfeit_reason}: they resign", event="peer_time_out")
-                self._save_record(lazy=True)
+                # (the record was brought up to this move before the flush above)
                 self._push_state(ev.events, ev.seat)
                 self._after_step()
             elif isinstance(ev, HiddenProgress):  # the hidden deal: a deal opened, our play done
