@@ -117,10 +117,6 @@ async def play_headless(
     """
     lines = emit if isinstance(emit, JsonLines) else None
     updates = link.updates
-    # an instant chooser answers the other player's move in the link's reader task
-    # (one task switch per move instead of two); a thinking one runs below
-    direct = None if in_thread else _Direct(link, choose, emit, lines)
-    link.attach_direct(direct)
     try:
         while True:
             # an update already queued (our own move's, right after we made it) is
@@ -131,14 +127,9 @@ async def play_headless(
                 if lines is not None:
                     lines.release()  # before waiting, every line is out
                 try:
-                    if direct is not None:
-                        direct.parked = True
                     update = await updates.receive()
                 except trio.EndOfChannel:
                     return None
-                finally:
-                    if direct is not None:
-                        direct.parked = False
             except trio.EndOfChannel:
                 return None
             if lines is not None:
@@ -147,47 +138,8 @@ async def play_headless(
             if final is not _GO_ON:
                 return final
     finally:
-        link.attach_direct(None)
         if lines is not None:
             lines.release()
-
-
-class _Direct:
-    """The updates :func:`play_headless` takes in the link's task (see
-    :meth:`NetworkLink.attach_direct`): while it waits, an instant chooser's
-    moves are made at once, as :func:`_one_update` makes them."""
-
-    def __init__(self, link: NetworkLink, choose: Chooser, emit: Emit, lines: JsonLines | None):
-        self.parked = False
-        self._link, self._choose, self._emit, self._lines = link, choose, emit, lines
-
-    def run(self, updates: list[Update]) -> list[Update]:
-        link, emit, lines = self._link, self._emit, self._lines
-        if lines is not None:
-            lines.hold()
-        try:
-            for i, update in enumerate(updates):
-                emit_events(update.events, update.actor, emit)
-                view = _our_turn(link)
-                if view is None:
-                    continue
-                if not link.online:  # the move waits for the connection: the loop's to make
-                    return [Update("state", view), *updates[i + 1 :]]
-                seq = link.session.seq
-                try:
-                    action = self._choose(view)
-                except KoiKoiError as exc:
-                    reason = f"{ROLES[link.seat]}'s engine failed: {exc}"
-                    emit({"event": "forfeit", "by": ROLES[link.seat], "reason": reason})
-                    link.resign_now(reason)
-                    continue
-                if link.session.seq != seq or link.finished:
-                    continue
-                link.act_now(action)
-            return []
-        finally:
-            if lines is not None:
-                lines.release()  # the link's task waits next: every line is out
 
 
 def emit_events(events: tuple[Event, ...], actor: int | None, emit: Emit) -> None:
@@ -226,21 +178,6 @@ _LINES: dict[tuple[type, Event, int | None], str] = {}
 _LINES_KEPT: Final = 8192
 
 
-def _our_turn(link: NetworkLink) -> PlayerView | None:
-    """Our view when we are to move now (after any update), else None."""
-    live = link.session.match  # a queued update may be stale (e.g. we resigned since)
-    if live is None or live.is_over or live.to_act != link.seat:
-        return None
-    if link.session.catching_up:  # our own lost actions are coming back first
-        return None
-    if link.session.waiting_for is not WaitingFor.LOCAL_ACTION:
-        return None  # the hidden deal: our play waits for the other's key to our draw
-    view = link.view  # the live state (after a resume, updates repeat)
-    if view.to_act == link.seat and view.legal_actions:
-        return view
-    return None
-
-
 #: what :func:`_one_update` returns when the match goes on (compared by identity)
 _GO_ON: Final[dict[str, Any]] = {}
 
@@ -256,8 +193,15 @@ async def _one_update(
     """One update: its events out, our move if it is our turn; :data:`_GO_ON` or the end."""
     if update.kind == "state":
         emit_events(update.events, update.actor, emit)
-        view = _our_turn(link)
-        if view is not None:
+        live = link.session.match  # a queued update may be stale (e.g. we resigned since)
+        if live is None or live.is_over or live.to_act != link.seat:
+            return _GO_ON
+        if link.session.catching_up:  # our own lost actions are coming back first
+            return _GO_ON
+        if link.session.waiting_for is not WaitingFor.LOCAL_ACTION:
+            return _GO_ON  # the hidden deal: our play waits for the other's key to our draw
+        view = link.view  # the live state (after a resume, updates repeat)
+        if view.to_act == link.seat and view.legal_actions:
             seq = link.session.seq
             try:
                 if in_thread:

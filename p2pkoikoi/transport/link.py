@@ -132,20 +132,6 @@ class GameLink(Protocol):
         ...
 
 
-class DirectTable(Protocol):
-    """A table that takes state updates in the task that made them (a headless
-    player with an instant bot): see :meth:`NetworkLink.attach_direct`."""
-
-    #: it waits on ``updates`` with nothing queued there (set by the table before it
-    #: waits; cleared by the link when it sends an update through the channel)
-    parked: bool
-
-    def run(self, updates: list[Update]) -> list[Update]:
-        """Take ``updates`` (state updates, in order); return those it leaves to
-        its wait on ``updates`` (sent there next, in order, and it is unparked)."""
-        ...
-
-
 Opponent = Callable[[PlayerView], Action]
 
 

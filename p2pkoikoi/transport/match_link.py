@@ -129,7 +129,7 @@ from p2pkoikoi.transport.limits import (
     step_limit,
     turn_warning,
 )
-from p2pkoikoi.transport.link import DirectTable, Update
+from p2pkoikoi.transport.link import Update
 from p2pkoikoi.transport.notes import Note, Notify, nop
 from p2pkoikoi.transport.reconnect import Reconnect, reaccept, redial
 from p2pkoikoi.transport.record_files import RecordKeeper, next_match_path
@@ -206,10 +206,6 @@ class NetworkLink:
         self._nursery: trio.Nursery | None = None
         self._online = True  # a connection is up (false while reconnecting)
         self._view_cache: tuple[MatchState, PlayerView] | None = None  # see view
-        # a table that takes state updates in the task that made them (see attach_direct)
-        self._direct: DirectTable | None = None
-        self._direct_q: list[Update] = []
-        self._direct_busy = False  # _process runs, or the table does: it runs after
         self._lost = trio.Event()  # the current connection is gone
         self._lost_error: KoiKoiError | None = None
         self._awaiting_final = False
@@ -289,13 +285,6 @@ class NetworkLink:
         """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
         self._check_alive()
         await self._wait_online()
-        self.act_now(action)
-
-    def act_now(self, action: Action) -> None:
-        """:meth:`act` while :attr:`online` (a :class:`DirectTable` acts with it)."""
-        self._check_alive()
-        if not self._online:
-            raise IllegalActionError("the connection is down: the move waits for it")
         try:
             data = self._session.send(SendAction(action))
         except LocalProtocolError as exc:
@@ -307,13 +296,6 @@ class NetworkLink:
         only lets the player to act resign, so resignations never race)."""
         self._check_alive()
         await self._wait_online()
-        self.resign_now(reason)
-
-    def resign_now(self, reason: str = "") -> None:
-        """:meth:`resign` while :attr:`online` (a :class:`DirectTable` resigns with it)."""
-        self._check_alive()
-        if not self._online:
-            raise IllegalActionError("the connection is down: the resignation waits for it")
         if reason:
             self.forfeit_reason = reason
         m = self._session.match
@@ -432,7 +414,6 @@ class NetworkLink:
         events = self._session.last_local_events
         self._push_state(events, self.seat)
         self._after_step()
-        self._run_direct()  # (a move from the turn clock: the table sees it now)
 
     def _write(self, data: bytes) -> None:
         """Hand bytes to the stream, in order: at once when nothing waits for the
@@ -508,61 +489,8 @@ class NetworkLink:
         self._write(self._session.data_to_send())
 
     def _push(self, update: Update) -> None:
-        direct = self._direct
-        if direct is not None:
-            if direct.parked and update.kind == "state":
-                self._direct_q.append(update)  # the table takes it when this step is done
-                return
-            direct.parked = False  # it wakes for this one: what follows queues behind it
-            self._spill()
         with suppress(trio.ClosedResourceError, trio.BrokenResourceError):
             self._up_tx.send_nowait(update)
-
-    # ------------------------------------------------------------- a direct table
-    def attach_direct(self, table: DirectTable | None) -> None:
-        """Let ``table`` take state updates in the task that made them (None: stop).
-
-        Theory of operation: while ``table.parked`` (it waits on :attr:`updates`
-        with nothing queued there), a state update is kept aside instead of
-        sent, and when the step that made it is done (the end of
-        :meth:`_process`, or of our own move) ``table.run`` gets the kept
-        updates, in order, in this task: the other player's move is answered
-        without a trip through the channel and trio's scheduler.  Anything
-        else (a status, the end, a chat) goes through the channel, after any
-        updates still kept, and unparks the table, so the order of updates is
-        always the order they were made in.  What ``run`` hands back goes
-        through the channel too.
-        """
-        self._spill()
-        self._direct = table
-
-    def _spill(self) -> None:
-        """The updates kept for the direct table go into the channel, in order."""
-        if self._direct_q:
-            kept, self._direct_q = self._direct_q, []
-            with suppress(trio.ClosedResourceError, trio.BrokenResourceError):
-                for update in kept:
-                    self._up_tx.send_nowait(update)
-
-    def _run_direct(self) -> None:
-        """Hand the kept updates to the direct table (not while a step is under way)."""
-        if self._direct_busy:
-            return
-        self._direct_busy = True
-        try:
-            while self._direct_q:
-                direct = self._direct
-                if direct is None or not direct.parked:
-                    self._spill()
-                    return
-                kept, self._direct_q = self._direct_q, []
-                rest = direct.run(kept)
-                if rest:
-                    direct.parked = False
-                    self._direct_q[:0] = rest  # before anything its moves made
-                    self._spill()
-        finally:
-            self._direct_busy = False
 
     def _push_state(self, events: tuple[EngineEvent, ...], actor: int | None) -> None:
         if actor == self.seat:  # our own move: its view is made if a table reads it
@@ -687,7 +615,6 @@ class NetworkLink:
     def _stop(self) -> None:
         self._stopped.set()
         self._ended.set()
-        self._spill()
         self._up_tx.close()
         self._out_tx.close()
         self._wake()
@@ -768,16 +695,7 @@ class NetworkLink:
         return await stream.receive_some(RECEIVE_SIZE)
 
     def _process(self) -> None:
-        """Pull every event the session has; one place turns them into updates;
-        then a direct table (:meth:`attach_direct`) takes what was made for it."""
-        busy, self._direct_busy = self._direct_busy, True
-        try:
-            self._process_events()
-        finally:
-            self._direct_busy = busy
-        self._run_direct()
-
-    def _process_events(self) -> None:
+        """Pull every event the session has; one place turns them into updates."""
         s = self._session
         if self._asking:  # the host's person decides about a changed key first
             return
@@ -947,7 +865,6 @@ class NetworkLink:
                 final_hash=self.final_hash,
             )
         )
-        self._spill()
         self._up_tx.close()
         self._ended.set()
 
@@ -968,7 +885,6 @@ class NetworkLink:
         self._timed_out = False
         self._started = trio.Event()
         self._ended = trio.Event()
-        self._spill()
         self._up_tx, self.updates = trio.open_memory_channel[Update](math.inf)
         self._last_rx = self._last_tx = trio.current_time()
         self._notify(
