@@ -10,12 +10,14 @@ It runs first in bench/mutation.py's TESTS for session.py: in memory, a few seco
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 
 import pytest
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import (
+    CheatingError,
     LocalProtocolError,
     MatchOver,
     RemoteProtocolError,
@@ -592,3 +594,28 @@ def _resumed_as(old: Session, key: str, label: str) -> Session:
         resume_secret=old.resume_secret,  # type: ignore[arg-type]
         entropy=det_bytes("entropy/" + label),
     )
+
+
+def _start_replaced_by(change: Callable[[wire.Message], wire.Message]) -> tuple[Session, Session]:
+    """A pair whose joiner's start message goes out through ``change`` (a modified
+    program); the frame counter stays right, so only the content differs."""
+    host, joiner = make_pair(RULES, label="start")
+    rewrite_queue(joiner, lambda m: change(m) if isinstance(m, wire.StartMsg) else m)
+    return host, joiner
+
+
+def test_a_forged_start_signature_is_cheating() -> None:
+    host, joiner = _start_replaced_by(lambda m: wire.StartMsg(sig=bytes(64)))
+    with pytest.raises(CheatingError) as exc:
+        run_pair(host, joiner)
+    assert str(exc.value) == "the joiner's start signature is invalid (forged)"
+    assert host.record().joiner.start_sig is None  # type: ignore[union-attr]
+
+
+def test_no_move_of_the_joiner_counts_before_its_start_signature() -> None:
+    host, joiner = _start_replaced_by(lambda m: wire.PingMsg(nonce=b"no start"))
+    with pytest.raises(RemoteProtocolError) as exc:
+        run_pair(host, joiner, random_chooser(1))
+    assert re.fullmatch(r"the joiner sent action \d+ before its start signature", str(exc.value))
+    assert host.state is State.ERROR
+    assert all(a.seat == 0 for a in host.record().actions)  # none of the joiner's
