@@ -619,3 +619,29 @@ def test_no_move_of_the_joiner_counts_before_its_start_signature() -> None:
     assert re.fullmatch(r"the joiner sent action \d+ before its start signature", str(exc.value))
     assert host.state is State.ERROR
     assert all(a.seat == 0 for a in host.record().actions)  # none of the joiner's
+
+
+def test_rules_the_host_sends_out_of_canonical_form_are_refused() -> None:
+    host, joiner = make_pair(RULES, label="canon")
+    spaced = RULES.encode().replace(b",", b", ", 1)  # the same rules, another spelling
+    assert spaced != RULES.encode()
+    rewrite_queue(
+        host,
+        lambda m: dataclasses.replace(m, rules=spaced) if isinstance(m, wire.AuthMsg) else m,
+    )
+    with pytest.raises(RemoteProtocolError) as exc:
+        run_pair(host, joiner)
+    assert str(exc.value) == "bad rules from the host: not in canonical form"
+    assert joiner.state is State.ERROR
+
+
+def test_a_second_value_from_the_joiner_is_unexpected() -> None:
+    host, joiner = make_pair(RULES, label="value")
+    run_pair(host, joiner)
+    assert host.state is State.PLAY
+    before = host.record()
+    host.receive_data(forge(joiner, wire.ValueMsg(r=bytes(32))))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(host)
+    assert str(exc.value) == "unexpected value message from peer during play"
+    assert host.record().joiner_value == before.joiner_value
