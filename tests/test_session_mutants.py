@@ -645,3 +645,11 @@ def test_a_second_value_from_the_joiner_is_unexpected() -> None:
         drain(host)
     assert str(exc.value) == "unexpected value message from peer during play"
     assert host.record().joiner_value == before.joiner_value
+
+
+def test_only_send_events_can_be_sent() -> None:
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    with pytest.raises(LocalProtocolError, match="^cannot send MatchOver$"):
+        host.send(MatchOver((0, 0), 0, bytes(32), bytes(32)))  # type: ignore[arg-type]
+    assert host.state is State.PLAY and host.data_to_send() == b""
