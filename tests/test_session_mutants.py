@@ -653,3 +653,36 @@ def test_only_send_events_can_be_sent() -> None:
     with pytest.raises(LocalProtocolError, match="^cannot send MatchOver$"):
         host.send(MatchOver((0, 0), 0, bytes(32), bytes(32)))  # type: ignore[arg-type]
     assert host.state is State.PLAY and host.data_to_send() == b""
+
+
+@pytest.mark.parametrize(
+    ("sender", "change", "message"),
+    [
+        ("joiner", {"turn_limit": 0}, "bad auth message from joiner: it proposes rules"),
+        ("joiner", {"rounds": 1}, "bad auth message from joiner: it proposes rules"),
+        ("host", {"fp": None}, "bad auth message from host: it lacks the rules"),
+        ("host", {"fp": "0" * 64}, "bad auth message from host: rules fingerprint mismatch"),
+        (
+            "joiner",
+            {"sig": bytes(64)},
+            "the other player's identity signature is invalid: the connection may be under attack",
+        ),
+        (
+            "host",
+            {"sig": bytes(64)},
+            "the other player's identity signature is invalid: the connection may be under attack",
+        ),
+    ],
+)
+def test_an_auth_message_out_of_its_role_or_unsigned_is_refused(
+    sender: str, change: dict[str, object], message: str
+) -> None:
+    host, joiner = make_pair(RULES, label="auth")
+    src, dst = (host, joiner) if sender == "host" else (joiner, host)
+    rewrite_queue(
+        src, lambda m: dataclasses.replace(m, **change) if isinstance(m, wire.AuthMsg) else m
+    )
+    with pytest.raises(RemoteProtocolError) as exc:
+        run_pair(host, joiner)
+    assert str(exc.value) == message
+    assert dst.state is State.ERROR and dst.peer_key is None
