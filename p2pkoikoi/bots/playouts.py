@@ -126,9 +126,16 @@ def playout_sums(
     samples: int,
     deadline: float | None = None,
     risk: float = DISCARD_RISK,
+    weights: dict[int, float] | None = None,
 ) -> tuple[list[float], int]:
     """Each action's summed utility over up to ``samples`` guesses (fewer if the
-    ``time.perf_counter()`` deadline passes first), and the guesses made."""
+    ``time.perf_counter()`` deadline passes first), and the guesses made.
+
+    ``weights`` (card id -> weight, 1 where missing) makes the guessed opponent
+    hand favour some unseen cards over others: it is drawn by weighted sampling
+    without replacement (Efraimidis-Spirakis keys ``u ** (1 / w)``) and the
+    stock is the rest in a uniformly random order.  Without it every split of
+    the unseen cards is equally likely."""
     seat = view.seat
     opp = 1 - seat
     unseen = list(iter_mask(view.unseen.mask))
@@ -141,14 +148,26 @@ def playout_sums(
     sums = [0.0] * len(acts)
     utility: dict[tuple[int, int], float] = {}
     done = 0
+    exps = [1.0 / weights.get(c, 1.0) for c in unseen] if weights else None
+    indices = range(len(unseen))
+    rnd = rng.random
     for _ in range(samples):
-        rng.shuffle(unseen)
+        if exps is None:
+            rng.shuffle(unseen)
+            held = unseen[:n_opp]
+            stock = unseen[n_opp:]
+        else:
+            keys = [rnd() ** e for e in exps]
+            picked = [unseen[k] for k in sorted(indices, key=keys.__getitem__, reverse=True)]
+            held = picked[:n_opp]
+            stock = picked[n_opp:]
+            rng.shuffle(stock)
         hand = 0
-        for c in unseen[:n_opp]:
+        for c in held:
             hand |= 1 << c
         root = template.copy()
         root.hands[opp] = hand
-        root.stock = unseen[n_opp:]
+        root.stock = stock
         # The playout policy's coin flips are shared across actions too.
         flips = rng.getrandbits(64)
         for i, m in enumerate(moves):
