@@ -118,6 +118,34 @@ def rollout(
             return
 
 
+def guess_hidden(
+    unseen: list[int], n_opp: int, rng: random.Random, exps: list[float] | None = None
+) -> tuple[int, list[int]]:
+    """One guess at the hidden cards: the opponent's hand (a mask of ``n_opp`` of
+    ``unseen``) and the stock order (the rest).
+
+    Uniform when ``exps`` is None (``unseen`` is shuffled in place).  Otherwise
+    ``exps[k]`` is ``1 / weight`` of ``unseen[k]``: the hand is a weighted draw
+    without replacement (Efraimidis-Spirakis: the ``n_opp`` largest keys
+    ``u ** (1 / weight)``) and the stock the rest in a uniformly random order.
+    """
+    if exps is None:
+        rng.shuffle(unseen)
+        held = unseen[:n_opp]
+        stock = unseen[n_opp:]
+    else:
+        rnd = rng.random
+        keys = [rnd() ** e for e in exps]
+        picked = [unseen[k] for k in sorted(range(len(unseen)), key=keys.__getitem__, reverse=True)]
+        held = picked[:n_opp]
+        stock = picked[n_opp:]
+        rng.shuffle(stock)
+    hand = 0
+    for c in held:
+        hand |= 1 << c
+    return hand, stock
+
+
 def playout_sums(
     view: PlayerView,
     acts: tuple[Action, ...],
@@ -132,10 +160,8 @@ def playout_sums(
     ``time.perf_counter()`` deadline passes first), and the guesses made.
 
     ``weights`` (card id -> weight, 1 where missing) makes the guessed opponent
-    hand favour some unseen cards over others: it is drawn by weighted sampling
-    without replacement (Efraimidis-Spirakis keys ``u ** (1 / w)``) and the
-    stock is the rest in a uniformly random order.  Without it every split of
-    the unseen cards is equally likely."""
+    hand favour some unseen cards over others (:func:`guess_hidden`); without
+    it every split of the unseen cards is equally likely."""
     seat = view.seat
     opp = 1 - seat
     unseen = list(iter_mask(view.unseen.mask))
@@ -149,22 +175,8 @@ def playout_sums(
     utility: dict[tuple[int, int], float] = {}
     done = 0
     exps = [1.0 / weights.get(c, 1.0) for c in unseen] if weights else None
-    indices = range(len(unseen))
-    rnd = rng.random
     for _ in range(samples):
-        if exps is None:
-            rng.shuffle(unseen)
-            held = unseen[:n_opp]
-            stock = unseen[n_opp:]
-        else:
-            keys = [rnd() ** e for e in exps]
-            picked = [unseen[k] for k in sorted(indices, key=keys.__getitem__, reverse=True)]
-            held = picked[:n_opp]
-            stock = picked[n_opp:]
-            rng.shuffle(stock)
-        hand = 0
-        for c in held:
-            hand |= 1 << c
+        hand, stock = guess_hidden(unseen, n_opp, rng, exps)
         root = template.copy()
         root.hands[opp] = hand
         root.stock = stock
