@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from p2pkoikoi.engine.cards import CARDS, Card, iter_mask
+from p2pkoikoi.engine.cards import CARDS, Card
 from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore
 
 
@@ -31,9 +31,19 @@ def _plain(value: Any) -> Any:
 
 
 def _to_dict(self: Any) -> dict[str, Any]:
+    # what _plain does, with the common fields first (numbers, a card, a tuple of
+    # cards): a headless player writes every event of every action as JSON
     out: dict[str, Any] = {"event": self.kind}
     for name, value in zip(self._fields, self, strict=True):
-        out[name] = _plain(value)
+        t = type(value)
+        if t is int or t is str or value is None:
+            out[name] = value
+        elif t is Card:
+            out[name] = value.code
+        elif t is tuple:
+            out[name] = [v.code if type(v) is Card else _plain(v) for v in value]
+        else:
+            out[name] = _plain(value)
     return out
 
 
@@ -44,7 +54,13 @@ def cards_of(mask: int) -> tuple[Card, ...]:
     """The cards of a mask as a tuple, memoised: captures repeat the same few masks."""
     got = _CARDS_OF.get(mask)
     if got is None:
-        got = tuple(CARDS[i] for i in iter_mask(mask))
+        cards = []  # iter_mask inlined: a generator costs twice as much for a whole field
+        rest = mask
+        while rest:
+            low = rest & -rest
+            cards.append(CARDS[low.bit_length() - 1])
+            rest ^= low
+        got = tuple(cards)
         if len(_CARDS_OF) < 4096:
             _CARDS_OF[mask] = got
     return got
