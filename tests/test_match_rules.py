@@ -30,6 +30,7 @@ from p2pkoikoi.engine.events import (
     HandSwapDecided,
     HandYaku,
     KoiKoiCalled,
+    MatchEnded,
     Redealt,
     RoundEnded,
     RoundStarted,
@@ -424,6 +425,30 @@ def test_card_draw_earlier_month_for_seat_0() -> None:
     assert (d.dealer, _codes(d)) == (0, [("4r", "12c1")])
 
 
+# protocol/deal.md: "the card worth more deals (bright > animal > ribbon > chaff)".
+# Every ordered pair of kinds, each from the first draw of scenario_seed(n).
+@pytest.mark.parametrize(
+    ("n", "draw", "dealer"),
+    [
+        (689, ("8b", "8a"), 0),
+        (3123, ("11a", "11b"), 1),
+        (735, ("3b", "3r"), 0),
+        (543, ("11r", "11b"), 1),
+        (99, ("3b", "3c2"), 0),
+        (52, ("3c2", "3b"), 1),
+        (820, ("5a", "5r"), 0),
+        (321, ("4r", "4a"), 1),
+        (41, ("8a", "8c2"), 0),
+        (60, ("7c1", "7a"), 1),
+    ],
+)
+def test_card_draw_higher_card_ranks_every_pair_of_kinds(
+    n: int, draw: tuple[str, str], dealer: int
+) -> None:
+    d = _dealer_chosen(CARD_DRAW.with_settings(card_draw_tie="higher_card"), n)
+    assert (d.dealer, _codes(d)) == (dealer, [draw])
+
+
 def test_card_draw_redraw_ignores_the_kinds() -> None:
     # 000: "If tied, repeat": January (seat 1's 1c1) is earlier than October.
     d = _dealer_chosen(CARD_DRAW.with_settings(card_draw_tie="redraw"), 34)
@@ -611,3 +636,68 @@ def test_next_dealer_alternate_passes_the_deal_whoever_wins(dealer: int) -> None
     (end,) = of(ev, RoundEnded)
     assert end.winner == 0
     assert m.round == 2 and m.dealer == 1 - dealer
+
+
+# ---------------------------------------------------------------------- the end of the match
+# Seat 0 captures the Phoenix beside its Crane and Curtain (Sankō) and stops, in the
+# last round of the match.
+def _sanko_stop(rules: RuleSet, **kw: object) -> tuple[MatchState, tuple[Event, ...]]:
+    m = MatchState.position(
+        rules,
+        hands=("12c1 4c1", "9c1 4c2"),
+        field="12b 10c1",
+        piles=("1b 3b", ""),
+        stock="5c1 6c1",
+        dealer=0,
+        **kw,  # type: ignore[arg-type]
+    )
+    return play(m, "play 12c1", "stop")
+
+
+def test_the_last_round_ends_the_match_with_its_scores_and_winner() -> None:
+    # traditions (003): "a single deal", Sankō 6, no multipliers, running totals.
+    m, ev = _sanko_stop(get_preset("traditions"))
+    assert ev[-2:] == (
+        RoundEnded(
+            1,
+            0,
+            "stop",
+            ScoreBreakdown((YakuScore("sanko", 6, mask("1b 3b 12b")),), 6, (), 6),
+            (6, 0),
+            (6, 0),
+        ),
+        MatchEnded((6, 0), 0, "rounds"),
+    )
+    assert m.is_over and m.phase is Phase.OVER and m.to_act is None
+    assert (m.winner, m.end_reason, m.scores, m.legal_actions()) == (0, "rounds", (6, 0), ())
+
+
+def test_a_match_that_ends_level_has_no_winner() -> None:
+    # online: round 6 of 6, pool scoring; seat 1 pays Sankō's 5 and both hold 25.
+    m, ev = _sanko_stop(ONLINE, round=6, scores=(20, 30))
+    assert ev[-1] == MatchEnded((25, 25), None, "rounds")
+    assert m.is_over and m.winner is None and m.end_reason == "rounds"
+
+
+def test_a_player_left_with_nothing_is_knocked_out_before_the_last_round() -> None:
+    # online, round 2 of 6: seat 1 has 3 left, so it pays 3 of the 5 (the cap) and is out.
+    m, ev = _sanko_stop(ONLINE, round=2, scores=(47, 3))
+    (end,) = of(ev, RoundEnded)
+    assert (end.gained, end.scores) == ((3, 0), (50, 0))
+    assert ev[-1] == MatchEnded((50, 0), 0, "knockout")
+    assert m.is_over and (m.winner, m.end_reason, m.round) == (0, "knockout", 2)
+
+
+def test_a_round_before_the_last_ends_no_match() -> None:
+    m, ev = _sanko_stop(ONLINE, round=5, scores=(20, 30))
+    assert of(ev, MatchEnded) == [] and not m.is_over and m.round == 6
+
+
+def test_the_same_pile_is_scored_under_each_rule_set_in_turn() -> None:
+    # The engine remembers the last pile it evaluated; the same pile, field and call
+    # under other rules must be evaluated afresh: Sankō is 5 online, 6 in traditions.
+    for rules, pts in ((ONLINE, 5), (get_preset("traditions"), 6), (ONLINE, 5)):
+        _, ev = _second_to_last(rules)
+        assert of(ev, YakuMade) == [
+            YakuMade(0, (YakuScore("sanko", pts, mask("1b 3b 12b")),), pts, True)
+        ]

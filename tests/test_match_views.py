@@ -21,6 +21,7 @@ from p2pkoikoi.engine import (
     parse_cards,
 )
 from p2pkoikoi.engine.events import RoundEnded, RoundStarted
+from p2pkoikoi.engine.yaku import YakuScore
 
 ONLINE = get_preset("online")
 NINTENDO = get_preset("nintendo")
@@ -503,3 +504,28 @@ def test_a_round_after_a_redeal_starts_at_attempt_0() -> None:
         m, ev = m.apply(rng.choice(m.legal_actions()))
     starts = [e for e in ev if isinstance(e, RoundStarted) and e.round == 2]
     assert starts and starts[0].attempt == 0
+
+
+def test_a_view_scores_viewing_yaku_by_its_own_seats_calls() -> None:
+    # koikoijapan: Hanami is 1, and 3 in the pile of a player who has called koi-koi
+    # ("the opponent's calls do not count", docs/rules.md).
+    kkj = get_preset("koikoijapan")
+    hanami = mask("3b 9a")
+    for calls, pts in (((0, 0), 1), ((0, 1), 1), ((1, 0), 3)):
+        m = MatchState.position(
+            kkj, hands=("1c1", "2c1"), field="4c1", piles=("3b 9a", ""), calls=calls
+        )
+        for seat in (0, 1):
+            assert m.view(seat).yaku(0) == m.yaku(0) == (YakuScore("hanami", pts, hanami),)
+            assert m.view(seat).yaku(1) == m.yaku(1) == ()
+
+
+def test_equality_needs_the_same_seed_results_and_table() -> None:
+    def at(seed: bytes) -> MatchState:
+        return MatchState.position(ONLINE, hands=("1c1", "2c1"), field="4c1", seed=seed)
+
+    a, b, other_seed = at(bytes(32)), at(bytes(32)), at(bytes(31) + b"\x01")
+    assert a == b and hash(a) == hash(b)
+    assert a.encode_state() == other_seed.encode_state() and a != other_seed
+    assert a != at(bytes(32)).after(Action.parse("play 1c1"))
+    assert a != "a state" and a != None  # noqa: E711 - __eq__ against a non-state

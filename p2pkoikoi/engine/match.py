@@ -131,14 +131,6 @@ _COUNT_TWO = 0x222222222222
 _COUNT_FOUR = 0x444444444444
 
 
-def _two_card_months(field: int) -> int:
-    """Mask of the months with exactly two field cards (cards are 4 per month, so a
-    month is a nibble of the mask: count every nibble's bits at once, SWAR style)."""
-    y = month_counts(field) ^ _COUNT_TWO  # a nibble is zero where the count is two
-    nonzero = (y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW
-    return (~nonzero & NIBBLE_LOW) * 0xF
-
-
 def _four_of_month(mask: int) -> bool:
     return bool(month_counts(mask) & _COUNT_FOUR)
 
@@ -453,8 +445,9 @@ class MatchState:
                 if matching:
                     hand = matching
             # Hand cards of a month with exactly two field cards need a choice of
-            # capture; every other card is one action, looked up by byte.  (The
-            # month counts of _two_card_months, inlined: this runs every decision.)
+            # capture; every other card is one action, looked up by byte.  A month is
+            # a nibble of the mask (4 cards a month): count every nibble's bits at
+            # once (SWAR), XOR with 2 so a nibble is zero where the count is two.
             y = field - ((field >> 1) & 0x555555555555)
             y = ((y & 0x333333333333) + ((y >> 2) & 0x333333333333)) ^ _COUNT_TWO
             two = hand & ~(((y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW) * 0xF)
