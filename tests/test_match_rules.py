@@ -688,6 +688,35 @@ def test_a_player_left_with_nothing_is_knocked_out_before_the_last_round() -> No
     assert m.is_over and (m.winner, m.end_reason, m.round) == (0, "knockout", 2)
 
 
+@pytest.mark.parametrize("winner", [0, 1])
+@pytest.mark.parametrize(("left", "knocked"), [(5, True), (6, False)])
+def test_knockout_at_exactly_nothing_left_for_either_seat(
+    winner: int, left: int, knocked: bool
+) -> None:
+    # online (002): "0 loses". The loser pays Sankō's 5 from what it has left.
+    loser = 1 - winner
+    piles = ("1b 3b", "") if winner == 0 else ("", "1b 3b")
+    hands = ("12c1 4c1", "9c1 4c2") if winner == 0 else ("9c1 4c2", "12c1 4c1")
+    scores = (50 - left, left) if winner == 0 else (left, 50 - left)
+    m = MatchState.position(
+        ONLINE,
+        hands=hands,
+        field="12b 10c1",
+        piles=piles,
+        stock="5c1 6c1",
+        to_act=winner,
+        round=2,
+        scores=scores,
+    )
+    m, ev = play(m, "play 12c1", "stop")
+    (end,) = of(ev, RoundEnded)
+    assert end.winner == winner and end.scores[loser] == left - 5
+    if knocked:
+        assert ev[-1] == MatchEnded(end.scores, winner, "knockout") and m.round == 2
+    else:
+        assert of(ev, MatchEnded) == [] and not m.is_over and m.round == 3
+
+
 def test_a_round_before_the_last_ends_no_match() -> None:
     m, ev = _sanko_stop(ONLINE, round=5, scores=(20, 30))
     assert of(ev, MatchEnded) == [] and not m.is_over and m.round == 6

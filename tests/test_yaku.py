@@ -41,6 +41,7 @@ from p2pkoikoi.engine.yaku import (
     hand_yaku,
     score,
     total,
+    total_function,
 )
 
 ONLINE = PRESETS["online"]
@@ -503,6 +504,18 @@ def test_only_one_viewing_yaku_switched_on(on: str, off: str) -> None:
     # the one that is on still needs its own bright
     other_bright = "8b" if on == "hanami" else "3b"
     assert ids(m(other_bright, "9a"), rules) == {}
+
+
+@pytest.mark.parametrize(("on", "off"), [("hanami", "tsukimi"), ("tsukimi", "hanami")])
+def test_one_viewing_yaku_at_its_lowest_value(on: str, off: str) -> None:
+    # Worth 1 (> 0, so on), the other at 0; after the holder's koi-koi it is worth
+    # viewing_after_koikoi = 3 (docs/rules.md, "Viewing yaku").
+    rules = ONLINE.with_settings(**{on: 1, off: 0, "viewing_after_koikoi": 3})
+    pile = m("3b", "8b", "9a")
+    for called, pts in ((False, 1), (True, 3)):
+        assert total(pile, rules, 0, called) == pts
+        assert {y.id: y.points for y in evaluate(pile, rules, 0, called)} == {on: pts}
+        assert total_function(rules, called)(pile, 0) == pts
 
 
 def test_combined_ribbons_at_their_lowest_value() -> None:
