@@ -577,6 +577,19 @@ def test_the_cards_of_the_combined_ribbons() -> None:
     assert combo.cards == m("1r", "2r", "3r", "6r", "9r", "10r") and combo.points == 10
 
 
+@pytest.mark.parametrize(
+    ("yaku", "three"), [("akatan", ("1r", "2r", "3r")), ("aotan", ("6r", "9r", "10r"))]
+)
+def test_the_cards_of_akatan_and_aotan(yaku: str, three: tuple[str, ...]) -> None:
+    # With the yaku in plus_yaku (online) the extra ribbon is one of its cards and
+    # worth +1; without (vanikar: kasu, tan, tane only) just its three ribbons, 5.
+    four = m(*three, "4r")
+    (online,) = evaluate(four, ONLINE)
+    assert online == YakuScore(yaku, 6, four)
+    (flat,) = evaluate(four, PRESETS["vanikar"])
+    assert flat == YakuScore(yaku, 5, m(*three))
+
+
 def test_koi_bai_names_its_factor() -> None:
     rules = ONLINE.with_settings(koikoi_multiplier="koi_bai", double_at=0)
     b = score((YakuScore("sanko", 5, m("1b", "3b", "8b")),), rules, 0, 2)
