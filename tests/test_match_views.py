@@ -529,3 +529,69 @@ def test_equality_needs_the_same_seed_results_and_table() -> None:
     assert a.encode_state() == other_seed.encode_state() and a != other_seed
     assert a != at(bytes(32)).after(Action.parse("play 1c1"))
     assert a != "a state" and a != None  # noqa: E711 - __eq__ against a non-state
+
+
+# ---------------------------------------------------------------------- the hidden deal
+HIDDEN = ONLINE.with_settings(deal="hidden")
+SEED = bytes(range(32))
+
+
+def test_the_hidden_deal_waits_for_its_deck_and_checks_it() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import IllegalActionError, InputError, new_match
+
+    m, _ = MatchState.start(HIDDEN, SEED)
+    assert (m.phase, m.to_act, m.legal_actions(), m.stock) == (Phase.DEAL, None, (), ())
+    assert not m.hand(0) and not m.hand(1) and not m.field
+    deck = derive_deck(SEED, 1, 0)
+    for bad in (deck[:47], deck[:47] + deck[:1], (*deck, 48)):
+        with pytest.raises(InputError, match="a deck lists each of the 48 cards once"):
+            m.deal(bad)
+    # protocol/deal.md: the deck is laid out as from the seed, so the audited deck of
+    # the seed deals the open deal's table
+    dealt, ev = m.deal(deck)
+    seen = new_match(ONLINE, SEED)
+    assert ev == (RoundStarted(1, seen.dealer, 0, tuple(seen.field)),)
+    for seat in (0, 1):
+        assert dealt.hand(seat) == seen.hand(seat) and dealt.pile(seat) == seen.pile(seat)
+    assert (dealt.field, dealt.stock, dealt.phase, dealt.to_act) == (
+        seen.field,
+        seen.stock,
+        Phase.PLAY,
+        seen.dealer,
+    )
+    assert m.phase is Phase.DEAL  # deal() leaves the state it was given alone
+    with pytest.raises(IllegalActionError, match="no deal is due"):
+        dealt.deal(deck)
+
+
+def test_rehand_places_the_unseen_cards_anew_but_only_the_same_cards() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import InputError
+
+    m = MatchState.position(HIDDEN, hands=("1c1 2c1", "3c1 4c1"), field="5c1", stock="6c1 7c1 8c1")
+    m = m.after(Action.parse("play 1c1"))  # 6c1 is drawn: the stock starts at 7c1
+    h0, h1, rest = mask("2c1"), mask("3c1 4c1"), tuple(c.id for c in m.stock)
+    assert rest[:2] == tuple(ids("7c1 8c1"))
+
+    def refused(hands: tuple[int, int], stock: tuple[int, ...]) -> None:
+        with pytest.raises(InputError, match="must hold the same cards as the old"):
+            m.rehand(hands, stock)
+
+    refused((h0, mask("3c1 5c1")), rest)  # a field card for a hand card
+    refused((h0 | mask("3c1"), mask("3c1 4c1")), rest)  # one card in both hands
+    refused((h0, h1), rest[:-1])  # a card fewer in the stock
+    refused((h0, h1), (rest[0], *rest[:-1]))  # a card twice, one lost
+    refused((mask("2c1 3c1"), mask("4c1")), rest)  # same cards, other hand sizes
+    # a hand card and the next card to draw change places; nothing else changes
+    swapped = m.rehand((h0, mask("3c1 7c1")), (ids("4c1")[0], *rest[1:]))
+    assert swapped.hand(1).codes() == ["3c1", "7c1"] and swapped.hand(0) == m.hand(0)
+    assert [c.code for c in swapped.stock[:2]] == ["4c1", "8c1"]
+    assert len(swapped.stock) == len(m.stock) and swapped.field == m.field
+    assert swapped.pile(0) == m.pile(0) and swapped.phase is m.phase
+    assert swapped.to_act == m.to_act == 1
+    # the drawn card stays drawn: the next draw is the new top card
+    after = swapped.after(Action.parse("play 3c1"))
+    assert "4c1" in after.field.codes() and [c.code for c in after.stock[:1]] == ["8c1"]
