@@ -544,7 +544,7 @@ def test_the_hidden_deal_waits_for_its_deck_and_checks_it() -> None:
     m, _ = MatchState.start(HIDDEN, SEED)
     assert (m.phase, m.to_act, m.legal_actions(), m.stock) == (Phase.DEAL, None, (), ())
     assert not m.hand(0) and not m.hand(1) and not m.field
-    deck = derive_deck(SEED, 1, 0)
+    deck = tuple(derive_deck(SEED, 1, 0))
     for bad in (deck[:47], deck[:47] + deck[:1], (*deck, 48)):
         with pytest.raises(InputError, match="a deck lists each of the 48 cards once"):
             m.deal(bad)
