@@ -730,3 +730,40 @@ def test_the_same_pile_is_scored_under_each_rule_set_in_turn() -> None:
         assert of(ev, YakuMade) == [
             YakuMade(0, (YakuScore("sanko", pts, mask("1b 3b 12b")),), pts, True)
         ]
+
+
+def test_a_call_changes_the_viewing_yaku_of_the_same_pile() -> None:
+    # koikoijapan: Hanami is 1, and 3 once its holder has called koi-koi; the same
+    # turn on the same table, with and without seat 0's earlier call, in turn.  Seat 0
+    # plays the Sake cup on 9c1 and the drawn 5c1 takes 5c2: the field is left empty.
+    for calls, pts in (((0, 0), 1), ((1, 0), 3), ((0, 0), 1)):
+        m = MatchState.position(
+            get_preset("koikoijapan"),
+            hands=("9a 4c1", "2c1 2c2"),
+            field="9c1 5c2",
+            piles=("3b", ""),
+            stock="5c1 6c1",
+            calls=calls,
+        )
+        m, ev = play(m, "play 9a")
+        assert not m.field
+        assert of(ev, YakuMade) == [
+            YakuMade(0, (YakuScore("hanami", pts, mask("3b 9a")),), pts, True)
+        ]
+
+
+def test_the_same_pile_beside_another_field_is_scored_afresh() -> None:
+    # rain_out = field: "any Willow card on the field voids Hanami".  Seat 0 takes the
+    # Phoenix (Sankō) and the drawn 5c1 takes 5c2; the Willow 11c stays on the field or
+    # was never there.  Same pile both times, other fields.
+    rules = ONLINE.with_settings(rain_out="field")
+    sanko = YakuScore("sanko", 5, mask("1b 3b 12b"))
+    hanami = YakuScore("hanami", 5, mask("3b 9a"))
+    for field, made in (("12b 5c2 11c", (sanko,)), ("12b 5c2", (sanko, hanami))) * 2:
+        m = MatchState.position(
+            rules, hands=("12c1 4c1", "2c1 2c2"), field=field, piles=("1b 3b 9a", ""), stock="5c1"
+        )
+        after, ev = play(m, "play 12c1")
+        assert after.pile(0).mask == mask("1b 3b 9a 12b 12c1 5c1 5c2")
+        total = sum(y.points for y in made)
+        assert of(ev, YakuMade) == [YakuMade(0, made, total, True)]
