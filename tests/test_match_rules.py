@@ -767,3 +767,15 @@ def test_the_same_pile_beside_another_field_is_scored_afresh() -> None:
         assert after.pile(0).mask == mask("1b 3b 9a 12b 12c1 5c1 5c2")
         total = sum(y.points for y in made)
         assert of(ev, YakuMade) == [YakuMade(0, made, total, True)]
+
+
+def test_two_piles_on_the_same_table_are_scored_each_for_its_own_cards() -> None:
+    # The same turn (seat 0 takes the Phoenix, the drawn 5c1 joins the field) with two
+    # different pairs of brights already captured: Sankō of other cards each time.
+    for before in ("1b 3b", "1b 8b", "1b 3b"):
+        m = MatchState.position(
+            ONLINE, hands=("12c1 4c1", "2c1 2c2"), field="12b 10c1", piles=(before, ""), stock="5c1"
+        )
+        _, ev = play(m, "play 12c1")
+        made = YakuScore("sanko", 5, mask(f"{before} 12b"))
+        assert of(ev, YakuMade) == [YakuMade(0, (made,), 5, True)]
