@@ -165,3 +165,34 @@ def test_rejected_words_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(deal_module, "random_words", lambda seed: iter(plain))
     assert with_rejection == deal_module._shuffle_general(b"x")
     assert sorted(with_rejection) == list(range(48))
+
+
+@pytest.mark.parametrize(
+    ("at", "general"),
+    [(0, True), (4 * 46, True), (188, True), (1, True), (None, False)],
+)
+def test_fast_shuffle_hands_words_near_the_limit_to_the_general_loop(
+    monkeypatch: pytest.MonkeyPatch, at: int | None, general: bool
+) -> None:
+    """Three 0xFF bytes anywhere in the six digests (word-aligned or not, even in the
+    four bytes no draw reads) send the deck to the general loop, which skips words at
+    the limit; without them the fast path shuffles on its own."""
+    deal_module = importlib.import_module("p2pkoikoi.engine.deal")
+    data = bytes(i % 251 for i in range(192))  # no 0xFF anywhere
+    assert b"\xff" not in data
+    if at is not None:
+        data = data[:at] + b"\xff\xff\xff" + data[at + 3 :]
+    digests = iter([data[i : i + 32] for i in range(0, 192, 32)])
+
+    class FakeHash:
+        def __init__(self, _: bytes) -> None:
+            self.value = next(digests)
+
+        def digest(self) -> bytes:
+            return self.value
+
+    calls: list[bytes] = []
+    monkeypatch.setattr(deal_module, "_sha256", FakeHash)
+    monkeypatch.setattr(deal_module, "_shuffle_general", lambda seed: calls.append(seed) or [])
+    deal_module.shuffle_ids(b"seed")
+    assert calls == ([b"seed"] if general else [])

@@ -32,9 +32,7 @@ def deck_seed(match_seed: bytes, round_no: int, attempt: int, tag: bytes = DECK_
     _check_seed(match_seed)
     if not 0 <= round_no <= 0xFFFF or not 0 <= attempt <= 0xFFFF:
         raise InputError("round and attempt must be between 0 and 65535")
-    return hashlib.sha256(
-        tag + bytes(match_seed) + round_no.to_bytes(2, "big") + attempt.to_bytes(2, "big")
-    ).digest()
+    return _sha256(tag + bytes(match_seed) + (round_no << 16 | attempt).to_bytes(4, "big")).digest()
 
 
 def random_words(seed: bytes) -> Iterator[int]:
@@ -51,13 +49,26 @@ def shuffle_ids(seed: bytes) -> list[int]:
     """The card ids 0..47 shuffled by the word stream of ``seed``; index 0 is the top."""
     # Fast path: the 47 draws take the first 47 words unless a word is rejected,
     # which needs a word of at least _MIN_LIMIT (probability under 47 * 48 / 2^32
-    # per deck); then the general loop redoes it word by word.
-    sha = hashlib.sha256
-    words = _WORD_STREAM.unpack(b"".join([sha(seed + k).digest() for k in _K]))
-    if max(words) >= _MIN_LIMIT:
+    # per deck); then the general loop redoes it word by word.  Such a word starts
+    # with three 0xFF bytes, so bytes without three 0xFF in a row need no check of
+    # each word (a false alarm only takes the general loop: about 1 deck in 90,000).
+    sha = _sha256
+    data = b"".join(
+        (
+            sha(seed + _K0).digest(),
+            sha(seed + _K1).digest(),
+            sha(seed + _K2).digest(),
+            sha(seed + _K3).digest(),
+            sha(seed + _K4).digest(),
+            sha(seed + _K5).digest(),
+        )
+    )
+    if b"\xff\xff\xff" in data:
         return _shuffle_general(seed)
+    words = _WORD_STREAM.unpack(data)
     deck = list(range(48))
-    for i, j in zip(_TOPS, map(int.__mod__, words, _SIZES), strict=True):
+    for (i, n), w in zip(_TOP_SIZE, words, strict=True):  # plain % beats map(int.__mod__)
+        j = w % n
         deck[i], deck[j] = deck[j], deck[i]
     return deck
 
@@ -76,11 +87,12 @@ def _shuffle_general(seed: bytes) -> list[int]:
 
 
 _WORD_STREAM = struct.Struct(">47I4x")  # the first 47 words of six digests
-_K = [k.to_bytes(4, "big") for k in range(6)]
+_K0, _K1, _K2, _K3, _K4, _K5 = (k.to_bytes(4, "big") for k in range(6))
 _STEPS = tuple((i, i + 1, (1 << 32) - ((1 << 32) % (i + 1))) for i in range(47, 0, -1))
-_TOPS = tuple(i for i, _, _ in _STEPS)
-_SIZES = tuple(n for _, n, _ in _STEPS)
+_TOP_SIZE = tuple((i, n) for i, n, _ in _STEPS)
 _MIN_LIMIT = min(limit for _, _, limit in _STEPS)
+assert _MIN_LIMIT >= 0xFFFFFF00  # every rejected word starts with three 0xFF bytes
+_sha256 = hashlib.sha256
 
 
 def derive_deck(match_seed: bytes, round_no: int = 1, attempt: int = 0) -> list[int]:

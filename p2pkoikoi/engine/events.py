@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from p2pkoikoi.engine.cards import CARDS, Card, iter_mask
+from p2pkoikoi.engine.cards import CARDS, Card
 from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore
 
 
@@ -44,7 +44,13 @@ def cards_of(mask: int) -> tuple[Card, ...]:
     """The cards of a mask as a tuple, memoised: captures repeat the same few masks."""
     got = _CARDS_OF.get(mask)
     if got is None:
-        got = tuple(CARDS[i] for i in iter_mask(mask))
+        cards = []  # iter_mask inlined: a generator costs twice as much for a whole field
+        rest = mask
+        while rest:
+            low = rest & -rest
+            cards.append(CARDS[low.bit_length() - 1])
+            rest ^= low
+        got = tuple(cards)
         if len(_CARDS_OF) < 4096:
             _CARDS_OF[mask] = got
     return got

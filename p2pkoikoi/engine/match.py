@@ -112,6 +112,29 @@ class Phase(enum.Enum):
 
 
 _PHASE_CODE = {p: i for i, p in enumerate(Phase)}
+
+# Enum members read during play, as module globals: in CPython 3.11 ``Phase.PLAY`` is a
+# lookup through the enum's metaclass (about 70 ns), a module global a few ns.
+_PLAY = Phase.PLAY
+_DRAW_CHOICE = Phase.DRAW_CHOICE
+_KOIKOI = Phase.KOIKOI
+_OVER = Phase.OVER
+_HAND_SWAP = Phase.HAND_SWAP
+_DEAL = Phase.DEAL
+_KIND_PLAY = ActionKind.PLAY
+_KIND_TAKE = ActionKind.TAKE
+_KIND_KOIKOI = ActionKind.KOIKOI
+_KIND_STOP = ActionKind.STOP
+_KIND_SWAP = ActionKind.SWAP
+_KIND_KEEP = ActionKind.KEEP
+_POOL = Scoring.POOL
+_WINNER_DEALS = NextDealer.WINNER
+_HIDDEN_DEAL = DealMode.HIDDEN
+_ONCE_PER_ROUND = KoiKoiLimit.ONCE_PER_ROUND
+_ONCE_PER_PLAYER = KoiKoiLimit.ONCE_PER_PLAYER
+_NOT_LAST_TURN = KoiKoiWhen.NOT_LAST_TURN
+_NOT_HAND_EMPTY = KoiKoiWhen.NOT_HAND_EMPTY
+_RAIN_OUT_FIELD = RainOut.FIELD
 _KIND_RANK = {"b": 0, "a": 1, "r": 2, "c": 3}  # card draw: a lower rank is worth more
 
 
@@ -127,7 +150,6 @@ class RoundResult:
     gained: tuple[int, int]
 
 
-_COUNT_TWO = 0x222222222222
 _COUNT_FOUR = 0x444444444444
 
 
@@ -139,6 +161,8 @@ _PLAYS_BY_BYTE: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
     tuple(tuple(A.PLAY[8 * k + i] for i in range(8) if b >> i & 1) for b in range(256))
     for k in range(6)
 )
+_KOIKOI_OR_STOP = (A.KOIKOI, A.STOP)
+_PLAYS_0, _PLAYS_1, _PLAYS_2, _PLAYS_3, _PLAYS_4, _PLAYS_5 = _PLAYS_BY_BYTE  # one global load each
 
 
 class MatchState:
@@ -201,9 +225,7 @@ class MatchState:
         s._seed = bytes(seed)
         s._round = 1
         s._attempt = 0
-        s._scores = (
-            (rules.pool_stake, rules.pool_stake) if rules.scoring is Scoring.POOL else (0, 0)
-        )
+        s._scores = (rules.pool_stake, rules.pool_stake) if rules.scoring is _POOL else (0, 0)
         s._results = ()
         s._winner = None
         s._end = ""
@@ -277,7 +299,7 @@ class MatchState:
         s._dealer = dealer
         if scores is not None:
             s._scores = scores
-        s._phase = Phase.PLAY
+        s._phase = _PLAY
         s._to_act = dealer if to_act is None else to_act
         s._hands = (parts[0], parts[1])
         s._field = parts[2]
@@ -373,7 +395,7 @@ class MatchState:
 
     @property
     def is_over(self) -> bool:
-        return self._phase is Phase.OVER
+        return self._phase is _OVER
 
     @property
     def winner(self) -> int | None:
@@ -432,7 +454,7 @@ class MatchState:
     # ------------------------------------------------------------------ actions
     def legal_actions(self) -> tuple[Action, ...]:
         ph = self._phase
-        if ph is Phase.PLAY:
+        if ph is _PLAY:
             p = self._to_act
             assert p is not None
             hand = self._hands[p]
@@ -445,24 +467,31 @@ class MatchState:
                 if matching:
                     hand = matching
             # Hand cards of a month with exactly two field cards need a choice of
-            # capture; every other card is one action, looked up by byte.  A month is
-            # a nibble of the mask (4 cards a month): count every nibble's bits at
-            # once (SWAR), XOR with 2 so a nibble is zero where the count is two.
+            # capture; every other card is one action, looked up by byte.  (This runs
+            # every decision: cards are four per month, so a month is a nibble of the
+            # mask; cards.month_counts inlined counts every nibble's bits at once, and
+            # a count of 2 = 0b010 is where bit 1 is set and bits 0 and 2 are not.)
             y = field - ((field >> 1) & 0x555555555555)
-            y = ((y & 0x333333333333) + ((y >> 2) & 0x333333333333)) ^ _COUNT_TWO
-            two = hand & ~(((y | (y >> 1) | (y >> 2) | (y >> 3)) & NIBBLE_LOW) * 0xF)
-            single = hand & ~two
-            t = _PLAYS_BY_BYTE
-            out = (
-                t[0][single & 0xFF]
-                + t[1][(single >> 8) & 0xFF]
-                + t[2][(single >> 16) & 0xFF]
-                + t[3][(single >> 24) & 0xFF]
-                + t[4][(single >> 32) & 0xFF]
-                + t[5][single >> 40]
-            )
+            y = (y & 0x333333333333) + ((y >> 2) & 0x333333333333)
+            two = hand & ((((y >> 1) & ~(y | (y >> 2))) & NIBBLE_LOW) * 0xF)
             if not two:
-                return out
+                return (
+                    _PLAYS_0[hand & 0xFF]
+                    + _PLAYS_1[(hand >> 8) & 0xFF]
+                    + _PLAYS_2[(hand >> 16) & 0xFF]
+                    + _PLAYS_3[(hand >> 24) & 0xFF]
+                    + _PLAYS_4[(hand >> 32) & 0xFF]
+                    + _PLAYS_5[hand >> 40]
+                )
+            single = hand & ~two
+            out = (
+                _PLAYS_0[single & 0xFF]
+                + _PLAYS_1[(single >> 8) & 0xFF]
+                + _PLAYS_2[(single >> 16) & 0xFF]
+                + _PLAYS_3[(single >> 24) & 0xFF]
+                + _PLAYS_4[(single >> 32) & 0xFF]
+                + _PLAYS_5[single >> 40]
+            )
             # Insert each choosing card's two actions where its id sorts, highest
             # card first so earlier insertion points stay valid.
             merged = list(out)
@@ -475,13 +504,13 @@ class MatchState:
                 at = (single & ((1 << c) - 1)).bit_count()
                 merged[at:at] = (row[t1.bit_length() - 1], row[(m ^ t1).bit_length() - 1])
             return tuple(merged)
-        if ph is Phase.KOIKOI:
-            return (A.KOIKOI, A.STOP)
-        if ph is Phase.DRAW_CHOICE:
+        if ph is _KOIKOI:
+            return _KOIKOI_OR_STOP
+        if ph is _DRAW_CHOICE:
             d = self._pending
             m = self._field & MONTH_MASKS[MONTH_OF[d]] & ~(1 << d)
             return tuple(A.TAKE[t] for t in iter_mask(m))
-        if ph is Phase.HAND_SWAP:
+        if ph is _HAND_SWAP:
             return (A.SWAP, A.KEEP)
         return ()  # OVER, DEAL
 
@@ -494,7 +523,7 @@ class MatchState:
         knows it, hidden cards filled in (:meth:`rehand` places them anew as
         they are revealed); a verifier passes the audited deck.
         """
-        if self._phase is not Phase.DEAL:
+        if self._phase is not _DEAL:
             raise IllegalActionError("no deal is due")
         if sorted(deck) != list(range(48)):
             raise InputError("a deck lists each of the 48 cards once")
@@ -540,18 +569,17 @@ class MatchState:
         Raises :class:`IllegalActionError` (naming the action and why) if the
         rules do not allow it here; ``self`` is never changed.
         """
+        if self._phase is _PLAY and action.kind is _KIND_PLAY:  # the common case
+            return self._play(action, True)
         ev: list[Event] = []
-        if self._phase is Phase.PLAY and action.kind is ActionKind.PLAY:  # the common case
-            s = self._play(action, ev)
-        else:
-            s = self._apply(action, ev)
+        s = self._apply(action, ev)
         return s, tuple(ev)
 
     def after(self, action: Action) -> MatchState:
         """Like :meth:`apply` but without collecting events (bots search with the
         faster :class:`~p2pkoikoi.engine.playout.Playout`)."""
-        if self._phase is Phase.PLAY and action.kind is ActionKind.PLAY:
-            return self._play(action, None)
+        if self._phase is _PLAY and action.kind is _KIND_PLAY:
+            return self._play(action, False)[0]
         return self._apply(action, None)
 
     def resign(self, seat: int) -> tuple[MatchState, tuple[Event, ...]]:
@@ -562,7 +590,7 @@ class MatchState:
             raise IllegalActionError("the match is already over")
         s = self._copy()
         ev: list[Event] = [Resigned(seat)]
-        s._phase = Phase.OVER
+        s._phase = _OVER
         s._to_act = None
         s._winner = 1 - seat
         s._end = "resign"
@@ -572,21 +600,30 @@ class MatchState:
     def _apply(self, action: Action, ev: list[Event] | None) -> MatchState:
         ph = self._phase
         kind = action.kind
-        if ph is Phase.PLAY and kind is ActionKind.PLAY:
-            return self._play(action, ev)
-        if ph is Phase.KOIKOI and (kind is ActionKind.KOIKOI or kind is ActionKind.STOP):
-            return self._decide(kind is ActionKind.KOIKOI, ev)
-        if ph is Phase.DRAW_CHOICE and kind is ActionKind.TAKE:
+        if ph is _PLAY and kind is _KIND_PLAY:
+            s, caused = self._play(action, ev is not None)
+            if ev is not None:
+                ev.extend(caused)
+            return s
+        if ph is _KOIKOI and (kind is _KIND_KOIKOI or kind is _KIND_STOP):
+            return self._decide(kind is _KIND_KOIKOI, ev)
+        if ph is _DRAW_CHOICE and kind is _KIND_TAKE:
             return self._take(action, ev)
-        if ph is Phase.HAND_SWAP and (kind is ActionKind.SWAP or kind is ActionKind.KEEP):
-            return self._swap(kind is ActionKind.SWAP, ev)
-        if ph is Phase.OVER:
+        if ph is _HAND_SWAP and (kind is _KIND_SWAP or kind is _KIND_KEEP):
+            return self._swap(kind is _KIND_SWAP, ev)
+        if ph is _OVER:
             raise IllegalActionError(f"illegal action {action}: the match is over")
-        if ph is Phase.DEAL:
+        if ph is _DEAL:
             raise IllegalActionError(f"illegal action {action}: the cards are not dealt yet")
         raise IllegalActionError(f"illegal action {action}: expected {_EXPECTED[ph]}")
 
-    def _play(self, action: Action, ev: list[Event] | None) -> MatchState:
+    def _play(self, action: Action, events: bool) -> tuple[MatchState, tuple[Event, ...]]:
+        """A whole turn: the play, the draw, the captures and the turn's end, in one call.
+
+        The new state is built here field by field (not copied, then changed), and a
+        plain turn's two events come from ``_PLAYED`` and ``_DREW``: this is most of
+        the actions of a match.  ``events`` False returns no events (``after``).
+        """
         p = self._to_act
         card = action.card
         assert p is not None and card is not None
@@ -598,7 +635,8 @@ class MatchState:
             raise IllegalActionError(f"illegal action {action}: {card.code} is not in your hand")
         field = self._field
         m = field & SAME_MONTH[c]
-        if not m and self._rules.forced_capture:
+        rules = self._rules
+        if not m and rules.forced_capture:
             for other in iter_mask(hand):
                 if field & SAME_MONTH[other]:
                     raise IllegalActionError(
@@ -620,57 +658,96 @@ class MatchState:
             )
         else:
             taken = m  # 0, 1 or 3 cards
-        s = self._copy()
         p0, p1 = self._piles
         if taken:
-            field &= ~taken
+            field ^= taken
             if p == 0:
                 p0 |= taken | bit
             else:
                 p1 |= taken | bit
         else:
             field |= bit
-        s._hands = (hand ^ bit, hands[1]) if p == 0 else (hands[0], hand ^ bit)
-        if ev is not None:
-            ev.append(_new_event(Played, (p, card, cards_of(taken))))
         # Draw from the stock.
-        pos = s._pos
-        d = s._stock[pos]
-        s._pos = pos + 1
+        pos = self._pos
+        d = self._stock[pos]
         dbit = 1 << d
         m = field & SAME_MONTH[d]
+        s = _new_state(MatchState)
+        s._rules = rules
+        s._seed = self._seed
+        s._round = self._round
+        s._attempt = self._attempt
+        s._dealer = self._dealer
+        s._scores = self._scores
+        s._results = self._results
+        s._hands = (hand ^ bit, hands[1]) if p == 0 else (hands[0], hand ^ bit)
+        s._stock = self._stock
+        s._pos = pos + 1
+        calls = s._calls = self._calls
+        last = s._last = self._last
+        s._winner = self._winner
+        s._end = self._end
+        tally = s._tally = self._tally
         rest = m & (m - 1)
-        if rest and not rest & (rest - 1):
+        if rest and not rest & (rest - 1):  # two field cards match the drawn card: choose
             s._field = field | dbit
             s._piles = (p0, p1)
-            s._phase = Phase.DRAW_CHOICE
+            s._phase = _DRAW_CHOICE
+            s._to_act = p
             s._pending = d
-            if ev is not None:
-                ev.append(_new_event(Drew, (p, CARDS[d], (), True)))
-            return s
+            if events:
+                return s, (
+                    _PLAYED[(p * 48 + c) << 4 | taken >> (c & 60)],
+                    _DREW_PENDING[p * 48 + d],
+                )
+            return s, ()
         if m:
-            s._field = field & ~m
+            field ^= m
             if p == 0:
                 p0 |= m | dbit
             else:
                 p1 |= m | dbit
         else:
-            s._field = field | dbit
+            field |= dbit
+        s._field = field
         s._piles = (p0, p1)
-        if ev is not None:
-            ev.append(_new_event(Drew, (p, CARDS[d], cards_of(m), False)))
+        s._pending = -1
+        s._phase = _PLAY
         # The end of the turn (_end_turn, inlined for the common turn that raises nothing).
         # A turn that captured nothing cannot raise the total, except under rain-out.
-        if taken or m or s._rules.rain_out is RainOut.FIELD:
-            t = _seat_total(s, p) if s._calls[p] else s._tally(p0 if p == 0 else p1, s._field)
-            if t > s._last[p]:
+        if taken or m or rules.rain_out is _RAIN_OUT_FIELD:
+            t = _seat_total(s, p) if calls[p] else tally(p0 if p == 0 else p1, field)
+            if t > last[p]:
+                s._to_act = p
+                if not events:
+                    _raised(s, p, t, None)
+                    return s, ()
+                ev = self._turn_events(p, c, taken, d, m)
                 _raised(s, p, t, ev)
-                return s
-        if s._hands[0] | s._hands[1]:
+                return s, tuple(ev)
+        if hands[1 - p] or hand ^ bit:
             s._to_act = 1 - p
-        else:
-            _drawn_round(s, ev)
-        return s
+            if events:
+                return s, (
+                    _PLAYED[(p * 48 + c) << 4 | taken >> (c & 60)],
+                    _DREW[(p * 48 + d) << 4 | m >> (d & 60)],
+                )
+            return s, ()
+        s._to_act = p
+        if not events:
+            _drawn_round(s, None)
+            return s, ()
+        ev = self._turn_events(p, c, taken, d, m)
+        _drawn_round(s, ev)
+        return s, tuple(ev)
+
+    @staticmethod
+    def _turn_events(p: int, c: int, taken: int, d: int, m: int) -> list[Event]:
+        """A turn's ``Played`` and ``Drew`` events, to which the turn's end adds more."""
+        return [
+            _PLAYED[(p * 48 + c) << 4 | taken >> (c & 60)],
+            _DREW[(p * 48 + d) << 4 | m >> (d & 60)],
+        ]
 
     def _take(self, action: Action, ev: list[Event] | None) -> MatchState:
         p = self._to_act
@@ -692,7 +769,7 @@ class MatchState:
             s._piles = (self._piles[0], self._piles[1] | gained)
         s._pending = -1
         if ev is not None:
-            ev.append(Took(p, CARDS[d], (action.card,)))
+            ev.append(_new_event(Took, (p, CARDS[d], (action.card,))))
         _end_turn(s, p, ev)
         return s
 
@@ -710,7 +787,7 @@ class MatchState:
         t = _seat_total(s, p)  # after the call: viewing yaku at their after-koi-koi value
         s._last = (t, s._last[1]) if p == 0 else (s._last[0], t)
         if ev is not None:
-            ev.append(KoiKoiCalled(p, calls[p]))
+            ev.append(_new_event(KoiKoiCalled, (p, calls[p])))
         _pass_turn(s, p, ev)
         return s
 
@@ -730,7 +807,7 @@ class MatchState:
         """What ``seat`` may see: not the opponent's hand, not the stock's order."""
         if seat not in (0, 1):
             raise InputError("seat must be 0 or 1")
-        looking = self._phase is not Phase.HAND_SWAP
+        looking = self._phase is not _HAND_SWAP
         return PlayerView(
             seat=seat,
             rules=self._rules,
@@ -869,14 +946,14 @@ def _begin_round(
     while True:
         if s._attempt > 0xFFFF:  # pragma: no cover - astronomically unlikely
             raise RuntimeError("too many redeals")
-        if given is None and s._rules.deal is DealMode.HIDDEN:
+        if given is None and s._rules.deal is _HIDDEN_DEAL:
             _lay_out(s, ())  # an empty table until the deck comes
-            s._phase = Phase.DEAL
+            s._phase = _DEAL
             s._to_act = None
             return
         _lay_out(s, given)
         given = None
-        evl.append(RoundStarted(s._round, s._dealer, s._attempt, cards_of(s._field)))
+        evl.append(_new_event(RoundStarted, (s._round, s._dealer, s._attempt, cards_of(s._field))))
         if not _deal_rules(s, evl):
             return
         s._attempt += 1
@@ -894,10 +971,25 @@ def _deal_rules(s: MatchState, ev: list[Event]) -> bool:
             ev.append(Redealt(s._round, s._attempt + 1, reason))
             return True
     if s._rules.hand_swap:
-        s._phase = Phase.HAND_SWAP
+        s._phase = _HAND_SWAP
         s._to_act = 1 - s._dealer
         return False
     return _after_deal(s, ev)
+
+
+def _plain_hands(hands: tuple[int, int]) -> bool:
+    """Neither hand holds four cards of a month or four pairs (two cards of each of
+    four months), the only hands that make a hand yaku or a lucky-hand redeal.
+
+    ``cards.month_counts`` inlined (a nibble per month); a count of 2 = 0b010 is where
+    bit 1 is set and bits 0 and 2 are not, a count of 4 where bit 2 is set.
+    """
+    for h in hands:
+        y = h - ((h >> 1) & 0x555555555555)
+        y = (y & 0x333333333333) + ((y >> 2) & 0x333333333333)
+        if y & _COUNT_FOUR or (((y >> 1) & ~(y | (y >> 2))) & NIBBLE_LOW).bit_count() == 4:
+            return False
+    return True
 
 
 def _after_deal(s: MatchState, ev: list[Event]) -> bool:
@@ -905,43 +997,44 @@ def _after_deal(s: MatchState, ev: list[Event]) -> bool:
     r = s._rules
     dealer = s._dealer
     hands = s._hands
-    for h in hands:
-        if (r.redeal_hand_four_of_month and _four_of_month(h)) or (
-            r.redeal_hand_four_pairs and four_pairs(h)
-        ):
-            ev.append(Redealt(s._round, s._attempt + 1, "a lucky hand"))
-            return True
-    hy = (hand_yaku(hands[0], r), hand_yaku(hands[1], r))
-    if hy[0] is not None or hy[1] is not None:
-        for seat in (dealer, 1 - dealer):
-            y = hy[seat]
-            if y is not None:
-                ev.append(HandYaku(seat, y, cards_of(hands[seat])))
-        if hy[0] is not None and hy[1] is not None:
-            mode = r.both_hand_yaku
-            if mode is BothHandYaku.REDEAL:
-                ev.append(Redealt(s._round, s._attempt + 1, "both players hold a hand yaku"))
+    if not _plain_hands(hands):  # else no hand yaku and no lucky-hand redeal: skip them
+        for h in hands:
+            if (r.redeal_hand_four_of_month and _four_of_month(h)) or (
+                r.redeal_hand_four_pairs and four_pairs(h)
+            ):
+                ev.append(Redealt(s._round, s._attempt + 1, "a lucky hand"))
                 return True
-            if mode is BothHandYaku.DRAW:
-                _round_over(s, None, "both_hand_yaku", None, (0, 0), dealer, ev)
+        hy = (hand_yaku(hands[0], r), hand_yaku(hands[1], r))
+        if hy[0] is not None or hy[1] is not None:
+            for seat in (dealer, 1 - dealer):
+                y = hy[seat]
+                if y is not None:
+                    ev.append(HandYaku(seat, y, cards_of(hands[seat])))
+            if hy[0] is not None and hy[1] is not None:
+                mode = r.both_hand_yaku
+                if mode is BothHandYaku.REDEAL:
+                    ev.append(Redealt(s._round, s._attempt + 1, "both players hold a hand yaku"))
+                    return True
+                if mode is BothHandYaku.DRAW:
+                    _round_over(s, None, "both_hand_yaku", None, (0, 0), dealer, ev)
+                    return False
+                if mode is BothHandYaku.BOTH_SCORE:
+                    b0 = score((hy[0],), r, 0, 0)
+                    b1 = score((hy[1],), r, 0, 0)
+                    _round_over(s, None, "both_hand_yaku", None, (b0.score, b1.score), None, ev)
+                    return False
+                # DEALER_FIRST: the dealer's hand is checked first and counts alone.
+                _round_won(s, dealer, (hy[dealer],), "hand_yaku", ev)  # type: ignore[arg-type]
                 return False
-            if mode is BothHandYaku.BOTH_SCORE:
-                b0 = score((hy[0],), r, 0, 0)
-                b1 = score((hy[1],), r, 0, 0)
-                _round_over(s, None, "both_hand_yaku", None, (b0.score, b1.score), None, ev)
-                return False
-            # DEALER_FIRST: the dealer's hand is checked first and counts alone.
-            _round_won(s, dealer, (hy[dealer],), "hand_yaku", ev)  # type: ignore[arg-type]
+            winner = 0 if hy[0] is not None else 1
+            _round_won(s, winner, (hy[winner],), "hand_yaku", ev)  # type: ignore[arg-type]
             return False
-        winner = 0 if hy[0] is not None else 1
-        _round_won(s, winner, (hy[winner],), "hand_yaku", ev)  # type: ignore[arg-type]
-        return False
     if r.hand_yaku_before_field_redeal:
         reason = _field_redeal_reason(s)
         if reason:
             ev.append(Redealt(s._round, s._attempt + 1, reason))
             return True
-    s._phase = Phase.PLAY
+    s._phase = _PLAY
     s._to_act = dealer
     return False
 
@@ -956,14 +1049,14 @@ def _seat_total(s: MatchState, p: int) -> int:
 def _may_call(s: MatchState, p: int) -> bool:
     r = s._rules
     lim = r.koikoi_limit
-    if lim is KoiKoiLimit.ONCE_PER_ROUND and (s._calls[0] or s._calls[1]):
+    if lim is _ONCE_PER_ROUND and (s._calls[0] or s._calls[1]):
         return False
-    if lim is KoiKoiLimit.ONCE_PER_PLAYER and s._calls[p]:
+    if lim is _ONCE_PER_PLAYER and s._calls[p]:
         return False
     when = r.koikoi_when
-    if when is KoiKoiWhen.NOT_LAST_TURN and not (s._hands[0] | s._hands[1]):
+    if when is _NOT_LAST_TURN and not (s._hands[0] | s._hands[1]):
         return False
-    return not (when is KoiKoiWhen.NOT_HAND_EMPTY and not s._hands[p])
+    return not (when is _NOT_HAND_EMPTY and not s._hands[p])
 
 
 def _end_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
@@ -987,9 +1080,9 @@ def _raised(s: MatchState, p: int, t: int, ev: list[Event] | None) -> None:
         return
     may = _may_call(s, p)
     if ev is not None:
-        ev.append(YakuMade(p, _evaluate(s, p), t, may))
+        ev.append(_new_event(YakuMade, (p, _evaluate(s, p), t, may)))
     if may:
-        s._phase = Phase.KOIKOI
+        s._phase = _KOIKOI
         s._to_act = p
         return
     _win_round(s, p, "stop", ev)
@@ -999,7 +1092,7 @@ def _pass_turn(s: MatchState, p: int, ev: list[Event] | None) -> None:
     if not (s._hands[0] | s._hands[1]):
         _drawn_round(s, ev)
         return
-    s._phase = Phase.PLAY
+    s._phase = _PLAY
     s._to_act = 1 - p
 
 
@@ -1017,6 +1110,35 @@ _LAST_EVALUATED: tuple[RuleSet | None, int, int, bool, tuple[YakuScore, ...]] = 
 #: build an event tuple without its class's Python-level ``__new__`` (hot path only;
 #: every field must be given)
 _new_event = tuple.__new__
+
+#: a new state without ``__init__`` (which refuses), for the hot path
+_new_state = object.__new__
+
+
+def _turn_event_tables() -> tuple[tuple[Played, ...], tuple[Drew, ...], tuple[Drew, ...]]:
+    """Every ``Played`` and ``Drew`` event there can be, built once.
+
+    A card captures only cards of its own month, so an event is fixed by the seat,
+    the card and one nibble (which of its month's four cards were taken):
+    ``_PLAYED[(seat * 48 + card) << 4 | captured >> (card & 60)]``, the same for
+    ``_DREW``, and ``_DREW_PENDING[seat * 48 + card]`` for a drawn card waiting to
+    choose.  Events are immutable, so every turn can share them.
+    """
+    played: list[Played] = []
+    drew: list[Drew] = []
+    pending: list[Drew] = []
+    for p in (0, 1):
+        for c in range(48):
+            card = CARDS[c]
+            pending.append(_new_event(Drew, (p, card, (), True)))
+            for nibble in range(16):
+                captured = cards_of(nibble << (c & 60))
+                played.append(_new_event(Played, (p, card, captured)))
+                drew.append(_new_event(Drew, (p, card, captured, False)))
+    return tuple(played), tuple(drew), tuple(pending)
+
+
+_PLAYED, _DREW, _DREW_PENDING = _turn_event_tables()
 
 
 def _evaluate(s: MatchState, p: int) -> tuple[YakuScore, ...]:
@@ -1040,7 +1162,7 @@ def _round_won(
 ) -> None:
     breakdown = score(yaku, s._rules, s._calls[p], s._calls[1 - p])
     gained = (breakdown.score, 0) if p == 0 else (0, breakdown.score)
-    nxt = p if s._rules.next_dealer is NextDealer.WINNER else 1 - s._dealer
+    nxt = p if s._rules.next_dealer is _WINNER_DEALS else 1 - s._dealer
     _round_over(s, p, reason, breakdown, gained, nxt, ev)
 
 
@@ -1073,7 +1195,7 @@ def _round_over(
     r = s._rules
     s0, s1 = s._scores
     g0, g1 = gained
-    if r.scoring is Scoring.POOL:
+    if r.scoring is _POOL:
         # Each side's gain is paid by the other, up to what they have left (pool_payment_cap).
         pay0 = min(g0, s1) if r.pool_payment_cap else g0
         pay1 = min(g1, s0) if r.pool_payment_cap else g1
@@ -1087,14 +1209,16 @@ def _round_over(
     )
     s._to_act = None
     if ev is not None:
-        ev.append(RoundEnded(s._round, winner, reason, breakdown, (g0, g1), s._scores))
-    knocked = r.scoring is Scoring.POOL and r.knockout and (s0 <= 0 or s1 <= 0)
+        ev.append(
+            _new_event(RoundEnded, (s._round, winner, reason, breakdown, (g0, g1), s._scores))
+        )
+    knocked = r.scoring is _POOL and r.knockout and (s0 <= 0 or s1 <= 0)
     if knocked or s._round >= r.rounds:
-        s._phase = Phase.OVER
+        s._phase = _OVER
         s._end = "knockout" if knocked else "rounds"
         s._winner = 0 if s0 > s1 else 1 if s1 > s0 else None
         if ev is not None:
-            ev.append(MatchEnded(s._scores, s._winner, s._end))
+            ev.append(_new_event(MatchEnded, (s._scores, s._winner, s._end)))
         return
     s._round += 1
     s._attempt = 0
@@ -1195,7 +1319,7 @@ def determinize(
     stock_mask = 0
     for c in stock:
         stock_mask |= 1 << c
-    if view.phase is Phase.HAND_SWAP:
+    if view.phase is _HAND_SWAP:
         raise InputError("cannot determinize before the hands are looked at")
     if (
         opponent_hand & stock_mask
