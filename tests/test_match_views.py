@@ -414,6 +414,8 @@ def test_each_phase_names_the_action_it_expects() -> None:
     def refused(m: MatchState, text: str, expected: str) -> None:
         with pytest.raises(IllegalActionError, match=f"illegal action {text}: expected {expected}"):
             m.apply(Action.parse(text))
+        with pytest.raises(IllegalActionError, match=f"illegal action {text}: expected {expected}"):
+            m.after(Action.parse(text))  # the same check without events
 
     m = MatchState.position(ONLINE, hands=("5c1 5c2", "6c1 6c2"), field="1r 1c1 10c1", stock="1b")
     refused(m, "take 1r", r"a card to play \(play CARD\)")
