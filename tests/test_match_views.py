@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from p2pkoikoi.engine import (
     CARDS,
     Action,
@@ -20,7 +22,7 @@ from p2pkoikoi.engine import (
     get_preset,
     parse_cards,
 )
-from p2pkoikoi.engine.events import RoundEnded, RoundStarted
+from p2pkoikoi.engine.events import Drew, Played, RoundEnded, RoundStarted, Took
 from p2pkoikoi.engine.yaku import YakuScore
 
 ONLINE = get_preset("online")
@@ -597,3 +599,36 @@ def test_rehand_places_the_unseen_cards_anew_but_only_the_same_cards() -> None:
     # the drawn card stays drawn: the next draw is the new top card
     after = swapped.after(Action.parse("play 3c1"))
     assert "4c1" in after.field.codes() and [c.code for c in after.stock[:1]] == ["8c1"]
+
+
+# ---------------------------------------------------------------------- a turn's events
+def _turn(seat: int, mine: str, field: str, stock: str, pile: str = "") -> MatchState:
+    hands = (mine, "9c1 9c2") if seat == 0 else ("9c1 9c2", mine)
+    piles = (pile, "") if seat == 0 else ("", pile)
+    return MatchState.position(
+        ONLINE, hands=hands, field=field, stock=stock, piles=piles, to_act=seat
+    )
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_turns_events_name_the_seat_the_cards_and_each_capture(seat: int) -> None:
+    c = {card.code: card for card in CARDS}
+    # a plain turn: 2a takes 2c1 (February: a month whose cards' ids have bit 2 set),
+    # the drawn 5r (an odd id) takes 5c1
+    m, ev = _turn(seat, "2a 4c1", "2c1 5c1 10c1", "5r").apply(Action.parse("play 2a"))
+    assert ev == (Played(seat, c["2a"], (c["2c1"],)), Drew(seat, c["5r"], (c["5c1"],), False))
+    assert m.to_act == 1 - seat and m.pile(seat).codes() == ["2a", "2c1", "5r", "5c1"]
+    # a turn that makes Sankō: the same two events, then the yaku
+    m, ev = _turn(seat, "12c1 4c1", "12b 5c1 10c1", "5r", "1b 3b").apply(Action.parse("play 12c1"))
+    assert ev[:2] == (
+        Played(seat, c["12c1"], (c["12b"],)),
+        Drew(seat, c["5r"], (c["5c1"],), False),
+    )
+    assert [type(e).__name__ for e in ev[2:]] == ["YakuMade"] and m.to_act == seat
+    # a drawn card that matches two field cards waits for the choice
+    m, ev = _turn(seat, "2a 4c1", "2c1 1r 1c1 10c1", "1b").apply(Action.parse("play 2a"))
+    assert ev == (Played(seat, c["2a"], (c["2c1"],)), Drew(seat, c["1b"], (), True))
+    assert m.phase is Phase.DRAW_CHOICE and m.to_act == seat
+    m, ev = m.apply(Action.parse("take 1c1"))
+    assert ev[0] == Took(seat, c["1b"], (c["1c1"],))
+    assert m.to_act == 1 - seat and "1r" in m.field.codes()
