@@ -308,6 +308,9 @@ class TestViewing:
         assert ids(pile, rules, field=m("11r", "12c3")) == {}
         assert ids(pile, rules, field=m("1c1")) == {"hanami": 5, "tsukimi": 5}
         assert total(pile, rules, m("11c")) == 5
+        # no field given: an empty field, which spoils nothing
+        assert total(pile, rules) == 10
+        assert {y.id: y.points for y in evaluate(pile, rules)} == {"hanami": 5, "tsukimi": 5}
 
     def test_rain_out_captured_willow(self) -> None:
         rules = dataclasses.replace(ONLINE, rain_out=RainOut.CAPTURED_WILLOW)
