@@ -10,7 +10,12 @@ tmpfs), it runs a headless host and joiner (``p2pkoikoi host|join --headless
 * CPU (user + system, from ``wait4``'s rusage of each child) per action;
 * the *marginal* figures, ``(12-round - 1-round) / (actions12 - actions1)``,
   which leave out start-up (imports, identity, handshake): what one more
-  action costs.
+  action costs;
+* on Linux, the CPU *in play* per action: each side's CPU time (all its
+  threads, ``/proc/PID/task/*/schedstat``) from its first ``round_started``
+  line to its ``match_over`` line, over the actions.  It leaves out start-up
+  without subtracting two noisy runs, so on a busy machine it is the steadier
+  figure.
 
 The 12-round match is played with ``scoring=sum`` so no knockout ends it
 early.  Runs alternate between the directories (``--repeat`` times) so a
@@ -57,13 +62,47 @@ def _env(base: Path, who: str) -> dict[str, str]:
     return env
 
 
-def _wait(proc: subprocess.Popen[str], drained: threading.Thread | None = None) -> float:
+def _cpu_ns(pid: int) -> int | None:
+    """CPU nanoseconds so far of a live process, all its threads (Linux; else None)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
+
+
+class _Lines(threading.Thread):
+    """Reads a player's output to the end (a full pipe would stall it), noting its
+    CPU time at its first ``round_started`` line and at its ``match_over`` line."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        super().__init__(daemon=True)
+        self.proc = proc
+        self.first: int | None = None
+        self.last: int | None = None
+
+    def run(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if self.first is None and '"round_started"' in line:
+                self.first = _cpu_ns(self.proc.pid)
+            elif '"match_over"' in line:
+                self.last = _cpu_ns(self.proc.pid)
+
+    @property
+    def in_play(self) -> float:
+        """CPU seconds between the two lines (nan if either is unknown)."""
+        if self.first is None or self.last is None:
+            return float("nan")
+        return (self.last - self.first) / 1e9
+
+
+def _wait(proc: subprocess.Popen[str], drained: threading.Thread) -> float:
     """CPU seconds (user + system) of a finished child (its stdout read to the end)."""
-    if drained is None:
-        assert proc.stdout is not None
-        proc.stdout.read()
-    else:
-        drained.join()
+    drained.join()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
@@ -91,11 +130,7 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
         host.kill()
         raise SystemExit("the host printed no first line")
     invite = json.loads(host.stdout.readline())["invite"]
-    # drain the host's output as it comes (a full pipe would stall the host)
-    host_out: list[str] = []
-    drain = threading.Thread(
-        target=lambda: host_out.append(host.stdout.read() if host.stdout else "")
-    )
+    drain = _Lines(host)  # the host's output as it comes
     drain.start()
     start = time.perf_counter()
     joiner = subprocess.Popen(
@@ -106,14 +141,23 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
         text=True, env=_env(base, "joiner"), cwd=TREE[0],
     )  # fmt: skip
-    jcpu = _wait(joiner)
+    jdrain = _Lines(joiner)
+    jdrain.start()
+    jcpu = _wait(joiner, jdrain)
     wall = time.perf_counter() - start
     hcpu = _wait(host, drain)
     from p2pkoikoi.session.record import decode_record
 
     actions = len(decode_record(hrec.read_bytes()).actions)
     shutil.rmtree(base, ignore_errors=True)
-    return {"actions": actions, "wall": wall, "host_cpu": hcpu, "joiner_cpu": jcpu}
+    return {
+        "actions": actions,
+        "wall": wall,
+        "host_cpu": hcpu,
+        "joiner_cpu": jcpu,
+        "host_play": drain.in_play,
+        "joiner_play": jdrain.in_play,
+    }
 
 
 def measure(
@@ -160,6 +204,9 @@ def _figures(
         )
         out[f"{key}_ms_per_action"] = round(per * 1000, 3)
         out[f"{key}_ms_per_action_marginal"] = round(marginal * 1000, 3)
+    for key in ("host", "joiner"):
+        per = statistics.median(r[f"{key}_play"] / r["actions"] for r in longs)
+        out[f"{key}_cpu_ms_per_action_in_play"] = round(per * 1000, 3)
     out["seconds_12_rounds"] = round(med(longs, "wall"), 3)
     del a1
     return out
@@ -205,6 +252,8 @@ def main() -> int:
         ):
             print(f"  {label:11} {r[f'{key}_ms_per_action']:8.3f} ms/action"
                   f"   marginal {r[f'{key}_ms_per_action_marginal']:8.3f} ms/action")  # fmt: skip
+        print(f"  CPU in play {r['host_cpu_ms_per_action_in_play']:8.3f} ms/action (host)"
+              f"   {r['joiner_cpu_ms_per_action_in_play']:8.3f} ms/action (joiner)")  # fmt: skip
     return 0
 
 

@@ -9,6 +9,12 @@ ratios say more than the wall times.  ``p2pkoikoi bench`` reports the fastest
 run of each command for the installed code alone.  Usage::
 
     python bench/startup_cost.py --runs 15 --trees BEFORE AFTER -- verify RECORD
+
+``--no-site`` runs every process with ``python -S`` and the interpreter's
+site-packages on ``PYTHONPATH`` instead: the same modules are found, but no
+``.pth`` hook runs at start-up (an editable install's import finder, a
+sandbox's certificate hook: tens of milliseconds that a normal install of
+p2pkoikoi does not pay, and that ``python -c pass`` pays too).
 """
 
 from __future__ import annotations
@@ -21,11 +27,17 @@ import subprocess
 import sys
 import time
 
+#: ``--no-site``: the interpreter's flag and the site-packages directories to search
+NO_SITE: list[str] = []
+
 
 def _run(argv: list[str], tree: str | None) -> tuple[float, float]:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = tree
+    if NO_SITE:
+        argv = [argv[0], "-S", *argv[1:]]
+        env["PYTHONPATH"] = os.pathsep.join([*([tree] if tree else []), *NO_SITE])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
@@ -40,8 +52,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--trees", nargs="+", required=True, metavar="DIR")
+    parser.add_argument(
+        "--no-site", action="store_true", help="python -S, site-packages on PYTHONPATH"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="p2pkoikoi's arguments")
     args = parser.parse_args()
+    if args.no_site:
+        import site
+
+        NO_SITE.extend(site.getsitepackages())
     command = [a for a in args.command if a != "--"]
     py = sys.executable
     times: dict[str, list[tuple[float, float]]] = {"python -c pass": []}

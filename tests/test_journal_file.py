@@ -11,6 +11,7 @@ from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import Session, State, decode_record, encode_record
 from p2pkoikoi.session.events import SendAction
 from p2pkoikoi.session.journal import decode_journal, is_journal
+from p2pkoikoi.session.record import Record
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser
 from p2pkoikoi.transport.journal_file import JournalFile, RecordJournal
 
@@ -112,3 +113,48 @@ def test_a_failed_flush_is_raised_at_the_next_append(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="Input/output error"):
         jf.append(b"more\n")
     jf.close()
+
+
+def test_a_lazy_save_leaves_the_other_players_move_for_our_next_write(tmp_path: Path) -> None:
+    """``save(lazy=True)`` after a received move that leaves the match in play writes
+    nothing; our next (eager) save appends what waited; a lazy save that sees anything
+    else new (here the end of the match) writes at once."""
+    host, joiner = make_pair(RULES, label="jf-lazy")
+    path = tmp_path / "j.koikoi"
+    keepers = (RecordJournal(tmp_path / "h.koikoi"), RecordJournal(path))
+    step_pair(host, joiner, keepers, stop=2)
+    choose = random_chooser(9)
+    waited = 0
+    while host.state is State.PLAY:
+        m = host.match
+        assert m is not None
+        sender, receiver = (host, joiner) if m.to_act == 0 else (joiner, host)
+        sm = sender.match
+        assert sm is not None
+        receiver.receive_data(sender.send(SendAction(choose(sm))))
+        drain(receiver)
+        reply = receiver.data_to_send()  # (b"" would mean the stream ended)
+        if reply:
+            sender.receive_data(reply)
+            drain(sender)
+        if receiver is host:
+            keepers[1].save(joiner)  # our own move: written (with what waited) before it leaves
+            assert read(path) == joiner.record()
+            continue
+        before = path.read_bytes()
+        keepers[1].save(joiner, lazy=True)
+        if joiner.state is not State.PLAY:
+            break  # the match is over: written at once
+        assert path.read_bytes() == before  # the host's move waits
+        written = decode_journal(before).record.actions
+        assert written == joiner.record().actions[: len(written)]
+        assert len(written) < len(joiner.record().actions)
+        waited += 1
+    assert waited > 0
+    assert read(path) == joiner.record()
+
+
+def read(path: Path) -> Record:
+    """The record a record file stands for, journal or compact."""
+    data = path.read_bytes()
+    return decode_journal(data).record if is_journal(data) else decode_record(data)

@@ -39,3 +39,15 @@ def test_many_keys_sign_with_their_own_secret() -> None:
     for _ in range(2):
         for k in keys:
             assert crypto.sign(k, b"m") == k.sign(b"m")
+
+
+def test_absorb_action_is_absorb_of_an_action_entry() -> None:
+    """The per-action shortcut hashes the same bytes as the generic transcript entry."""
+    from p2pkoikoi.session import crypto
+
+    t = bytes(range(32))
+    for seq, seat, text, h in ((1, 0, "play 1b", bytes(32)), (2**40, 1, "koikoi", b"\xff" * 32),
+                               (7, 1, "play 12c3 capture 12a", b"x" * 32), (0, 0, "", b"")):  # fmt: skip
+        assert crypto.absorb_action(t, seq, seat, text, h) == crypto.absorb(
+            t, "action", seq, seat, text, h
+        )

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
-import textwrap
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -53,16 +53,48 @@ COMMAND_MODULE = {
 }
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` gives it (``COLUMNS``,
+    then standard output's terminal, else 80), without importing ``shutil``: argparse
+    makes a formatter for every argument it adds, and ``shutil`` (with the
+    compression modules it imports) was a tenth of ``verify``'s start-up."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 class _Formatter(argparse.HelpFormatter):
     """argparse's formatter, but a web address stays whole on one line (argparse
     would break it at a hyphen or in the middle, and nobody could click or copy it)."""
 
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, _columns() - 2 if width is None else width
+        )
+
     def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap  # only to show help
+
         return textwrap.wrap(
             " ".join(text.split()), width, break_long_words=False, break_on_hyphens=False
         )
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
         return textwrap.fill(
             " ".join(text.split()),
             width,

@@ -31,9 +31,19 @@ def _plain(value: Any) -> Any:
 
 
 def _to_dict(self: Any) -> dict[str, Any]:
+    # what _plain does, with the common fields first (numbers, a card, a tuple of
+    # cards): a headless player writes every event of every action as JSON
     out: dict[str, Any] = {"event": self.kind}
     for name, value in zip(self._fields, self, strict=True):
-        out[name] = _plain(value)
+        t = type(value)
+        if t is int or t is str or value is None:
+            out[name] = value
+        elif t is Card:
+            out[name] = value.code
+        elif t is tuple:
+            out[name] = [v.code if type(v) is Card else _plain(v) for v in value]
+        else:
+            out[name] = _plain(value)
     return out
 
 

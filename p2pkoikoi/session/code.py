@@ -24,7 +24,6 @@ lists are disjoint, which is what makes a swap detectable).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from typing import Final
 
@@ -100,6 +99,8 @@ def _segment(letters: str, position: int) -> list[str] | None:
 
 
 def _suggest(word: str, position: int) -> str:
+    import difflib  # only for a mistyped word (start-up of every other command)
+
     words, _ = _word_list(position)
     near = difflib.get_close_matches(word, words, n=1, cutoff=0.7)
     return f" (did you mean {near[0]!r}?)" if near else ""

@@ -14,10 +14,9 @@ import hashlib
 import struct
 from typing import TYPE_CHECKING, Final
 
-import nacl.bindings as _sodium
-from nacl.exceptions import BadSignatureError
+from nacl._sodium import ffi as _ffi  # type: ignore[import-not-found]
+from nacl._sodium import lib as _lib
 
-from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.errors import RemoteProtocolError
 
 if TYPE_CHECKING:
@@ -27,6 +26,8 @@ if TYPE_CHECKING:
     )
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
+    from p2pkoikoi.session.code import ShortCode
+
 # Signatures are made and checked by libsodium (PyNaCl): an Ed25519 check takes
 # half the time of OpenSSL's here, and one is made or checked for every action
 # (Ed25519 is deterministic: the same key and message give the same bytes with
@@ -34,6 +35,18 @@ if TYPE_CHECKING:
 # key exchange, the key derivation and the channel's cipher); those modules are
 # imported by the functions that use them, once per connection, so ``verify``
 # loads none of them.
+#
+# libsodium is called through PyNaCl's compiled module (``nacl._sodium``) rather
+# than ``nacl.bindings``: the bindings package imports every libsodium wrapper
+# (about 4 ms of ``verify``'s start-up, more than the 160 checks of a record), and
+# its wrappers check and copy more than a signature needs (a zeroed buffer, the
+# message copied back out).  The calls are the same libsodium functions
+# (``crypto_sign``, ``crypto_sign_open``); ``sodium_init`` is what ``nacl.bindings``
+# runs on import (it may run any number of times).
+if _lib.sodium_init() < 0:  # pragma: no cover (libsodium could not start)
+    raise ImportError("libsodium failed to initialise")
+#: buffers libsodium fills whole: no need to zero them first
+_new_buffer = _ffi.new_allocator(should_clear_after_alloc=False)
 
 TAG_HANDSHAKE: Final = b"p2pkoikoi/v2/handshake\x00"
 TAG_KEY_H2J: Final = b"p2pkoikoi/v2/key/host-to-joiner\x00"
@@ -225,6 +238,31 @@ def absorb(transcript: bytes, kind: str, *fields: Field) -> bytes:
     return sha256(transcript, entry(kind, *fields))
 
 
+_ACTION_KIND: Final = b"\x00\x00\x00\x06action"  # lp("action")
+_SEQ_SEAT: Final = struct.Struct(">IQIQ").pack  # lp(u64 seq) || lp(u64 seat)
+
+
+def absorb_action(transcript: bytes, seq: int, seat: int, text: str, state_hash: bytes) -> bytes:
+    """``absorb(transcript, "action", seq, seat, text, state_hash)``, byte for byte,
+    in one hash update: every action of a match is absorbed by both sides and by
+    ``verify``."""
+    data = text.encode("utf-8")
+    h = hashlib.sha256(transcript)
+    h.update(
+        b"".join(
+            (
+                _ACTION_KIND,
+                _SEQ_SEAT(8, seq, 8, seat),
+                _U32(len(data)),
+                data,
+                _U32(len(state_hash)),
+                state_hash,
+            )
+        )
+    )
+    return h.digest()
+
+
 def auth_entry(role: str, name: str, key: bytes, rules: bytes, turn_limit: int) -> bytes:
     """A player's auth as a transcript entry (the joiner's rules are b"" and limit 0)."""
     return entry("auth", role, name, key, rules, turn_limit)
@@ -326,7 +364,10 @@ _SECRET: dict[int, tuple[Ed25519PrivateKey, bytes]] = {}
 def _secret(key: Ed25519PrivateKey) -> bytes:
     got = _SECRET.get(id(key))
     if got is None or got[0] is not key:
-        _, secret = _sodium.crypto_sign_seed_keypair(key.private_bytes_raw())
+        pk, sk = _new_buffer("unsigned char[32]"), _new_buffer("unsigned char[64]")
+        if _lib.crypto_sign_seed_keypair(pk, sk, key.private_bytes_raw()) != 0:
+            raise RuntimeError("libsodium could not derive a signing key")  # pragma: no cover
+        secret = bytes(_ffi.buffer(sk, 64))
         if len(_SECRET) >= 16:
             del _SECRET[next(iter(_SECRET))]
         got = _SECRET[id(key)] = (key, secret)
@@ -335,8 +376,10 @@ def _secret(key: Ed25519PrivateKey) -> bytes:
 
 def sign(key: Ed25519PrivateKey, message: bytes) -> bytes:
     """The Ed25519 signature (RFC 8032) by ``key`` over ``message``."""
-    signed: bytes = _sodium.crypto_sign(message, _secret(key))
-    return signed[:64]
+    signed = _new_buffer("unsigned char[]", len(message) + 64)
+    if _lib.crypto_sign(signed, _ffi.NULL, message, len(message), _secret(key)) != 0:
+        raise RuntimeError("libsodium could not sign")  # pragma: no cover
+    return bytes(_ffi.buffer(signed, 64))
 
 
 def verify_sig(public_key: bytes, signature: bytes, message: bytes) -> bool:
@@ -344,10 +387,12 @@ def verify_sig(public_key: bytes, signature: bytes, message: bytes) -> bool:
     if len(public_key) != 32 or len(signature) != 64:
         return False
     try:
-        _sodium.crypto_sign_open(bytes(signature) + message, bytes(public_key))
-    except (BadSignatureError, ValueError, TypeError):
+        signed = bytes(signature) + message
+        out = _new_buffer("unsigned char[]", len(signed))
+        ok: int = _lib.crypto_sign_open(out, _ffi.NULL, signed, len(signed), bytes(public_key))
+    except TypeError:  # not bytes
         return False
-    return True
+    return ok == 0
 
 
 def fingerprint(public_key_bytes: bytes) -> str:

@@ -30,9 +30,9 @@ append, :func:`decode_journal` turns a file's bytes back into a record.
 
 from __future__ import annotations
 
+import binascii  # crc32, the same as zlib.crc32 (binascii is loaded already, zlib is not)
 import dataclasses
 import json
-import zlib
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -65,7 +65,7 @@ _json_str: Final = _ENCODER.encode
 def encode_entry(obj: dict[str, Any]) -> bytes:
     """One journal line: CRC-32 of the compact JSON, a space, the JSON, a newline."""
     text = _ENCODER.encode(obj).encode("utf-8")
-    return b"%08x %s\n" % (zlib.crc32(text), text)
+    return b"%08x %s\n" % (binascii.crc32(text), text)
 
 
 def decode_entry(line: bytes) -> dict[str, Any] | None:
@@ -77,7 +77,7 @@ def decode_entry(line: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     text = line[9:]
-    if zlib.crc32(text) != crc:
+    if binascii.crc32(text) != crc:
         return None
     try:
         obj = json.loads(text.decode("utf-8"))
@@ -99,7 +99,7 @@ def encode_action_entry(a: ActionRecord) -> bytes:
         f'{{"action":{{"seq":{a.seq:d},"seat":{a.seat:d},"action":{_json_str(a.action)},'
         f'"state_hash":"{a.state_hash.hex()}","sig":"{a.sig.hex()}"}}}}'
     ).encode()
-    return b"%08x %s\n" % (zlib.crc32(text), text)
+    return b"%08x %s\n" % (binascii.crc32(text), text)
 
 
 def encode_head(record: Record) -> bytes:

@@ -79,7 +79,7 @@ class ResumePoint:
                 )
             else:
                 m = m.apply(Action.parse(a.action))[0]
-                t = crypto.absorb(t, "action", a.seq, a.seat, a.action, a.state_hash)
+                t = crypto.absorb_action(t, a.seq, a.seat, a.action, a.state_hash)
             tx_at.append(t)
             hash_at.append(a.state_hash)
         return cls(r, m, t_commit, t_reveal, tuple(tx_at), tuple(hash_at))

@@ -1247,7 +1247,7 @@ class Session:
                 f"state hash mismatch after action {msg.seq} ({msg.action}): the two programs "
                 "disagree about the game (different versions, or tampering)"
             )
-        t = crypto.absorb(self._transcript, "action", msg.seq, seat, msg.action, msg.hash)
+        t = crypto.absorb_action(self._transcript, msg.seq, seat, msg.action, msg.hash)
         if not crypto.verify_sig(key, msg.sig, crypto.sig_message(t)):
             raise CheatingError(f"the signature on action {msg.seq} is invalid (forged)")
         self._commit_step(new, t, ActionRecord(msg.seq, seat, msg.action, msg.hash, msg.sig))
@@ -1516,7 +1516,7 @@ class Session:
         except IllegalActionError as exc:
             raise LocalProtocolError(str(exc)) from None
         seq, text, h = self._seq + 1, str(action), new.state_hash()
-        t = crypto.absorb(self._transcript, "action", seq, self.our_seat, text, h)
+        t = crypto.absorb_action(self._transcript, seq, self.our_seat, text, h)
         sig = crypto.sign(self._key, crypto.sig_message(t))
         self._queue(wire.ActionMsg(seq=seq, action=text, hash=h, sig=sig))
         self._commit_step(new, t, ActionRecord(seq, self.our_seat, text, h, sig))

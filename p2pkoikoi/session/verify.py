@@ -473,7 +473,7 @@ def _action(
             action = Action.parse(text)
             if str(action) != text:
                 raise InputError(f"not canonical: {text!r}")
-            new, _ = m.apply(action)
+            new = m.after(action)  # the same checks as apply, without building events
         except (InputError, IllegalActionError) as exc:
             rep.add(f"{name} legal", False, f"{text}: {exc}")
             return None
@@ -483,7 +483,7 @@ def _action(
     if reason is not None:
         t_new = crypto.absorb(t, "resign", *crypto.resign_fields(seq, seat, state_hash, reason))
     else:
-        t_new = crypto.absorb(t, "action", seq, seat, text, state_hash)
+        t_new = crypto.absorb_action(t, seq, seat, text, state_hash)
     if not crypto.verify_sig(keys[seat], sig, crypto.sig_message(t_new)):
         rep.add(f"{name} signature", False, f"{text}: signature by seat {seat} fails")
         return None

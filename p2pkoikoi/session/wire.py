@@ -520,6 +520,13 @@ _SCHEMA: Final[dict[str, tuple[tuple[str, Callable[[Any], bool], str, bool], ...
 }
 
 
+#: the keys each message type may have (computed once: a message is decoded per action)
+_ALLOWED: Final[dict[str, frozenset[str]]] = {
+    mtype: frozenset({"type", "v", *(name for name, *_ in schema)})
+    for mtype, schema in _SCHEMA.items()
+}
+
+
 def decode_message(payload: bytes) -> Message:
     """Parse and type-check one message; raises :class:`RemoteProtocolError` naming the fault."""
     obj = unpack(payload)
@@ -544,8 +551,7 @@ def decode_message(payload: bytes) -> Message:
             )
         raise RemoteProtocolError(f"bad {mtype} message from peer: protocol version {version}")
     schema = _SCHEMA[mtype]
-    allowed = {"type", "v"} | {name for name, *_ in schema}
-    extra = sorted(set(obj) - allowed)
+    extra = sorted(set(obj) - _ALLOWED[mtype])
     if extra:
         raise RemoteProtocolError(f"bad {mtype} message from peer: unknown field {extra[0][:40]!r}")
     kwargs: dict[str, Any] = {"v": version}

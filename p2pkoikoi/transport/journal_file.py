@@ -170,13 +170,30 @@ class RecordJournal:
             self.path = default_record_path(session.peer_name)
         return self.path
 
-    def save(self, session: Session) -> None:
-        """Bring the file up to ``session``; :class:`OSError` if it cannot be written."""
+    def save(self, session: Session, *, lazy: bool = False) -> None:
+        """Bring the file up to ``session``; :class:`OSError` if it cannot be written.
+
+        ``lazy``: when all that is new since the last write is the other
+        player's actions (the same state and start signatures), they may wait
+        for the next write (ours, before our next move leaves: one append for
+        both).  A crash in between loses only actions the other side has
+        written before sending, and the resume handshake sends them again.
+        """
         if session.session_id is None or self._complete:
             return  # a finished match's record never changes again
         mark = (session.seq, session.state, session.start_signatures)
-        if self._file is not None and mark == self._mark:
-            return  # during play nothing recorded changes without a new seq or state
+        if self._file is not None:
+            last = self._mark
+            if mark == last:
+                return  # during play nothing recorded changes without a new seq or state
+            if (
+                lazy
+                and last is not None
+                and mark[1:] == last[1:]
+                and mark[1] is State.PLAY
+                and not session.is_hidden  # (its steps may send without a move of ours)
+            ):
+                return  # only the other's actions are new: they go with our next write
         self._mark = mark
         if self._file is not None and session.state is not State.DONE:
             # the hot path: only what is new, without building the whole record

@@ -222,6 +222,8 @@ class NetworkLink:
         self._turn_since = 0.0
         self._turn_changed = trio.Event()
         self._clock_running = False
+        #: when the turn clock wakes next by itself (inf: it waits for a step to wake it)
+        self._clock_wake = math.inf
         self._timed_out = False  # our turn limit ran out: our resignation says "time"
         if session.peer_name is not None and session.rules is not None:  # a resumed session
             self.rules = session.rules
@@ -493,12 +495,13 @@ class NetworkLink:
         if push and self._session.match is not None:
             self._push(Update("status", self.view, text=text))
 
-    def _save_record(self) -> None:
+    def _save_record(self, *, lazy: bool = False) -> None:
         """Bring the record file up to the session (a journal during play, see
         :class:`~p2pkoikoi.transport.record_files.RecordKeeper`); a record that
-        cannot be written ends the match."""
+        cannot be written ends the match.  ``lazy``: the other player's moves
+        may wait for our next write (:meth:`RecordJournal.save`)."""
         try:
-            self._records.save(self._session)
+            self._records.save(self._session, lazy=lazy)
         except TransportError as exc:
             self._fail(exc)
 
@@ -521,7 +524,16 @@ class NetworkLink:
         m = s.match
         if s.turn_limit and s.seq != self._turn_seq:  # a new decision: its clock starts
             self._turn_seq, self._turn_since = s.seq, trio.current_time()  # (not on a resume)
-            self._turn_changed.set()
+            # The clock is woken only when this decision needs it before it would wake
+            # anyway (or the match left play): a deadline never comes earlier than
+            # limit - warning after its decision starts, and waking early is harmless
+            # (the clock looks at the current decision), so most moves cost it nothing
+            # (a wake-up per move was two task switches and a cancel scope).
+            limit = float(s.turn_limit)
+            if s.state is not State.PLAY or (
+                self._turn_since + limit - turn_warning(limit) < self._clock_wake
+            ):
+                self._turn_changed.set()
             if not self._clock_running and self._nursery is not None:
                 self._clock_running = True
                 self._nursery.start_soon(self._turn_clock)
@@ -664,8 +676,9 @@ class NetworkLink:
             if isinstance(ev, ActionReceived | PeerResigned):
                 # the peer's last move makes the session queue our final signature:
                 # the record holds both before that signature leaves (sends go out at
-                # once, see _send_now)
-                self._save_record()
+                # once, see _send_now).  A move that leaves the match in play may wait
+                # for our next write (lazy: one append for both moves)
+                self._save_record(lazy=True)
             self._flush()
             if ev is NEED_DATA:
                 break
@@ -710,7 +723,7 @@ class NetworkLink:
                     peer = self.names[1 - self.seat]
                     self.forfeit_reason = f"{peer}'s time ran out ({s.turn_limit}s per decision)"
                     self._status(f"{self.forfeit_reason}: they resign", event="peer_time_out")
-                self._save_record()
+                self._save_record(lazy=True)
                 self._push_state(ev.events, ev.seat)
                 self._after_step()
             elif isinstance(ev, HiddenProgress):  # the hidden deal: a deal opened, our play done
@@ -750,7 +763,7 @@ class NetworkLink:
                 else:
                     self._stop()
                 return
-        self._save_record()
+        self._save_record(lazy=True)
         self._wake()
 
     def _count_chatter(self) -> bool:
@@ -914,6 +927,7 @@ class NetworkLink:
                 left = deadline - now
                 if left <= 0:
                     self._own_time_out(limit)  # resigned: the next step sets the event
+                    self._clock_wake = math.inf
                     await self._turn_changed.wait()
                     continue
                 if left <= warn_before:
@@ -935,8 +949,10 @@ class NetworkLink:
                     # may be on the way; look again once the connection is back
                     deadline = now + 1.0
                 wake = deadline
+            self._clock_wake = wake
             with trio.move_on_at(wake):
                 await self._turn_changed.wait()
+            self._clock_wake = math.inf
 
     def _time_warning(self, left: int, limit: float, *, first: bool) -> None:
         """The warning, then the countdown: the status line and a ``time_warning`` note."""

@@ -45,10 +45,11 @@ class RecordKeeper:
     def path(self) -> Path | None:
         return self._journal.path
 
-    def save(self, session: Session) -> None:
-        """Bring the record up to ``session``; :class:`TransportError` if it cannot."""
+    def save(self, session: Session, *, lazy: bool = False) -> None:
+        """Bring the record up to ``session`` (``lazy``: see
+        :meth:`RecordJournal.save`); :class:`TransportError` if it cannot."""
         try:
-            self._journal.save(session)
+            self._journal.save(session, lazy=lazy)
         except OSError as exc:
             raise TransportError(f"cannot write the record {self.path}: {exc}") from None
 
