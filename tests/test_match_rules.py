@@ -779,3 +779,23 @@ def test_two_piles_on_the_same_table_are_scored_each_for_its_own_cards() -> None
         _, ev = play(m, "play 12c1")
         made = YakuScore("sanko", 5, mask(f"{before} 12b"))
         assert of(ev, YakuMade) == [YakuMade(0, (made,), 5, True)]
+
+
+def test_a_take_scores_the_viewing_yaku_by_the_takers_own_calls() -> None:
+    # koikoijapan: Hanami 1, 3 once its holder has called.  Seat 0 plays 4c1 (no match);
+    # the drawn Sake cup matches 9c1 and 9c2, and seat 0 takes 9c1 beside its Curtain.
+    for calls, pts in (((0, 0), 1), ((0, 1), 1), ((1, 0), 3)):
+        m = MatchState.position(
+            get_preset("koikoijapan"),
+            hands=("4c1 5c1", "2c1 2c2"),
+            field="9c1 9c2 10c1",
+            piles=("3b", ""),
+            stock="9a 6c1",
+            calls=calls,
+        )
+        m, _ = play(m, "play 4c1")
+        assert m.phase is Phase.DRAW_CHOICE
+        _, ev = play(m, "take 9c1")
+        assert of(ev, YakuMade) == [
+            YakuMade(0, (YakuScore("hanami", pts, mask("3b 9a")),), pts, True)
+        ]

@@ -632,3 +632,14 @@ def test_a_turns_events_name_the_seat_the_cards_and_each_capture(seat: int) -> N
     m, ev = m.apply(Action.parse("take 1c1"))
     assert ev[0] == Took(seat, c["1b"], (c["1c1"],))
     assert m.to_act == 1 - seat and "1r" in m.field.codes()
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_resignation_tells_who_gave_up_and_who_won(seat: int) -> None:
+    from p2pkoikoi.engine.events import MatchEnded, Resigned
+
+    m = MatchState.position(ONLINE, hands=("1c1", "2c1"), field="4c1", scores=(30, 20))
+    over, ev = m.resign(seat)
+    # the scores stand as they are: a resignation settles no round
+    assert ev == (Resigned(seat), MatchEnded((30, 20), 1 - seat, "resign"))
+    assert (over.phase, over.to_act, over.scores) == (Phase.OVER, None, (30, 20))
