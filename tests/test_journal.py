@@ -27,7 +27,7 @@ from p2pkoikoi.session.journal import (
     encode_entry,
     is_journal,
 )
-from p2pkoikoi.session.record import ActionRecord, Record
+from p2pkoikoi.session.record import ActionRecord, Record, _action_line, action_to_dict
 from p2pkoikoi.session.testing import (
     det_bytes,
     det_key,
@@ -293,3 +293,15 @@ def test_a_hidden_deal_card_move_keeps_its_data_in_the_journal() -> None:
     line = encode_action_entry(card)
     assert json.loads(line[9:])["action"] == action_to_dict(card)
     assert json.loads(line[9:])["action"]["kind"] == "act"
+
+
+def test_a_records_action_lines_are_json_dumps_byte_for_byte() -> None:
+    """The compact record writes an open deal's action without the JSON encoder's
+    walk (record._action_line): the same text as json.dumps of its dict."""
+    texts = ["play 12c3 capture 12a", "koikoi", "resign", "", 'a "quoted" \\ line', "é 札 \n"]
+    for i, text in enumerate(texts):
+        for seq, seat in ((1, 0), (2**31 - 1, 1), (7 + i, i % 2)):
+            a = ActionRecord(seq, seat, text, bytes([i]) * 32, bytes([255 - i]) * 64)
+            assert _action_line(a) == json.dumps(action_to_dict(a), separators=(", ", ": "))
+    card = ActionRecord(3, 1, "", bytes(32), bytes(64), kind="play", pos=2, deck=b"\x01")
+    assert _action_line(card) == json.dumps(action_to_dict(card), separators=(", ", ": "))

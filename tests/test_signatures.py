@@ -3,10 +3,42 @@ bytes as ``cryptography`` makes (Ed25519 is deterministic), and no forgery passe
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.session import crypto
+
+
+@pytest.fixture(autouse=True, params=["nacl._sodium", "nacl.bindings"])
+def sodium(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Every test here runs with libsodium called directly and through PyNaCl's public
+    bindings (the fallback should the private module be renamed)."""
+    if request.param == "nacl.bindings":
+        monkeypatch.setattr(crypto, "SODIUM", crypto._public_sodium())
+    monkeypatch.setattr(crypto, "_SECRET", {})  # no secret derived by the other path
+    assert crypto.SODIUM.source == request.param
+    yield request.param
+
+
+def test_without_the_private_module_the_public_bindings_sign(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A PyNaCl without ``nacl._sodium`` (a future rename): the loader falls back."""
+    import nacl.bindings  # noqa: F401  (loaded first, as it would be from its new module)
+
+    assert crypto._load_sodium().source == "nacl._sodium"
+    monkeypatch.setitem(sys.modules, "nacl._sodium", None)  # importing it now fails
+    fallback = crypto._load_sodium()
+    assert fallback.source == "nacl.bindings"
+    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    secret = fallback.secret_key(bytes(range(32)))
+    sig = fallback.sign(b"m", secret)
+    assert sig == key.sign(b"m")
+    assert fallback.open(crypto.public_bytes(key), sig, b"m")
+    assert not fallback.open(crypto.public_bytes(key), sig, b"n")
 
 
 @pytest.mark.parametrize("message", [b"", b"p2pkoikoi/v1/sig\x00" + bytes(range(32)), b"x" * 5000])

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib
 import struct
-from typing import TYPE_CHECKING, Final
-
-from nacl._sodium import ffi as _ffi  # type: ignore[import-not-found]
-from nacl._sodium import lib as _lib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from p2pkoikoi.session.errors import RemoteProtocolError
 
@@ -42,11 +41,81 @@ if TYPE_CHECKING:
 # its wrappers check and copy more than a signature needs (a zeroed buffer, the
 # message copied back out).  The calls are the same libsodium functions
 # (``crypto_sign``, ``crypto_sign_open``); ``sodium_init`` is what ``nacl.bindings``
-# runs on import (it may run any number of times).
-if _lib.sodium_init() < 0:  # pragma: no cover (libsodium could not start)
-    raise ImportError("libsodium failed to initialise")
-#: buffers libsodium fills whole: no need to zero them first
-_new_buffer = _ffi.new_allocator(should_clear_after_alloc=False)
+# runs on import (it may run any number of times).  ``nacl._sodium`` is PyNaCl's
+# private module: should a release rename it, the public ``nacl.bindings`` do the
+# same job (the same bytes, a little slower), see :func:`_load_sodium`.
+
+
+class Sodium(NamedTuple):
+    """The three libsodium calls a signature needs, and where they come from."""
+
+    source: str  # "nacl._sodium" (direct) or "nacl.bindings" (PyNaCl's public wrappers)
+    secret_key: Callable[[bytes], bytes]  # 32-byte seed -> libsodium's 64-byte secret key
+    sign: Callable[[bytes, bytes], bytes]  # (message, secret key) -> 64-byte signature
+    open: Callable[[bytes, bytes, bytes], bool]  # (public key, signature, message) -> holds
+
+
+def _direct_sodium(ffi: Any, lib: Any) -> Sodium:
+    """libsodium through PyNaCl's compiled module (``ffi``, ``lib``)."""
+    if lib.sodium_init() < 0:  # pragma: no cover (libsodium could not start)
+        raise ImportError("libsodium failed to initialise")
+    new_buffer = ffi.new_allocator(should_clear_after_alloc=False)  # filled whole by libsodium
+    null = ffi.NULL
+    crypto_sign, crypto_sign_open = lib.crypto_sign, lib.crypto_sign_open
+
+    def secret_key(seed: bytes) -> bytes:
+        pk, sk = new_buffer("unsigned char[32]"), new_buffer("unsigned char[64]")
+        if lib.crypto_sign_seed_keypair(pk, sk, seed) != 0:
+            raise RuntimeError("libsodium could not derive a signing key")  # pragma: no cover
+        return bytes(ffi.buffer(sk, 64))
+
+    def sign(message: bytes, secret: bytes) -> bytes:
+        signed = new_buffer("unsigned char[]", len(message) + 64)
+        if crypto_sign(signed, null, message, len(message), secret) != 0:
+            raise RuntimeError("libsodium could not sign")  # pragma: no cover
+        return bytes(ffi.buffer(signed, 64))
+
+    def open_(public_key: bytes, signature: bytes, message: bytes) -> bool:
+        signed = signature + message
+        out = new_buffer("unsigned char[]", len(signed))
+        ok: int = crypto_sign_open(out, null, signed, len(signed), public_key)
+        return ok == 0
+
+    return Sodium("nacl._sodium", secret_key, sign, open_)
+
+
+def _public_sodium() -> Sodium:
+    """libsodium through PyNaCl's public, documented wrappers (``nacl.bindings``)."""
+    from nacl import bindings
+    from nacl.exceptions import BadSignatureError
+
+    def secret_key(seed: bytes) -> bytes:
+        return bindings.crypto_sign_seed_keypair(seed)[1]
+
+    def sign(message: bytes, secret: bytes) -> bytes:
+        return bindings.crypto_sign(message, secret)[:64]
+
+    def open_(public_key: bytes, signature: bytes, message: bytes) -> bool:
+        try:
+            bindings.crypto_sign_open(signature + message, public_key)
+        except (BadSignatureError, ValueError):
+            return False
+        return True
+
+    return Sodium("nacl.bindings", secret_key, sign, open_)
+
+
+def _load_sodium() -> Sodium:
+    """PyNaCl's compiled module when it is there (the faster path), else its public bindings."""
+    try:
+        compiled = importlib.import_module("nacl._sodium")
+        return _direct_sodium(compiled.ffi, compiled.lib)
+    except (ImportError, AttributeError):
+        return _public_sodium()
+
+
+#: the libsodium calls in use (tests swap in :func:`_public_sodium`'s)
+SODIUM: Sodium = _load_sodium()
 
 TAG_HANDSHAKE: Final = b"p2pkoikoi/v2/handshake\x00"
 TAG_KEY_H2J: Final = b"p2pkoikoi/v2/key/host-to-joiner\x00"
@@ -184,12 +253,14 @@ def nonce(counter: int) -> bytes:
 class Channel:
     """One direction of the encrypted channel: a key and a counter that only goes up."""
 
-    __slots__ = ("_aead", "counter")
+    __slots__ = ("_aead", "_invalid_tag", "counter")
 
     def __init__(self, key: bytes) -> None:
+        from cryptography.exceptions import InvalidTag
         from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
         self._aead = ChaCha20Poly1305(key)
+        self._invalid_tag = InvalidTag  # (imported once here, not at every frame)
         self.counter = 0
 
     def seal(self, plaintext: bytes) -> bytes:
@@ -204,11 +275,9 @@ class Channel:
             raise RemoteProtocolError("encrypted channel exhausted: too many frames")
         if len(ciphertext) < TAG_LEN:
             raise RemoteProtocolError("bad frame from peer: too short to be encrypted")
-        from cryptography.exceptions import InvalidTag
-
         try:
             pt = self._aead.decrypt(nonce(self.counter), ciphertext, None)
-        except InvalidTag:
+        except self._invalid_tag:
             raise RemoteProtocolError(
                 "frame failed authentication: it was modified, replayed or reordered, "
                 "or the peer does not hold this invite's secret"
@@ -364,10 +433,7 @@ _SECRET: dict[int, tuple[Ed25519PrivateKey, bytes]] = {}
 def _secret(key: Ed25519PrivateKey) -> bytes:
     got = _SECRET.get(id(key))
     if got is None or got[0] is not key:
-        pk, sk = _new_buffer("unsigned char[32]"), _new_buffer("unsigned char[64]")
-        if _lib.crypto_sign_seed_keypair(pk, sk, key.private_bytes_raw()) != 0:
-            raise RuntimeError("libsodium could not derive a signing key")  # pragma: no cover
-        secret = bytes(_ffi.buffer(sk, 64))
+        secret = SODIUM.secret_key(key.private_bytes_raw())
         if len(_SECRET) >= 16:
             del _SECRET[next(iter(_SECRET))]
         got = _SECRET[id(key)] = (key, secret)
@@ -376,10 +442,7 @@ def _secret(key: Ed25519PrivateKey) -> bytes:
 
 def sign(key: Ed25519PrivateKey, message: bytes) -> bytes:
     """The Ed25519 signature (RFC 8032) by ``key`` over ``message``."""
-    signed = _new_buffer("unsigned char[]", len(message) + 64)
-    if _lib.crypto_sign(signed, _ffi.NULL, message, len(message), _secret(key)) != 0:
-        raise RuntimeError("libsodium could not sign")  # pragma: no cover
-    return bytes(_ffi.buffer(signed, 64))
+    return SODIUM.sign(message, _secret(key))
 
 
 def verify_sig(public_key: bytes, signature: bytes, message: bytes) -> bool:
@@ -387,12 +450,9 @@ def verify_sig(public_key: bytes, signature: bytes, message: bytes) -> bool:
     if len(public_key) != 32 or len(signature) != 64:
         return False
     try:
-        signed = bytes(signature) + message
-        out = _new_buffer("unsigned char[]", len(signed))
-        ok: int = _lib.crypto_sign_open(out, _ffi.NULL, signed, len(signed), bytes(public_key))
+        return SODIUM.open(bytes(public_key), bytes(signature), message)
     except TypeError:  # not bytes
         return False
-    return ok == 0
 
 
 def fingerprint(public_key_bytes: bytes) -> str:

@@ -223,8 +223,21 @@ def action_to_dict(a: ActionRecord) -> dict[str, Any]:
 @functools.lru_cache(maxsize=4096)
 def _action_line(a: ActionRecord) -> str:
     """One action's JSON line; cached, since the record is rewritten after every move and
-    a hidden deal's moves carry whole decks (the file then grows to hundreds of kB)."""
-    return json.dumps(action_to_dict(a), separators=(", ", ": "))
+    a hidden deal's moves carry whole decks (the file then grows to hundreds of kB).
+    An open deal's action is written without the JSON encoder's generic walk
+    (the same bytes: a test compares them), as the record is compacted at the
+    match's end, between its last move and the result line."""
+    if a.kind or type(a.seq) is not int or type(a.seat) is not int:
+        return json.dumps(action_to_dict(a), separators=(", ", ": "))
+    return (
+        f'{{"seq": {a.seq!r}, "seat": {a.seat!r}, '
+        f'"action": {_ascii_str(a.action)}, "state_hash": "{a.state_hash.hex()}", '
+        f'"sig": "{a.sig.hex()}"}}'
+    )
+
+
+#: a JSON string literal as ``json.dumps`` writes it (ensure_ascii)
+_ascii_str: Final = json.encoder.encode_basestring_ascii
 
 
 def encode_record(record: Record) -> bytes:

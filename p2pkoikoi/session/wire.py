@@ -530,6 +530,25 @@ _ALLOWED: Final[dict[str, frozenset[str]]] = {
 def decode_message(payload: bytes) -> Message:
     """Parse and type-check one message; raises :class:`RemoteProtocolError` naming the fault."""
     obj = unpack(payload)
+    if len(obj) == 6 and obj.get("type") == "action":
+        # the message of every move, checked in one expression: exactly the fields
+        # the schema below asks for, each of its type and size (anything else takes
+        # the general path, which names the fault)
+        v, seq, text = obj.get("v"), obj.get("seq"), obj.get("action")
+        h, sig = obj.get("hash"), obj.get("sig")
+        if (
+            type(v) is int
+            and v == PROTOCOL_VERSION
+            and type(seq) is int
+            and 1 <= seq <= MAX_SEQ
+            and type(text) is str
+            and len(text) <= MAX_ACTION
+            and type(h) is bytes
+            and len(h) == 32
+            and type(sig) is bytes
+            and len(sig) == 64
+        ):
+            return ActionMsg(seq=seq, action=text, hash=h, sig=sig, v=v)
     mtype = obj.get("type")
     if not isinstance(mtype, str):
         raise RemoteProtocolError("bad message from peer: missing or non-string 'type'")

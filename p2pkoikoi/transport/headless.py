@@ -21,7 +21,8 @@ from typing import IO, Any, Final
 
 import trio
 
-from p2pkoikoi.engine import Action, KoiKoiError, PlayerView
+from p2pkoikoi.engine import Action, Event, KoiKoiError, PlayerView
+from p2pkoikoi.engine.events import Drew, KoiKoiCalled, Played, Took
 from p2pkoikoi.session import WaitingFor
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.transport.match_link import NetworkLink
@@ -49,7 +50,14 @@ class JsonLines:
         self._encode = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 
     def __call__(self, obj: dict[str, Any]) -> None:
-        line = self._encode(obj) + "\n"
+        self.line(self._encode(obj) + "\n")
+
+    def encode(self, obj: dict[str, Any]) -> str:
+        """The line :meth:`__call__` writes for ``obj`` (newline included)."""
+        return self._encode(obj) + "\n"
+
+    def line(self, line: str) -> None:
+        """Write a line already encoded by :meth:`encode`."""
         if self._held is not None:
             self._held.append(line)
         else:
@@ -134,6 +142,42 @@ async def play_headless(
             lines.release()
 
 
+def emit_events(events: tuple[Event, ...], actor: int | None, emit: Emit) -> None:
+    """One line per event (``actor``: who caused them); a move's lines come from
+    :data:`_LINES` when ``emit`` is a :class:`JsonLines`."""
+    lines = emit if isinstance(emit, JsonLines) else None
+    for ev in events:
+        if lines is not None and type(ev) in _MOVES:
+            key = (type(ev), ev, actor)
+            line = _LINES.get(key)
+            if line is None:
+                line = lines.encode(_event_line(ev, actor))
+                if len(_LINES) < _LINES_KEPT:
+                    _LINES[key] = line
+            lines.line(line)
+        else:
+            emit(_event_line(ev, actor))
+
+
+def _event_line(ev: Event, actor: int | None) -> dict[str, Any]:
+    """The JSON object of one event (``by``: who caused it)."""
+    out = ev.to_dict()
+    if out.get("event") == "match_ended":  # one shape for scores, as match_over
+        sc = out["scores"]
+        out["scores"] = {ROLES[0]: sc[0], ROLES[1]: sc[1]}
+    if actor is not None:
+        out.setdefault("by", ROLES[actor])
+    return out
+
+
+#: The events of a move (a seat, a card, the cards it took): a match repeats a few
+#: thousand of them at most, so each one's line is encoded once per process and
+#: kept.  Keyed by type too: two event tuples with equal fields are equal tuples.
+_MOVES: Final = frozenset({Played, Drew, Took, KoiKoiCalled})
+_LINES: dict[tuple[type, Event, int | None], str] = {}
+_LINES_KEPT: Final = 8192
+
+
 #: what :func:`_one_update` returns when the match goes on (compared by identity)
 _GO_ON: Final[dict[str, Any]] = {}
 
@@ -148,14 +192,7 @@ async def _one_update(
 ) -> dict[str, Any] | None:
     """One update: its events out, our move if it is our turn; :data:`_GO_ON` or the end."""
     if update.kind == "state":
-        for ev in update.events:
-            out = ev.to_dict()
-            if out.get("event") == "match_ended":  # one shape for scores, as match_over
-                sc = out["scores"]
-                out["scores"] = {ROLES[0]: sc[0], ROLES[1]: sc[1]}
-            if update.actor is not None:
-                out.setdefault("by", ROLES[update.actor])
-            emit(out)
+        emit_events(update.events, update.actor, emit)
         live = link.session.match  # a queued update may be stale (e.g. we resigned since)
         if live is None or live.is_over or live.to_act != link.seat:
             return _GO_ON

@@ -251,6 +251,8 @@ class RecordJournal:
     def close(self, session: Session) -> None:
         """The link stops: an unfinished match's journal becomes its compact record
         (and a match that never started leaves the record of its handshake)."""
+        if self._complete:
+            return  # compacted with both final signatures: nothing to add
         if self._file is not None or (self._pending and session.session_id is not None):
             self._pending = False
             self._compact(self._default_path(session), session.record())

@@ -33,7 +33,6 @@ from p2pkoikoi.engine import (
 from p2pkoikoi.engine.events import Resigned
 
 
-@dataclass(frozen=True)
 class Update:
     """One change at the table.
 
@@ -41,16 +40,78 @@ class Update:
     (connection news: ``text`` says what), ``"chat"`` (``text`` from ``sender``),
     or ``"over"`` (the match ended; ``text`` says why, ``record`` where its
     record lies).
+
+    ``view`` may be given as a function that makes it: it is made when first
+    read (a headless player never reads the view of its own move's update, and
+    making a view is a good part of a move's cost).  Otherwise a frozen value,
+    like a frozen dataclass (its fields, ``==`` and a pasteable ``repr``).
     """
 
+    __slots__ = ("kind", "_view", "events", "actor", "text", "sender", "record", "final_hash")
+    _FIELDS = ("kind", "view", "events", "actor", "text", "sender", "record", "final_hash")
+
     kind: str
-    view: PlayerView
-    events: tuple[Event, ...] = ()
-    actor: int | None = None
-    text: str = ""
-    sender: str = ""
-    record: str | None = None
-    final_hash: str = ""
+    _view: PlayerView | Callable[[], PlayerView]
+    events: tuple[Event, ...]
+    actor: int | None
+    text: str
+    sender: str
+    record: str | None
+    final_hash: str
+
+    def __init__(
+        self,
+        kind: str,
+        view: PlayerView | Callable[[], PlayerView],
+        events: tuple[Event, ...] = (),
+        actor: int | None = None,
+        text: str = "",
+        sender: str = "",
+        record: str | None = None,
+        final_hash: str = "",
+    ) -> None:
+        put = object.__setattr__
+        put(self, "kind", kind)
+        put(self, "_view", view)
+        put(self, "events", events)
+        put(self, "actor", actor)
+        put(self, "text", text)
+        put(self, "sender", sender)
+        put(self, "record", record)
+        put(self, "final_hash", final_hash)
+
+    @property
+    def view(self) -> PlayerView:
+        got = self._view
+        if isinstance(got, PlayerView):
+            return got
+        made = got()
+        object.__setattr__(self, "_view", made)
+        return made
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Update is frozen: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Update is frozen: cannot delete {name}")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Update)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(
+            f"{name}={value!r}" for name, value in zip(self._FIELDS, self._values(), strict=True)
+        )
+        return f"Update({inner})"
 
 
 class GameLink(Protocol):

@@ -58,6 +58,7 @@ import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -250,6 +251,10 @@ class NetworkLink:
         m = self._session.match
         if m is None:
             raise LocalProtocolError("the match has not started")
+        return self._view_of(m)
+
+    def _view_of(self, m: MatchState) -> PlayerView:
+        """Our seat's view of ``m`` (the last one made is kept)."""
         cached = self._view_cache
         if cached is not None and cached[0] is m:
             return cached[1]
@@ -488,6 +493,11 @@ class NetworkLink:
             self._up_tx.send_nowait(update)
 
     def _push_state(self, events: tuple[EngineEvent, ...], actor: int | None) -> None:
+        if actor == self.seat:  # our own move: its view is made if a table reads it
+            m = self._session.match
+            if m is not None:
+                self._push(Update("state", partial(self._view_of, m), events, actor))
+                return
         self._push(Update("state", self.view, events, actor))
 
     def _status(self, text: str, *, push: bool = True, event: str = "status") -> None:
@@ -646,8 +656,7 @@ class NetworkLink:
                 if self._stopped.is_set() or self._session.state in (State.CLOSED, State.ERROR):
                     return
                 try:
-                    assert self._stream is not None
-                    data = await self._stream.receive_some(RECEIVE_SIZE)
+                    data = await self._receive()
                 except (trio.BrokenResourceError, OSError):
                     data = b""
                 except trio.ClosedResourceError:
@@ -658,6 +667,32 @@ class NetworkLink:
                 self._session.receive_data(bytes(data))
         except KoiKoiError as exc:
             self._fail(exc)
+
+    async def _receive(self) -> bytes | bytearray:
+        """The next bytes from the stream (``b""``: it ended).
+
+        From a TCP socket, during play: wait until it is readable, then read,
+        without trio's stream wrappers, which first try a read that fails (the
+        reader asks right after handling a message, and the answer to it comes
+        only after our player's move), then wait, then read again, and add a
+        scheduler pass after every read.  Anything else, or a closed socket,
+        goes through ``receive_some`` and meets its errors there.  The wait is
+        a checkpoint: cancellation and the other tasks run as with
+        ``receive_some``.
+        """
+        stream = self._stream
+        assert stream is not None
+        if isinstance(stream, trio.SocketStream):
+            fd = stream.socket.fileno()
+            while fd >= 0:
+                await trio.lowlevel.wait_readable(fd)
+                if stream.socket.fileno() != fd:  # closed meanwhile
+                    break
+                try:
+                    return os.read(fd, RECEIVE_SIZE)
+                except BlockingIOError:  # woken, yet nothing to read: wait again
+                    continue
+        return await stream.receive_some(RECEIVE_SIZE)
 
     def _process(self) -> None:
         """Pull every event the session has; one place turns them into updates."""
@@ -723,7 +758,7 @@ class NetworkLink:
                     peer = self.names[1 - self.seat]
                     self.forfeit_reason = f"{peer}'s time ran out ({s.turn_limit}s per decision)"
                     self._status(f"{self.forfeit_reason}: they resign", event="peer_time_out")
-                self._save_record(lazy=True)
+                # (the record was brought up to this move before the flush above)
                 self._push_state(ev.events, ev.seat)
                 self._after_step()
             elif isinstance(ev, HiddenProgress):  # the hidden deal: a deal opened, our play done
