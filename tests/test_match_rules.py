@@ -30,6 +30,7 @@ from p2pkoikoi.engine.events import (
     HandSwapDecided,
     HandYaku,
     KoiKoiCalled,
+    MatchEnded,
     Redealt,
     RoundEnded,
     RoundStarted,
@@ -424,6 +425,30 @@ def test_card_draw_earlier_month_for_seat_0() -> None:
     assert (d.dealer, _codes(d)) == (0, [("4r", "12c1")])
 
 
+# protocol/deal.md: "the card worth more deals (bright > animal > ribbon > chaff)".
+# Every ordered pair of kinds, each from the first draw of scenario_seed(n).
+@pytest.mark.parametrize(
+    ("n", "draw", "dealer"),
+    [
+        (689, ("8b", "8a"), 0),
+        (3123, ("11a", "11b"), 1),
+        (735, ("3b", "3r"), 0),
+        (543, ("11r", "11b"), 1),
+        (99, ("3b", "3c2"), 0),
+        (52, ("3c2", "3b"), 1),
+        (820, ("5a", "5r"), 0),
+        (321, ("4r", "4a"), 1),
+        (41, ("8a", "8c2"), 0),
+        (60, ("7c1", "7a"), 1),
+    ],
+)
+def test_card_draw_higher_card_ranks_every_pair_of_kinds(
+    n: int, draw: tuple[str, str], dealer: int
+) -> None:
+    d = _dealer_chosen(CARD_DRAW.with_settings(card_draw_tie="higher_card"), n)
+    assert (d.dealer, _codes(d)) == (dealer, [draw])
+
+
 def test_card_draw_redraw_ignores_the_kinds() -> None:
     # 000: "If tied, repeat": January (seat 1's 1c1) is earlier than October.
     d = _dealer_chosen(CARD_DRAW.with_settings(card_draw_tie="redraw"), 34)
@@ -611,3 +636,166 @@ def test_next_dealer_alternate_passes_the_deal_whoever_wins(dealer: int) -> None
     (end,) = of(ev, RoundEnded)
     assert end.winner == 0
     assert m.round == 2 and m.dealer == 1 - dealer
+
+
+# ---------------------------------------------------------------------- the end of the match
+# Seat 0 captures the Phoenix beside its Crane and Curtain (Sankō) and stops, in the
+# last round of the match.
+def _sanko_stop(rules: RuleSet, **kw: object) -> tuple[MatchState, tuple[Event, ...]]:
+    m = MatchState.position(
+        rules,
+        hands=("12c1 4c1", "9c1 4c2"),
+        field="12b 10c1",
+        piles=("1b 3b", ""),
+        stock="5c1 6c1",
+        dealer=0,
+        **kw,  # type: ignore[arg-type]
+    )
+    return play(m, "play 12c1", "stop")
+
+
+def test_the_last_round_ends_the_match_with_its_scores_and_winner() -> None:
+    # traditions (003): "a single deal", Sankō 6, no multipliers, running totals.
+    m, ev = _sanko_stop(get_preset("traditions"))
+    assert ev[-2:] == (
+        RoundEnded(
+            1,
+            0,
+            "stop",
+            ScoreBreakdown((YakuScore("sanko", 6, mask("1b 3b 12b")),), 6, (), 6),
+            (6, 0),
+            (6, 0),
+        ),
+        MatchEnded((6, 0), 0, "rounds"),
+    )
+    assert m.is_over and m.phase is Phase.OVER and m.to_act is None
+    assert (m.winner, m.end_reason, m.scores, m.legal_actions()) == (0, "rounds", (6, 0), ())
+
+
+def test_a_match_that_ends_level_has_no_winner() -> None:
+    # online: round 6 of 6, pool scoring; seat 1 pays Sankō's 5 and both hold 25.
+    m, ev = _sanko_stop(ONLINE, round=6, scores=(20, 30))
+    assert ev[-1] == MatchEnded((25, 25), None, "rounds")
+    assert m.is_over and m.winner is None and m.end_reason == "rounds"
+
+
+def test_a_player_left_with_nothing_is_knocked_out_before_the_last_round() -> None:
+    # online, round 2 of 6: seat 1 has 3 left, so it pays 3 of the 5 (the cap) and is out.
+    m, ev = _sanko_stop(ONLINE, round=2, scores=(47, 3))
+    (end,) = of(ev, RoundEnded)
+    assert (end.gained, end.scores) == ((3, 0), (50, 0))
+    assert ev[-1] == MatchEnded((50, 0), 0, "knockout")
+    assert m.is_over and (m.winner, m.end_reason, m.round) == (0, "knockout", 2)
+
+
+@pytest.mark.parametrize("winner", [0, 1])
+@pytest.mark.parametrize(("left", "knocked"), [(5, True), (6, False)])
+def test_knockout_at_exactly_nothing_left_for_either_seat(
+    winner: int, left: int, knocked: bool
+) -> None:
+    # online (002): "0 loses". The loser pays Sankō's 5 from what it has left.
+    loser = 1 - winner
+    piles = ("1b 3b", "") if winner == 0 else ("", "1b 3b")
+    hands = ("12c1 4c1", "9c1 4c2") if winner == 0 else ("9c1 4c2", "12c1 4c1")
+    scores = (50 - left, left) if winner == 0 else (left, 50 - left)
+    m = MatchState.position(
+        ONLINE,
+        hands=hands,
+        field="12b 10c1",
+        piles=piles,
+        stock="5c1 6c1",
+        to_act=winner,
+        round=2,
+        scores=scores,
+    )
+    m, ev = play(m, "play 12c1", "stop")
+    (end,) = of(ev, RoundEnded)
+    assert end.winner == winner and end.scores[loser] == left - 5
+    if knocked:
+        assert ev[-1] == MatchEnded(end.scores, winner, "knockout") and m.round == 2
+    else:
+        assert of(ev, MatchEnded) == [] and not m.is_over and m.round == 3
+
+
+def test_a_round_before_the_last_ends_no_match() -> None:
+    m, ev = _sanko_stop(ONLINE, round=5, scores=(20, 30))
+    assert of(ev, MatchEnded) == [] and not m.is_over and m.round == 6
+
+
+def test_the_same_pile_is_scored_under_each_rule_set_in_turn() -> None:
+    # The engine remembers the last pile it evaluated; the same pile, field and call
+    # under other rules must be evaluated afresh: Sankō is 5 online, 6 in traditions.
+    for rules, pts in ((ONLINE, 5), (get_preset("traditions"), 6), (ONLINE, 5)):
+        _, ev = _second_to_last(rules)
+        assert of(ev, YakuMade) == [
+            YakuMade(0, (YakuScore("sanko", pts, mask("1b 3b 12b")),), pts, True)
+        ]
+
+
+def test_a_call_changes_the_viewing_yaku_of_the_same_pile() -> None:
+    # koikoijapan: Hanami is 1, and 3 once its holder has called koi-koi; the same
+    # turn on the same table, with and without seat 0's earlier call, in turn.  Seat 0
+    # plays the Sake cup on 9c1 and the drawn 5c1 takes 5c2: the field is left empty.
+    for calls, pts in (((0, 0), 1), ((1, 0), 3), ((0, 0), 1)):
+        m = MatchState.position(
+            get_preset("koikoijapan"),
+            hands=("9a 4c1", "2c1 2c2"),
+            field="9c1 5c2",
+            piles=("3b", ""),
+            stock="5c1 6c1",
+            calls=calls,
+        )
+        m, ev = play(m, "play 9a")
+        assert not m.field
+        assert of(ev, YakuMade) == [
+            YakuMade(0, (YakuScore("hanami", pts, mask("3b 9a")),), pts, True)
+        ]
+
+
+def test_the_same_pile_beside_another_field_is_scored_afresh() -> None:
+    # rain_out = field: "any Willow card on the field voids Hanami".  Seat 0 takes the
+    # Phoenix (Sankō) and the drawn 5c1 takes 5c2; the Willow 11c stays on the field or
+    # was never there.  Same pile both times, other fields.
+    rules = ONLINE.with_settings(rain_out="field")
+    sanko = YakuScore("sanko", 5, mask("1b 3b 12b"))
+    hanami = YakuScore("hanami", 5, mask("3b 9a"))
+    for field, made in (("12b 5c2 11c", (sanko,)), ("12b 5c2", (sanko, hanami))) * 2:
+        m = MatchState.position(
+            rules, hands=("12c1 4c1", "2c1 2c2"), field=field, piles=("1b 3b 9a", ""), stock="5c1"
+        )
+        after, ev = play(m, "play 12c1")
+        assert after.pile(0).mask == mask("1b 3b 9a 12b 12c1 5c1 5c2")
+        total = sum(y.points for y in made)
+        assert of(ev, YakuMade) == [YakuMade(0, made, total, True)]
+
+
+def test_two_piles_on_the_same_table_are_scored_each_for_its_own_cards() -> None:
+    # The same turn (seat 0 takes the Phoenix, the drawn 5c1 joins the field) with two
+    # different pairs of brights already captured: Sankō of other cards each time.
+    for before in ("1b 3b", "1b 8b", "1b 3b"):
+        m = MatchState.position(
+            ONLINE, hands=("12c1 4c1", "2c1 2c2"), field="12b 10c1", piles=(before, ""), stock="5c1"
+        )
+        _, ev = play(m, "play 12c1")
+        made = YakuScore("sanko", 5, mask(f"{before} 12b"))
+        assert of(ev, YakuMade) == [YakuMade(0, (made,), 5, True)]
+
+
+def test_a_take_scores_the_viewing_yaku_by_the_takers_own_calls() -> None:
+    # koikoijapan: Hanami 1, 3 once its holder has called.  Seat 0 plays 4c1 (no match);
+    # the drawn Sake cup matches 9c1 and 9c2, and seat 0 takes 9c1 beside its Curtain.
+    for calls, pts in (((0, 0), 1), ((0, 1), 1), ((1, 0), 3)):
+        m = MatchState.position(
+            get_preset("koikoijapan"),
+            hands=("4c1 5c1", "2c1 2c2"),
+            field="9c1 9c2 10c1",
+            piles=("3b", ""),
+            stock="9a 6c1",
+            calls=calls,
+        )
+        m, _ = play(m, "play 4c1")
+        assert m.phase is Phase.DRAW_CHOICE
+        _, ev = play(m, "take 9c1")
+        assert of(ev, YakuMade) == [
+            YakuMade(0, (YakuScore("hanami", pts, mask("3b 9a")),), pts, True)
+        ]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from p2pkoikoi.engine import (
     CARDS,
     Action,
@@ -20,7 +22,8 @@ from p2pkoikoi.engine import (
     get_preset,
     parse_cards,
 )
-from p2pkoikoi.engine.events import RoundEnded, RoundStarted
+from p2pkoikoi.engine.events import Drew, Played, RoundEnded, RoundStarted, Took
+from p2pkoikoi.engine.yaku import YakuScore
 
 ONLINE = get_preset("online")
 NINTENDO = get_preset("nintendo")
@@ -413,6 +416,8 @@ def test_each_phase_names_the_action_it_expects() -> None:
     def refused(m: MatchState, text: str, expected: str) -> None:
         with pytest.raises(IllegalActionError, match=f"illegal action {text}: expected {expected}"):
             m.apply(Action.parse(text))
+        with pytest.raises(IllegalActionError, match=f"illegal action {text}: expected {expected}"):
+            m.after(Action.parse(text))  # the same check without events
 
     m = MatchState.position(ONLINE, hands=("5c1 5c2", "6c1 6c2"), field="1r 1c1 10c1", stock="1b")
     refused(m, "take 1r", r"a card to play \(play CARD\)")
@@ -503,3 +508,138 @@ def test_a_round_after_a_redeal_starts_at_attempt_0() -> None:
         m, ev = m.apply(rng.choice(m.legal_actions()))
     starts = [e for e in ev if isinstance(e, RoundStarted) and e.round == 2]
     assert starts and starts[0].attempt == 0
+
+
+def test_a_view_scores_viewing_yaku_by_its_own_seats_calls() -> None:
+    # koikoijapan: Hanami is 1, and 3 in the pile of a player who has called koi-koi
+    # ("the opponent's calls do not count", docs/rules.md).
+    kkj = get_preset("koikoijapan")
+    hanami = mask("3b 9a")
+    for calls, pts in (((0, 0), 1), ((0, 1), 1), ((1, 0), 3)):
+        m = MatchState.position(
+            kkj, hands=("1c1", "2c1"), field="4c1", piles=("3b 9a", ""), calls=calls
+        )
+        for seat in (0, 1):
+            assert m.view(seat).yaku(0) == m.yaku(0) == (YakuScore("hanami", pts, hanami),)
+            assert m.view(seat).yaku(1) == m.yaku(1) == ()
+
+
+def test_equality_needs_the_same_seed_results_and_table() -> None:
+    def at(seed: bytes) -> MatchState:
+        return MatchState.position(ONLINE, hands=("1c1", "2c1"), field="4c1", seed=seed)
+
+    a, b, other_seed = at(bytes(32)), at(bytes(32)), at(bytes(31) + b"\x01")
+    assert a == b and hash(a) == hash(b)
+    assert a.encode_state() == other_seed.encode_state() and a != other_seed
+    assert a != at(bytes(32)).after(Action.parse("play 1c1"))
+    assert a != "a state" and a != None  # noqa: E711 - __eq__ against a non-state
+
+
+# ---------------------------------------------------------------------- the hidden deal
+HIDDEN = ONLINE.with_settings(deal="hidden")
+SEED = bytes(range(32))
+
+
+def test_the_hidden_deal_waits_for_its_deck_and_checks_it() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import IllegalActionError, InputError, new_match
+
+    m, _ = MatchState.start(HIDDEN, SEED)
+    assert (m.phase, m.to_act, m.legal_actions(), m.stock) == (Phase.DEAL, None, (), ())
+    assert not m.hand(0) and not m.hand(1) and not m.field
+    deck = tuple(derive_deck(SEED, 1, 0))
+    for bad in (deck[:47], deck[:47] + deck[:1], (*deck, 48)):
+        with pytest.raises(InputError, match="a deck lists each of the 48 cards once"):
+            m.deal(bad)
+    # protocol/deal.md: the deck is laid out as from the seed, so the audited deck of
+    # the seed deals the open deal's table
+    dealt, ev = m.deal(deck)
+    seen = new_match(ONLINE, SEED)
+    assert ev == (RoundStarted(1, seen.dealer, 0, tuple(seen.field)),)
+    for seat in (0, 1):
+        assert dealt.hand(seat) == seen.hand(seat) and dealt.pile(seat) == seen.pile(seat)
+    assert (dealt.field, dealt.stock, dealt.phase, dealt.to_act) == (
+        seen.field,
+        seen.stock,
+        Phase.PLAY,
+        seen.dealer,
+    )
+    assert m.phase is Phase.DEAL  # deal() leaves the state it was given alone
+    with pytest.raises(IllegalActionError, match="no deal is due"):
+        dealt.deal(deck)
+
+
+def test_rehand_places_the_unseen_cards_anew_but_only_the_same_cards() -> None:
+    import pytest
+
+    from p2pkoikoi.engine import InputError
+
+    m = MatchState.position(HIDDEN, hands=("1c1 2c1", "3c1 4c1"), field="5c1", stock="6c1 7c1 8c1")
+    m = m.after(Action.parse("play 1c1"))  # 6c1 is drawn: the stock starts at 7c1
+    h0, h1, rest = mask("2c1"), mask("3c1 4c1"), tuple(c.id for c in m.stock)
+    assert rest[:2] == tuple(ids("7c1 8c1"))
+
+    def refused(hands: tuple[int, int], stock: tuple[int, ...]) -> None:
+        with pytest.raises(InputError, match="must hold the same cards as the old"):
+            m.rehand(hands, stock)
+
+    refused((h0, mask("3c1 5c1")), rest)  # a field card for a hand card
+    refused((h0 | mask("3c1"), mask("3c1 4c1")), rest)  # one card in both hands
+    refused((h0, h1), rest[:-1])  # a card fewer in the stock
+    refused((h0, h1), (rest[0], *rest[:-1]))  # a card twice, one lost
+    refused((mask("2c1 3c1"), mask("4c1")), rest)  # same cards, other hand sizes
+    # a hand card and the next card to draw change places; nothing else changes
+    swapped = m.rehand((h0, mask("3c1 7c1")), (ids("4c1")[0], *rest[1:]))
+    assert swapped.hand(1).codes() == ["3c1", "7c1"] and swapped.hand(0) == m.hand(0)
+    assert [c.code for c in swapped.stock[:2]] == ["4c1", "8c1"]
+    assert len(swapped.stock) == len(m.stock) and swapped.field == m.field
+    assert swapped.pile(0) == m.pile(0) and swapped.phase is m.phase
+    assert swapped.to_act == m.to_act == 1
+    # the drawn card stays drawn: the next draw is the new top card
+    after = swapped.after(Action.parse("play 3c1"))
+    assert "4c1" in after.field.codes() and [c.code for c in after.stock[:1]] == ["8c1"]
+
+
+# ---------------------------------------------------------------------- a turn's events
+def _turn(seat: int, mine: str, field: str, stock: str, pile: str = "") -> MatchState:
+    hands = (mine, "9c1 9c2") if seat == 0 else ("9c1 9c2", mine)
+    piles = (pile, "") if seat == 0 else ("", pile)
+    return MatchState.position(
+        ONLINE, hands=hands, field=field, stock=stock, piles=piles, to_act=seat
+    )
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_turns_events_name_the_seat_the_cards_and_each_capture(seat: int) -> None:
+    c = {card.code: card for card in CARDS}
+    # a plain turn: 2a takes 2c1 (February: a month whose cards' ids have bit 2 set),
+    # the drawn 5r (an odd id) takes 5c1
+    m, ev = _turn(seat, "2a 4c1", "2c1 5c1 10c1", "5r").apply(Action.parse("play 2a"))
+    assert ev == (Played(seat, c["2a"], (c["2c1"],)), Drew(seat, c["5r"], (c["5c1"],), False))
+    assert m.to_act == 1 - seat and m.pile(seat).codes() == ["2a", "2c1", "5r", "5c1"]
+    # a turn that makes Sankō: the same two events, then the yaku
+    m, ev = _turn(seat, "12c1 4c1", "12b 5c1 10c1", "5r", "1b 3b").apply(Action.parse("play 12c1"))
+    assert ev[:2] == (
+        Played(seat, c["12c1"], (c["12b"],)),
+        Drew(seat, c["5r"], (c["5c1"],), False),
+    )
+    assert [type(e).__name__ for e in ev[2:]] == ["YakuMade"] and m.to_act == seat
+    # a drawn card that matches two field cards waits for the choice
+    m, ev = _turn(seat, "2a 4c1", "2c1 1r 1c1 10c1", "1b").apply(Action.parse("play 2a"))
+    assert ev == (Played(seat, c["2a"], (c["2c1"],)), Drew(seat, c["1b"], (), True))
+    assert m.phase is Phase.DRAW_CHOICE and m.to_act == seat
+    m, ev = m.apply(Action.parse("take 1c1"))
+    assert ev[0] == Took(seat, c["1b"], (c["1c1"],))
+    assert m.to_act == 1 - seat and "1r" in m.field.codes()
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_resignation_tells_who_gave_up_and_who_won(seat: int) -> None:
+    from p2pkoikoi.engine.events import MatchEnded, Resigned
+
+    m = MatchState.position(ONLINE, hands=("1c1", "2c1"), field="4c1", scores=(30, 20))
+    over, ev = m.resign(seat)
+    # the scores stand as they are: a resignation settles no round
+    assert ev == (Resigned(seat), MatchEnded((30, 20), 1 - seat, "resign"))
+    assert (over.phase, over.to_act, over.scores) == (Phase.OVER, None, (30, 20))

@@ -41,6 +41,7 @@ from p2pkoikoi.engine.yaku import (
     hand_yaku,
     score,
     total,
+    total_function,
 )
 
 ONLINE = PRESETS["online"]
@@ -307,6 +308,9 @@ class TestViewing:
         assert ids(pile, rules, field=m("11r", "12c3")) == {}
         assert ids(pile, rules, field=m("1c1")) == {"hanami": 5, "tsukimi": 5}
         assert total(pile, rules, m("11c")) == 5
+        # no field given: an empty field, which spoils nothing
+        assert total(pile, rules) == 10
+        assert {y.id: y.points for y in evaluate(pile, rules)} == {"hanami": 5, "tsukimi": 5}
 
     def test_rain_out_captured_willow(self) -> None:
         rules = dataclasses.replace(ONLINE, rain_out=RainOut.CAPTURED_WILLOW)
@@ -505,6 +509,18 @@ def test_only_one_viewing_yaku_switched_on(on: str, off: str) -> None:
     assert ids(m(other_bright, "9a"), rules) == {}
 
 
+@pytest.mark.parametrize(("on", "off"), [("hanami", "tsukimi"), ("tsukimi", "hanami")])
+def test_one_viewing_yaku_at_its_lowest_value(on: str, off: str) -> None:
+    # Worth 1 (> 0, so on), the other at 0; after the holder's koi-koi it is worth
+    # viewing_after_koikoi = 3 (docs/rules.md, "Viewing yaku").
+    rules = ONLINE.with_settings(**{on: 1, off: 0, "viewing_after_koikoi": 3})
+    pile = m("3b", "8b", "9a")
+    for called, pts in ((False, 1), (True, 3)):
+        assert total(pile, rules, 0, called) == pts
+        assert {y.id: y.points for y in evaluate(pile, rules, 0, called)} == {on: pts}
+        assert total_function(rules, called)(pile, 0) == pts
+
+
 def test_combined_ribbons_at_their_lowest_value() -> None:
     # akatan_aotan = 1 (> 0) still replaces Akatan and Aotan: both sets score 1, not 5 + 5.
     rules = ONLINE.with_settings(akatan_aotan=1)
@@ -562,6 +578,19 @@ def test_the_cards_of_the_combined_ribbons() -> None:
     flat = ONLINE.with_settings(plus_yaku="tan")
     (combo,) = [y for y in evaluate(seven, flat) if y.id == "akatan_aotan"]
     assert combo.cards == m("1r", "2r", "3r", "6r", "9r", "10r") and combo.points == 10
+
+
+@pytest.mark.parametrize(
+    ("yaku", "three"), [("akatan", ("1r", "2r", "3r")), ("aotan", ("6r", "9r", "10r"))]
+)
+def test_the_cards_of_akatan_and_aotan(yaku: str, three: tuple[str, ...]) -> None:
+    # With the yaku in plus_yaku (online) the extra ribbon is one of its cards and
+    # worth +1; without (vanikar: kasu, tan, tane only) just its three ribbons, 5.
+    four = m(*three, "4r")
+    (online,) = evaluate(four, ONLINE)
+    assert online == YakuScore(yaku, 6, four)
+    (flat,) = evaluate(four, PRESETS["vanikar"])
+    assert flat == YakuScore(yaku, 5, m(*three))
 
 
 def test_koi_bai_names_its_factor() -> None:

@@ -598,13 +598,10 @@ class MatchState:
         return s, tuple(ev)
 
     def _apply(self, action: Action, ev: list[Event] | None) -> MatchState:
+        """Every action but a play in the play phase (``apply`` and ``after`` call
+        ``_play`` for that themselves, so it is not checked again here)."""
         ph = self._phase
         kind = action.kind
-        if ph is _PLAY and kind is _KIND_PLAY:
-            s, caused = self._play(action, ev is not None)
-            if ev is not None:
-                ev.extend(caused)
-            return s
         if ph is _KOIKOI and (kind is _KIND_KOIKOI or kind is _KIND_STOP):
             return self._decide(kind is _KIND_KOIKOI, ev)
         if ph is _DRAW_CHOICE and kind is _KIND_TAKE:
