@@ -90,6 +90,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     # the slow fuzzing and hidden-resume modules last, paid in full by survivors only
     "session/session.py": (
         "test_session_mutants.py",
+        "test_session_exact.py",
         "test_session_edges.py",
         "test_session_match.py",
         "test_rematch_session.py",  # rematch paths (section 13)
@@ -102,6 +103,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "session/verify.py": (
         "test_verify.py",
+        "test_verify_details.py",
         "test_rematch_session.py",  # rematch records (chained transcripts)
         "test_turn_limit.py",  # resignations and forfeits by time
         "test_hidden_session.py",  # hidden-deal records

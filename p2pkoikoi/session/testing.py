@@ -78,6 +78,12 @@ def forge(sender: Session, msg: wire.Message) -> bytes:
     return wire.encode_frame(sender._send.seal(wire.encode_message(msg)))
 
 
+def rewrite_queue(s: Session, change: Callable[[wire.Message], wire.Message]) -> None:
+    """Make ``s`` pass every message it sends through ``change`` (a modified program)."""
+    queue = s._queue
+    s._queue = lambda msg: queue(change(msg))  # type: ignore[method-assign]
+
+
 Chooser = Callable[[MatchState], Action]
 
 
