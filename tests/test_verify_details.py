@@ -349,3 +349,18 @@ def test_a_hidden_deal_forfeit_for_a_withheld_card_move_is_checked() -> None:
         " signature alone)"
     )
     assert report.lacks == (f"the {who} forfeited (no draw key): one player's account",)
+
+
+def test_a_hidden_record_whose_result_differs_stops_at_the_result(hidden_record: Record) -> None:
+    """As for the open deal: no final signature is checked over a result that the
+    replay does not reach."""
+    assert hidden_record.result is not None
+    res = dataclasses.replace(hidden_record.result, scores=(99, 0))
+    report = verify_record(dataclasses.replace(hidden_record, result=res))
+    assert [(c.name, c.status) for c in report.checks[-2:]] == [
+        ("hidden deal", "pass"),
+        ("result", "fail"),
+    ]
+    assert report.checks[-1].detail == (
+        f"scores are {hidden_record.result.scores}, record says (99, 0)"
+    )
