@@ -396,3 +396,72 @@ def test_an_auth_message_out_of_its_role_or_unsigned_is_refused(
         run_pair(host, joiner)
     assert str(exc.value) == message
     assert dst.state is State.ERROR and dst.peer_key is None
+
+
+@pytest.mark.parametrize("to", ["joiner deciding", "host in play"])
+def test_an_accept_is_for_the_host_waiting_for_the_decision_only(to: str) -> None:
+    host, joiner = make_pair(RULES, auto_accept=(to == "host in play"), label="accept")
+    run_pair(host, joiner)
+    if to == "host in play":
+        receiver, sender, during = host, joiner, "play"
+    else:
+        receiver, sender, during = joiner, host, "rules"
+    receiver.receive_data(forge(sender, wire.AcceptMsg(fp=RULES.fingerprint())))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(receiver)
+    assert str(exc.value) == f"unexpected accept message from peer during {during}"
+
+
+def test_an_accept_of_other_rules_is_refused() -> None:
+    host, joiner = make_pair(RULES, label="accept-fp")
+    rewrite_queue(
+        joiner,
+        lambda m: wire.AcceptMsg(fp="0" * 64) if isinstance(m, wire.AcceptMsg) else m,
+    )
+    with pytest.raises(RemoteProtocolError) as exc:
+        run_pair(host, joiner)
+    assert str(exc.value) == "the joiner accepted rules other than the ones proposed"
+    assert host.state is State.ERROR and host.record().commitment is None
+
+
+def test_a_reveal_with_a_forged_start_signature_is_cheating() -> None:
+    host, joiner = make_pair(RULES, label="reveal-sig")
+    rewrite_queue(
+        host,
+        lambda m: dataclasses.replace(m, sig=bytes(64)) if isinstance(m, wire.RevealMsg) else m,
+    )
+    with pytest.raises(CheatingError) as exc:
+        run_pair(host, joiner)
+    assert str(exc.value) == "the host's start signature is invalid (forged)"
+    assert joiner.seed is None and joiner.match is None
+
+
+def test_a_deal_that_ends_the_match_at_once_is_signed_at_once() -> None:
+    """A one-round match whose only deal gives a hand yaku is over when it starts
+    (the label is one whose seed deals one): both sides sign the result at once."""
+    rules = get_preset("nintendo").with_settings(rounds=1)
+    host, joiner = make_pair(rules, label="over304")
+    ev_h, ev_j = run_pair(host, joiner)
+    for s, ev in ((host, ev_h), (joiner, ev_j)):
+        kinds = [type(e).__name__ for e in ev]
+        assert kinds[-2:] == ["MatchStarted", "MatchOver"], kinds
+        assert s.state is State.DONE and s.seq == 0
+        rec = s.record()
+        assert rec.actions == () and rec.is_complete and verify_record(rec).complete
+    assert host.record() == joiner.record()
+
+
+def test_a_rematch_value_is_the_first_32_bytes_of_the_offers_entropy() -> None:
+    from p2pkoikoi.session.events import OfferRematch
+
+    rules = get_preset("nintendo").with_settings(rounds=1)
+    host, joiner = make_pair(rules, label="again64")
+    run_pair(host, joiner, random_chooser(3))
+    long_h, long_j = bytes(range(64)), bytes(range(100, 164))
+    joiner.receive_data(host.send(OfferRematch(long_h)))
+    drain(joiner)
+    host.receive_data(joiner.send(OfferRematch(long_j)))
+    run_pair(host, joiner, random_chooser(4))
+    rec = host.record()
+    assert rec.match_number == 2 and rec.is_complete and rec == joiner.record()
+    assert rec.host_value == long_h[:32] and rec.joiner_value == long_j[:32]

@@ -1182,7 +1182,7 @@ class Session:
         self._tx_at, self._hash_at = [self._transcript], [self._match.state_hash()]
         self._state = State.PLAY
         self._events.append(MatchStarted(self.seed, self._match.dealer, events))
-        if self._match.is_over:  # cannot happen with sane rules, but stay consistent
+        if self._match.is_over:  # a one-round match whose deal gives a hand yaku
             self._finish()
 
     # ------------------------------------------------------------------ the hidden deal
