@@ -410,7 +410,7 @@ async def test_a_peer_that_pings_but_never_reads_gets_no_pongs_and_a_bounded_que
 
     async def watch(link: NetworkLink) -> None:
         await pinged.wait()
-        queued = link._out_rx.statistics().current_buffer_used
+        queued = link._conn.out_rx.statistics().current_buffer_used
         assert queued <= 1, f"{queued} frames wait for a peer that does not read"
         with pytest.raises(KoiKoiError):
             for i in range(5000):  # far past the outgoing bound
