@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from functools import partial
 from pathlib import Path
@@ -72,11 +72,9 @@ from p2pkoikoi.engine import (
 from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.session import (
     NEED_DATA,
-    AcceptRules,
     ActionReceived,
     ChatReceived,
     ConnectionClosed,
-    DeclineRules,
     Goodbye,
     HandshakeComplete,
     HiddenProgress,
@@ -107,6 +105,8 @@ from p2pkoikoi.transport.errors import (
     TransportError,
     leaves,
 )
+from p2pkoikoi.transport.handshake_link import DecideRules as DecideRules
+from p2pkoikoi.transport.handshake_link import Handshake, accept_decision
 from p2pkoikoi.transport.heartbeat import Heartbeat
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.key_question import KeyQuestion
@@ -115,7 +115,6 @@ from p2pkoikoi.transport.limits import (
     CHATTER_RATE,
     ChatterBudget,
     Timeouts,
-    step_limit,
 )
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.transport.notes import Notify, nop
@@ -124,12 +123,6 @@ from p2pkoikoi.transport.record_files import RecordKeeper
 from p2pkoikoi.transport.rematch_link import Rematch
 from p2pkoikoi.transport.supervisor import Supervisor
 from p2pkoikoi.transport.turn_clock import TurnClock
-
-DecideRules = Callable[[RulesProposed], Awaitable[bool]]
-
-
-async def _accept_decision(proposal: RulesProposed) -> bool:
-    return True
 
 
 class NetworkLink:
@@ -163,7 +156,6 @@ class NetworkLink:
         self.timeouts = timeouts
         self._records = RecordKeeper(record_path)
         self._notify = notify
-        self._decide_rules = decide_rules
         self.seat = session.our_seat
         self.names = (session.name, "?") if self.seat == 0 else ("?", session.name)
         self.peer_fingerprint = ""
@@ -196,6 +188,7 @@ class NetworkLink:
         self._heartbeat = Heartbeat(self)
         self._clock = TurnClock(self)
         self._rematch = Rematch(self)
+        self._handshake = Handshake(self, decide_rules)
         if session.peer_name is not None and session.rules is not None:  # a resumed session
             self.rules = session.rules
             names = [session.name, session.name]
@@ -531,21 +524,9 @@ class NetworkLink:
             elif isinstance(ev, Pong):
                 pass
             elif isinstance(ev, RulesProposed):
-                self._notify(
-                    {
-                        "event": "rules_proposed",
-                        "peer_name": ev.peer_name,
-                        "peer_fingerprint": ev.peer_fingerprint,
-                        "rules_fingerprint": ev.fingerprint,
-                        "rounds": ev.rounds,
-                        "rules": ev.rules.to_dict(),
-                        "turn_limit": ev.turn_limit,
-                    }
-                )
-                assert self._nursery is not None
-                self._nursery.start_soon(self._decide, ev)
+                self._handshake.on_rules(ev)
             elif isinstance(ev, HandshakeComplete):
-                self._on_handshake(ev)
+                self._handshake.on_complete(ev)
             elif isinstance(ev, MatchStarted):
                 self._save_record()
                 self._supervisor.started()
@@ -598,28 +579,6 @@ class NetworkLink:
         )
         return False
 
-    def _on_handshake(self, ev: HandshakeComplete) -> None:
-        s = self._session
-        self.rules = ev.rules
-        self.peer_fingerprint = ev.peer_fingerprint
-        names = [s.name, s.name]
-        names[1 - self.seat] = ev.peer_name
-        self.names = (names[0], names[1])
-        self._notify(
-            {
-                "event": "handshake",
-                "peer_name": ev.peer_name,
-                "peer_fingerprint": ev.peer_fingerprint,
-                "peer_role": s.role.other.value,
-                "rules_fingerprint": ev.rules.fingerprint(),
-                "rules": ev.rules.to_dict(),
-                "turn_limit": s.turn_limit,
-            }
-        )
-        if not self._keys.admit(ev):
-            return
-        self._save_record()
-
     def _on_over(self, ev: MatchOver) -> None:
         self.result = ev
         self.final_hash = ev.final_hash.hex()
@@ -641,17 +600,6 @@ class NetworkLink:
         )
         self._up_tx.close()
         self._ended.set()
-
-    async def _decide(self, proposal: RulesProposed) -> None:
-        ok = await self._decide_rules(proposal)
-        if self._stopped.is_set() or self._session.state is not State.RULES:
-            return
-        if ok:
-            self._write(self._session.send(AcceptRules()))
-            self._process()
-        else:
-            self._write(self._session.send(DeclineRules("they chose Decline on the rules screen")))
-            self._fail(TransportError("you declined the host's rules"))
 
     async def _await_final(self) -> None:
         """After the last action: the peer must sign the final transcript in time."""
@@ -675,29 +623,6 @@ class NetworkLink:
         """When our own decision must be made (trio's clock; inf: no limit or not our
         turn).  A headless player stops waiting for its bot then."""
         return self._clock.deadline()
-
-    # ------------------------------------------------------------------ handshake
-    async def _handshake(self) -> None:
-        """Run until the match starts; each step under its own ``fail_after``."""
-        s = self._session
-        while not self._started.is_set():
-            if self.error is not None:
-                raise self.error
-            if self._stopped.is_set():
-                raise TransportError("the connection closed during the handshake")
-            step = s.waiting_for
-            limit, error = step_limit(self.timeouts, step)
-            try:
-                with trio.fail_after(limit):
-                    while (
-                        s.waiting_for is step
-                        and not self._started.is_set()
-                        and not self._stopped.is_set()
-                    ):
-                        await self._progress.wait()
-            except trio.TooSlowError:
-                self._fail(error)
-                raise error from None
 
 
 def _reworded(exc: KoiKoiError, text: str) -> KoiKoiError:
@@ -744,7 +669,7 @@ async def open_link(
         timeouts=timeouts or Timeouts(),
         record_path=record_path,
         notify=notify or nop,
-        decide_rules=decide_rules or _accept_decision,
+        decide_rules=decide_rules or accept_decision,
         known_peers=known_peers,
         reconnect=reconnect,
         early=early,
@@ -761,7 +686,7 @@ async def open_link(
                     if link.error is not None:
                         raise link.error
                 else:
-                    await link._handshake()
+                    await link._handshake.run()
                 started = True
             except KoiKoiError as exc:
                 if link.error is None:

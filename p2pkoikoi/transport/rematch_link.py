@@ -63,7 +63,7 @@ class Rematch:
                 await link._progress.wait()
         if s.match_number == number:
             return False
-        await link._handshake()
+        await link._handshake.run()
         return True
 
     async def wait_offer(self) -> bool:
