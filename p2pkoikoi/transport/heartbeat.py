@@ -1,4 +1,4 @@
-"""Pings and the silence bound of one connection during a match.
+"""Liveness: pings, the silence bound and the ping/chat flood budget of a link.
 
 A separate object because it has its own lifetime: one task per connection
 and per match (not between matches, where a person may take their time over a
@@ -7,7 +7,9 @@ writer is blocked: a ping that cannot leave proves nothing), warns when the
 peer is silent past ``silence_warn``, drops the connection past
 ``silence_fail``, and ends the match as the peer's forfeit when its program
 withholds a move of the hidden deal for a handshake step.  Silence counts
-from the last complete message, not the last byte (see the link's reader).
+from the last complete message, not the last byte (:meth:`Heartbeat.received`,
+which also answers pings and counts pings, pongs and chats against
+:class:`ChatterBudget`: a flood fails the match).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from p2pkoikoi.session import Ping, State, WaitingFor
-from p2pkoikoi.transport.errors import PeerSilentError, PeerTimeoutError
+from p2pkoikoi.session import ChatReceived, Ping, Pong, State, WaitingFor
+from p2pkoikoi.transport.errors import PeerFloodError, PeerSilentError, PeerTimeoutError
+from p2pkoikoi.transport.limits import CHATTER_BURST, CHATTER_RATE, ChatterBudget
 
 if TYPE_CHECKING:
     from p2pkoikoi.transport.match_link import NetworkLink
@@ -30,6 +33,28 @@ class Heartbeat:
         self._link = link
         self.on = False  # a heartbeat task runs
         self._ping_no = 0
+        self._chatter = ChatterBudget(trio.current_time())
+
+    def received(self, ev: object) -> bool:
+        """A message arrived: the peer is alive; pings, pongs and chats are counted
+        (False: a flood, the link failed) and a ping answered."""
+        link = self._link
+        # a message, not a byte, proves the peer alive: a frame trickled a byte
+        # at a time never completes, and the silence bound ends it (slowloris)
+        link._last_rx = trio.current_time()
+        if not isinstance(ev, Ping | Pong | ChatReceived):
+            return True
+        if not self._chatter.take(trio.current_time()):
+            link._fail(
+                PeerFloodError(
+                    f"the other player sent more than {CHATTER_BURST} pings or chats at once "
+                    f"(a flood; at most {CHATTER_RATE:g} a second are allowed): connection closed"
+                )
+            )
+            return False
+        if isinstance(ev, Ping) and not link._conn.blocked:
+            link._write(link.session.send(Pong(ev.nonce)))
+        return True
 
     async def run(self) -> None:
         """Pings and the silence bound until the match or the connection ends."""

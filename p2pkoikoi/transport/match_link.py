@@ -3,50 +3,41 @@
 Theory of operation
 -------------------
 The session (layer 2) is a sans-I/O state machine; this module gives it a
-stream, a clock and a table.  One connection runs four kinds of task in one
-nursery owned by :func:`open_link` (the task that owns the connection's
-lifetime):
+stream, a clock and a table.  :class:`NetworkLink` owns the match's state (the
+session, the record, the ``updates`` channel, the error) and turns the
+session's events into :class:`Update` values (:meth:`NetworkLink._process`,
+the one place that does).  Each other job is a small object of its own, with
+one lifetime, that gets the link passed in:
 
-* the **reader** receives bytes, feeds :meth:`Session.receive_data`, pulls
-  every event, answers pings, turns events into :class:`Update` values for the
-  table and rewrites the match record after every change;
-* the **writer** is the only task that calls ``send_all``.  Everybody else
-  hands bytes to it through one memory channel, in the order the session
-  produced them, so frames never interleave however many tasks act, chat or
-  ping at once;
-* the **heartbeat** pings when we have been quiet for ``ping_interval`` and
-  watches the peer: silent past ``silence_warn`` gives a status update,
-  past ``silence_fail`` ends the match with :class:`PeerSilentError`;
-* short-lived helpers: the joiner's rules decision, the wait for the peer's
-  final signature.
+* :class:`~p2pkoikoi.transport.connection.Connection`: one stream's writer
+  (the only task that calls ``send_all``, so frames never interleave) and
+  reader (feeds the session, calls ``_process``);
+* :class:`~p2pkoikoi.transport.supervisor.Supervisor`: one connection after
+  another (reconnects within ``reconnect_window``, the resume file);
+* :class:`~p2pkoikoi.transport.heartbeat.Heartbeat`: pings and the silence
+  bound during a match;
+* :class:`~p2pkoikoi.transport.turn_clock.TurnClock`: the agreed turn limit,
+  its warnings and time-outs;
+* :class:`~p2pkoikoi.transport.handshake_link.Handshake` and
+  :class:`~p2pkoikoi.transport.key_question.KeyQuestion`: each handshake
+  step under its deadline, the joiner's rules decision, the known-peers check;
+* :class:`~p2pkoikoi.transport.rematch_link.Rematch`: play again on the
+  same connection.
 
-The handshake (hello, auth, rules, commit-reveal) runs in :func:`open_link`
-itself, before the link is handed out: each step is wrapped in
-``trio.fail_after`` with the deadline that ``session.waiting_for`` names, and a
-host that commits but never reveals forfeits (:class:`RevealTimeoutError`).
-Once the match has started the caller gets a :class:`NetworkLink` (the
-:class:`~p2pkoikoi.transport.link.GameLink` of a network game) whose
-``updates`` carry a full :class:`PlayerView` after every action.
+All these tasks run in one nursery owned by :func:`open_link` (the task that
+owns the link's lifetime), which hands the link out once the match has started
+(the handshake runs before).  Errors during play do not cancel the caller: the
+link stores the error, sends a last ``"over"`` update whose text is the
+one-line reason, closes ``updates`` and stops its tasks; leaving the ``async
+with`` block then raises the error.  So a table can show why the match ended,
+and a script gets an exception.  A broken stream or a silent peer during play
+with a way to reconnect only *drops* the connection (:meth:`NetworkLink._drop`):
+local moves wait until the supervisor has a new one.
 
-Errors during play do not cancel the caller: the link stores the error, sends
-a last ``"over"`` update whose text is the one-line reason, closes ``updates``
-and stops its tasks; leaving the ``async with`` block then raises the error.
-So a table can show why the match ended, and a script gets an exception.
-
-Connections come and go, the match stays: with a :class:`Reconnect` the
-link's supervisor task runs one connection (reader, writer, heartbeat in their
-own nursery) after another.  A broken stream or a peer silent past
-``silence_fail`` during play *drops* the connection instead of failing the
-match; the link then gets a new stream with a resumed session from
-:mod:`p2pkoikoi.transport.reconnect` (the joiner redials, the host re-accepts)
-or fails when ``reconnect_window`` ends.  Local moves wait meanwhile.
-``p2pkoikoi resume`` starts a link with no stream at all: its first connection
-is a resume (:func:`~p2pkoikoi.transport.openers.open_resume`).
-
-The record is a journal, appended to after every step (:class:`RecordKeeper`).  Times are
-parameters (:class:`Timeouts`) and all waiting uses trio's clock, so tests run
-whole matches under ``MockClock(autojump_threshold=0)``.  Who the stream
-comes from (listening, dialling, refusing strangers) is
+The record is a journal, appended to after every step (:class:`RecordKeeper`).
+Times are parameters (:class:`Timeouts`) and all waiting uses trio's clock, so
+tests run whole matches under ``MockClock(autojump_threshold=0)``.  Who the
+stream comes from (listening, dialling, refusing strangers) is
 :mod:`p2pkoikoi.transport.openers`' job.
 """
 
@@ -100,7 +91,6 @@ from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.session.record import TIME_FORFEIT
 from p2pkoikoi.transport.connection import Connection
 from p2pkoikoi.transport.errors import (
-    PeerFloodError,
     PeerTimeoutError,
     TransportError,
     leaves,
@@ -111,9 +101,6 @@ from p2pkoikoi.transport.heartbeat import Heartbeat
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.key_question import KeyQuestion
 from p2pkoikoi.transport.limits import (
-    CHATTER_BURST,
-    CHATTER_RATE,
-    ChatterBudget,
     Timeouts,
 )
 from p2pkoikoi.transport.link import Update
@@ -169,7 +156,6 @@ class NetworkLink:
         self._ended = trio.Event()
         self._progress = trio.Event()
         self._last_rx = trio.current_time()  # the last complete message, not the last byte
-        self._chatter = ChatterBudget(trio.current_time())
         self._resign_pending: str | None = None
         self._nursery: trio.Nursery | None = None
         self._online = True  # a connection is up (false while reconnecting)
@@ -507,22 +493,16 @@ class NetworkLink:
             if isinstance(ev, ActionReceived | PeerResigned):
                 # the peer's last move makes the session queue our final signature:
                 # the record holds both before that signature leaves (sends go out at
-                # once, see _send_now).  A move that leaves the match in play may wait
+                # once, see Connection._send_now).  A move that leaves the match in play may wait
                 # for our next write (lazy: one append for both moves)
                 self._save_record(lazy=True)
             self._flush()
             if ev is NEED_DATA:
                 break
-            # a message, not a byte, proves the peer alive: a frame trickled a byte
-            # at a time never completes, and the silence bound ends it (slowloris)
-            self._last_rx = trio.current_time()
-            if isinstance(ev, Ping | Pong | ChatReceived) and not self._count_chatter():
+            if not self._heartbeat.received(ev):  # a flood: the link failed
                 return
-            if isinstance(ev, Ping):
-                if not self._conn.blocked:
-                    self._write(s.send(Pong(ev.nonce)))
-            elif isinstance(ev, Pong):
-                pass
+            if isinstance(ev, Ping | Pong):
+                pass  # liveness only (the heartbeat answered a ping)
             elif isinstance(ev, RulesProposed):
                 self._handshake.on_rules(ev)
             elif isinstance(ev, HandshakeComplete):
@@ -566,18 +546,6 @@ class NetworkLink:
                 return
         self._save_record(lazy=True)
         self._wake()
-
-    def _count_chatter(self) -> bool:
-        """Count one ping, pong or chat; False after failing on a flood."""
-        if self._chatter.take(trio.current_time()):
-            return True
-        self._fail(
-            PeerFloodError(
-                f"the other player sent more than {CHATTER_BURST} pings or chats at once "
-                f"(a flood; at most {CHATTER_RATE:g} a second are allowed): connection closed"
-            )
-        )
-        return False
 
     def _on_over(self, ev: MatchOver) -> None:
         self.result = ev
