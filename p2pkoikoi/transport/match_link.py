@@ -100,9 +100,7 @@ from p2pkoikoi.transport.handshake_link import Handshake, accept_decision
 from p2pkoikoi.transport.heartbeat import Heartbeat
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.key_question import KeyQuestion
-from p2pkoikoi.transport.limits import (
-    Timeouts,
-)
+from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.transport.notes import Notify, nop
 from p2pkoikoi.transport.reconnect import Reconnect
