@@ -9,7 +9,10 @@ builds that round on a mutable :class:`~p2pkoikoi.engine.playout.Playout`
 and plays every legal action out to the end of the current round with a
 fast greedy policy (:mod:`p2pkoikoi.bots.playouts`).  Every action
 is tried on the same guesses (common random numbers), which cancels most of
-the luck of the deal out of the comparison.
+the luck of the deal out of the comparison.  The guesses are not quite
+uniform: a :class:`~p2pkoikoi.bots.inference.HandReader` follows the views
+of the round and makes the months the opponent passed up less likely in its
+guessed hand.
 
 Playouts stop when the round ends: later rounds would be dealt from a
 stand-in seed, so they carry no information.  A round's outcome is scored as
@@ -29,6 +32,7 @@ import time
 
 from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
+from p2pkoikoi.bots.inference import HandReader
 from p2pkoikoi.bots.playouts import DISCARD_RISK, playout_sums
 from p2pkoikoi.bots.playouts import match_utility as match_utility  # re-exported
 from p2pkoikoi.engine import Action, Phase, PlayerView
@@ -36,8 +40,9 @@ from p2pkoikoi.engine import actions as A
 
 #: default playouts per decision for a bare ``hard``: the CPU time ``hard-v1`` spends on its 600
 DEFAULT_PLAYOUTS = 1500
-#: match-win utility per point of medium's heuristic play value
-PRIOR_WEIGHT = 0.06
+#: match-win utility per point of medium's heuristic play value (hard-v1 used 0.06;
+#: 0.12 won 53% against it at equal time, see docs/bots.md)
+PRIOR_WEIGHT = 0.12
 
 
 def medium_values(
@@ -71,6 +76,9 @@ class HardBot:
         #: weight of a discard's risk: the card's value when the opponent (in the
         #: playout's guessed deal) holds a card of its month and would take it
         self.discard_risk = DISCARD_RISK
+        #: read the opponent's plays for its hand (off: uniform guesses, for measuring)
+        self.infer = True
+        self._reader = HandReader()
         self._medium = MediumBot(seed)
 
     # ------------------------------------------------------------------ search
@@ -85,20 +93,26 @@ class HardBot:
             # Nothing is known before looking: both hands are equally likely good.
             return A.KEEP
         tab = tables_for(view.rules)
+        if self.infer:
+            self._reader.observe(tab.static, view)
         deadline = None
         if self.budget_ms is not None:
             deadline = time.perf_counter() + self.budget_ms / 1000.0
+        prior = None
+        if view.phase is Phase.PLAY or view.phase is Phase.DRAW_CHOICE:
+            # Playouts are noisy and their greedy players naive; medium's judgement
+            # of the position, as a prior, steadies the choice between close actions.
+            # (Inside the time budget: the budget is the whole decision.)
+            prior = medium_values(tab, view, acts, self._medium)
         samples = max(2, self.playouts // len(acts)) if self.playouts is not None else 1 << 30
+        weights = self._reader.weights(view) if self.infer else None
         sums, done = playout_sums(
-            view, acts, tab.static, self.rng, samples, deadline, self.discard_risk
+            view, acts, tab.static, self.rng, samples, deadline, self.discard_risk, weights
         )
         self.last_playouts = done * len(acts)
         means = [x / done for x in sums]
         self.last_means = means  # the playouts' mean utility per action (for benchmarks)
-        if view.phase is Phase.PLAY or view.phase is Phase.DRAW_CHOICE:
-            # Playouts are noisy and their greedy players naive; medium's judgement
-            # of the position, as a prior, steadies the choice between close actions.
-            prior = medium_values(tab, view, acts, self._medium)
+        if prior is not None:
             means = [m + self.prior_weight * p for m, p in zip(means, prior, strict=True)]
         best = max(range(len(acts)), key=lambda i: means[i])
         if view.phase is Phase.KOIKOI and abs(sums[0] - sums[1]) < 1e-9:

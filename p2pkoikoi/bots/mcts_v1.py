@@ -34,7 +34,7 @@ import time
 
 from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
-from p2pkoikoi.bots.mcts import PRIOR_WEIGHT, medium_values
+from p2pkoikoi.bots.mcts import medium_values
 from p2pkoikoi.bots.playouts import ROLLOUT_YAKU_BONUS, match_utility
 from p2pkoikoi.engine import Action, MatchState, Phase, PlayerView, determinize
 from p2pkoikoi.engine import actions as A
@@ -44,6 +44,8 @@ from p2pkoikoi.engine.yaku import total
 
 #: playouts per decision of a bare ``hard-v1`` (today's ``hard`` default before the core)
 V1_PLAYOUTS = 600
+#: match-win utility per point of medium's heuristic play value
+PRIOR_WEIGHT = 0.06
 
 
 class HardBotV1:

@@ -118,6 +118,34 @@ def rollout(
             return
 
 
+def guess_hidden(
+    unseen: list[int], n_opp: int, rng: random.Random, exps: list[float] | None = None
+) -> tuple[int, list[int]]:
+    """One guess at the hidden cards: the opponent's hand (a mask of ``n_opp`` of
+    ``unseen``) and the stock order (the rest).
+
+    Uniform when ``exps`` is None (``unseen`` is shuffled in place).  Otherwise
+    ``exps[k]`` is ``1 / weight`` of ``unseen[k]``: the hand is a weighted draw
+    without replacement (Efraimidis-Spirakis: the ``n_opp`` largest keys
+    ``u ** (1 / weight)``) and the stock the rest in a uniformly random order.
+    """
+    if exps is None:
+        rng.shuffle(unseen)
+        held = unseen[:n_opp]
+        stock = unseen[n_opp:]
+    else:
+        rnd = rng.random
+        keys = [rnd() ** e for e in exps]
+        picked = [unseen[k] for k in sorted(range(len(unseen)), key=keys.__getitem__, reverse=True)]
+        held = picked[:n_opp]
+        stock = picked[n_opp:]
+        rng.shuffle(stock)
+    hand = 0
+    for c in held:
+        hand |= 1 << c
+    return hand, stock
+
+
 def playout_sums(
     view: PlayerView,
     acts: tuple[Action, ...],
@@ -126,9 +154,14 @@ def playout_sums(
     samples: int,
     deadline: float | None = None,
     risk: float = DISCARD_RISK,
+    weights: dict[int, float] | None = None,
 ) -> tuple[list[float], int]:
     """Each action's summed utility over up to ``samples`` guesses (fewer if the
-    ``time.perf_counter()`` deadline passes first), and the guesses made."""
+    ``time.perf_counter()`` deadline passes first), and the guesses made.
+
+    ``weights`` (card id -> weight, 1 where missing) makes the guessed opponent
+    hand favour some unseen cards over others (:func:`guess_hidden`); without
+    it every split of the unseen cards is equally likely."""
     seat = view.seat
     opp = 1 - seat
     unseen = list(iter_mask(view.unseen.mask))
@@ -141,14 +174,12 @@ def playout_sums(
     sums = [0.0] * len(acts)
     utility: dict[tuple[int, int], float] = {}
     done = 0
+    exps = [1.0 / weights.get(c, 1.0) for c in unseen] if weights else None
     for _ in range(samples):
-        rng.shuffle(unseen)
-        hand = 0
-        for c in unseen[:n_opp]:
-            hand |= 1 << c
+        hand, stock = guess_hidden(unseen, n_opp, rng, exps)
         root = template.copy()
         root.hands[opp] = hand
-        root.stock = unseen[n_opp:]
+        root.stock = stock
         # The playout policy's coin flips are shared across actions too.
         flips = rng.getrandbits(64)
         for i, m in enumerate(moves):
