@@ -29,6 +29,7 @@ from p2pkoikoi.session import (
 )
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.transport.connection import Connection
 from p2pkoikoi.transport.errors import (
     ConfigError,
     IdentityChangedError,
@@ -184,10 +185,11 @@ async def test_over_a_socket_bytes_leave_at_once_and_only_after_the_record_has_t
     from p2pkoikoi.session.journal import decode_record_file
 
     checked = {"sends": 0}
-    original = NetworkLink._send_now
+    original = Connection._send_now
 
-    def send_now(link: NetworkLink, data: bytes) -> int:
-        sent = original(link, data)
+    def send_now(conn: Connection, data: bytes) -> int:
+        sent = original(conn, data)
+        link = conn._link
         s = link.session
         path = link.record_path
         if sent and s.match is not None and path is not None and path.exists():
@@ -198,7 +200,7 @@ async def test_over_a_socket_bytes_leave_at_once_and_only_after_the_record_has_t
             checked["sends"] += 1
         return sent
 
-    monkeypatch.setattr(NetworkLink, "_send_now", send_now)
+    monkeypatch.setattr(Connection, "_send_now", send_now)
     a, b = trio.socket.socketpair()
     h, j = Side("host"), Side("joiner")
     with trio.fail_after(120):
@@ -410,7 +412,7 @@ async def test_a_peer_that_pings_but_never_reads_gets_no_pongs_and_a_bounded_que
 
     async def watch(link: NetworkLink) -> None:
         await pinged.wait()
-        queued = link._out_rx.statistics().current_buffer_used
+        queued = link._conn.out_rx.statistics().current_buffer_used
         assert queued <= 1, f"{queued} frames wait for a peer that does not read"
         with pytest.raises(KoiKoiError):
             for i in range(5000):  # far past the outgoing bound
