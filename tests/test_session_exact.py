@@ -465,3 +465,16 @@ def test_a_rematch_value_is_the_first_32_bytes_of_the_offers_entropy() -> None:
     rec = host.record()
     assert rec.match_number == 2 and rec.is_complete and rec == joiner.record()
     assert rec.host_value == long_h[:32] and rec.joiner_value == long_j[:32]
+
+
+def test_a_plaintext_abort_instead_of_the_hello_is_reported() -> None:
+    # A host that cannot take the joiner (busy, another version) may answer with a
+    # plaintext abort before any hello: the joiner reports the host's reason.
+    host, joiner = make_pair(RULES)
+    joiner.data_to_send()  # its hello, sent at once
+    joiner.receive_data(wire.encode_frame(wire.encode_message(wire.AbortMsg(reason="busy"))))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(joiner)
+    assert type(exc.value) is RemoteProtocolError
+    assert str(exc.value) == "the other player's program stopped: busy"
+    assert joiner.data_to_send() == b""  # no abort back
