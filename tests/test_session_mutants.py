@@ -342,3 +342,15 @@ def test_a_code_joiner_is_told_when_the_hosts_hello_offers_no_code() -> None:
         "the host does not accept a code now: ask it for a new code, or for the invite"
     )
     assert joiner.state is State.ERROR
+
+
+def test_an_auth_after_the_handshake_is_unexpected() -> None:
+    # The auth is the first encrypted message and comes once: another one during play
+    # is refused as out of place (before its fields are even read).
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    assert host.state is State.PLAY
+    host.receive_data(forge(joiner, wire.AuthMsg(name="Bob", key=bytes(32), sig=bytes(64))))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(host)
+    assert str(exc.value) == "unexpected auth message from peer during play"
