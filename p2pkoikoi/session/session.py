@@ -838,7 +838,7 @@ class Session:
             entropy=entropy,
             rules=r.rules if role is Role.HOST else None,
             expected_rules=r.rules if role is Role.JOINER else None,
-            turn_limit=r.turn_limit if role is Role.HOST else 0,
+            turn_limit=r.turn_limit,  # range-checked here; the joiner keeps it below
             program=program,
             _resume_secret=resume_secret,
         )
