@@ -257,3 +257,15 @@ def test_an_offer_needs_32_random_bytes() -> None:
     assert host.state is State.DONE and host.data_to_send() == b""
     joiner.receive_data(host.send(OfferRematch(bytes(32))))  # 32 will do
     assert run_pair(host, joiner)[1] == [RematchOffered(2)]
+
+
+def test_a_note_of_a_missing_signature_stays_with_its_own_match() -> None:
+    # ``missing`` is the transport's note on one match's record (why the peer's final
+    # signature is absent); the next match on the connection starts a record of its own.
+    host, joiner = _played()
+    host.missing = "a note on the first match"
+    assert host.record().missing == "a note on the first match"
+    _rematch(host, joiner, offerer=0, seed=11)
+    second = host.record()
+    assert second.match_number == 2 and second.missing is None
+    assert second == joiner.record()

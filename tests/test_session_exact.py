@@ -483,3 +483,31 @@ def test_a_reveal_after_the_start_or_to_the_host_is_unexpected(to: str) -> None:
         drain(target)
     assert str(exc.value) == "unexpected reveal message from peer during play"
     assert target.state is State.ERROR
+
+
+def test_a_plaintext_abort_instead_of_the_hello_is_reported() -> None:
+    # A host that cannot take the joiner (busy, another version) may answer with a
+    # plaintext abort before any hello: the joiner reports the host's reason.
+    host, joiner = make_pair(RULES)
+    joiner.data_to_send()  # its hello, sent at once
+    joiner.receive_data(wire.encode_frame(wire.encode_message(wire.AbortMsg(reason="busy"))))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(joiner)
+    assert type(exc.value) is RemoteProtocolError
+    assert str(exc.value) == "the other player's program stopped: busy"
+    assert joiner.data_to_send() == b""  # no abort back
+
+
+def test_a_commitment_with_a_forged_signature_is_cheating() -> None:
+    # The host signs its commitment so that a walk-away before the reveal can be
+    # proven; a commitment whose signature does not check is refused at once, and the
+    # joiner's value never leaves.
+    host, joiner = make_pair(RULES, label="commit")
+    rewrite_queue(
+        host,
+        lambda m: dataclasses.replace(m, sig=bytes(64)) if isinstance(m, wire.CommitMsg) else m,
+    )
+    with pytest.raises(CheatingError) as exc:
+        run_pair(host, joiner)
+    assert str(exc.value) == "the host's signature on its commitment is invalid (forged)"
+    assert joiner.record().commitment is None and joiner.record().joiner_value is None

@@ -328,3 +328,29 @@ def test_a_record_without_our_final_signature_resends_no_unsigned_over() -> None
     assert n_host.state is State.DONE and n_joiner.state is State.DONE
     assert [type(e) for e in ev_h] == [Resumed, MatchOver] and [type(e) for e in ev_j] == [Resumed]
     assert n_host.final_signatures == (None, rec.final_sigs[1])
+
+
+def test_a_code_joiner_is_told_when_the_hosts_hello_offers_no_code() -> None:
+    # The joiner reads the host's hello first: a hello without the code's PAKE message
+    # means the host made no code (or ended it), so the joiner says that itself.
+    host, joiner = _code_pair(host_code=False)
+    joiner.receive_data(host.data_to_send())
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(joiner)
+    assert type(exc.value) is RemoteProtocolError
+    assert str(exc.value) == (
+        "the host does not accept a code now: ask it for a new code, or for the invite"
+    )
+    assert joiner.state is State.ERROR
+
+
+def test_an_auth_after_the_handshake_is_unexpected() -> None:
+    # The auth is the first encrypted message and comes once: another one during play
+    # is refused as out of place (before its fields are even read).
+    host, joiner = make_pair(RULES)
+    run_pair(host, joiner)
+    assert host.state is State.PLAY
+    host.receive_data(forge(joiner, wire.AuthMsg(name="Bob", key=bytes(32), sig=bytes(64))))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(host)
+    assert str(exc.value) == "unexpected auth message from peer during play"
