@@ -467,6 +467,24 @@ def test_a_rematch_value_is_the_first_32_bytes_of_the_offers_entropy() -> None:
     assert rec.host_value == long_h[:32] and rec.joiner_value == long_j[:32]
 
 
+@pytest.mark.parametrize("to", ["host", "joiner"])
+def test_a_reveal_after_the_start_or_to_the_host_is_unexpected(to: str) -> None:
+    """The reveal opens the commitment once, host to joiner, in the seed exchange:
+    a replay of the host's own value (which does open the commitment) during play
+    is out of place, not a forged signature."""
+    host, joiner = make_pair(RULES, label="reveal-late")
+    run_pair(host, joiner)
+    assert host.state is State.PLAY and joiner.state is State.PLAY
+    value = joiner.record().host_value
+    assert value is not None
+    target, sender = (host, joiner) if to == "host" else (joiner, host)
+    target.receive_data(forge(sender, wire.RevealMsg(r=value, sig=bytes(64))))
+    with pytest.raises(RemoteProtocolError) as exc:
+        drain(target)
+    assert str(exc.value) == "unexpected reveal message from peer during play"
+    assert target.state is State.ERROR
+
+
 def test_a_plaintext_abort_instead_of_the_hello_is_reported() -> None:
     # A host that cannot take the joiner (busy, another version) may answer with a
     # plaintext abort before any hello: the joiner reports the host's reason.
