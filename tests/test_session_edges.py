@@ -32,6 +32,7 @@ from p2pkoikoi.session.testing import (
     make_pair,
     random_chooser,
     run_pair,
+    until_the_joiners_value,
 )
 from p2pkoikoi.session.verify import verify_record
 
@@ -429,13 +430,7 @@ def test_joiner_started_and_a_forfeit_only_between_value_and_reveal() -> None:
     host, joiner = make_pair(RULES)
     assert not host.joiner_started
     # the joiner gets the commitment and sends its value; the reveal never comes
-    for _ in range(10):
-        joiner.receive_data(host.data_to_send())
-        drain(joiner)
-        if joiner.record().joiner_value is not None:
-            break
-        host.receive_data(joiner.data_to_send())
-        drain(host)
+    until_the_joiners_value(host, joiner)
     assert joiner.state is State.SEED and joiner.forfeit is None
     joiner.peer_gone()
     assert joiner.forfeit is not None and joiner.forfeit.seat == 0

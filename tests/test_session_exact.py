@@ -44,6 +44,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     rewrite_queue,
     run_pair,
+    until_the_joiners_value,
 )
 from p2pkoikoi.session.verify import verify_record
 
@@ -80,13 +81,7 @@ def test_each_side_needs_exactly_its_secrets_and_a_turn_limit_in_range() -> None
 
 def _joiner_waiting_for_the_reveal() -> tuple[Session, Session]:
     host, joiner = make_pair(RULES)
-    for _ in range(10):
-        joiner.receive_data(host.data_to_send())
-        drain(joiner)
-        if joiner.record().joiner_value is not None:
-            break
-        host.receive_data(joiner.data_to_send())
-        drain(host)
+    until_the_joiners_value(host, joiner)
     assert joiner.state is State.SEED and joiner.forfeit is None
     return host, joiner
 

@@ -39,6 +39,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     rewrite_queue,
     run_pair,
+    until_the_joiners_value,
 )
 from p2pkoikoi.session.verify import verify_record
 
@@ -254,13 +255,7 @@ def test_an_action_after_the_match_is_unexpected() -> None:
 
 def test_an_abort_between_the_joiners_value_and_the_reveal_is_the_hosts_forfeit() -> None:
     host, joiner = make_pair(RULES)
-    for _ in range(10):
-        joiner.receive_data(host.data_to_send())
-        drain(joiner)
-        if joiner.record().joiner_value is not None:
-            break
-        host.receive_data(joiner.data_to_send())
-        drain(host)
+    until_the_joiners_value(host, joiner)
     assert joiner.state is State.SEED and joiner.forfeit is None
     joiner.receive_data(forge(host, wire.AbortMsg(reason="stop")))
     with pytest.raises(RemoteProtocolError, match="program stopped: stop"):

@@ -14,8 +14,14 @@ from typing import Any
 import pytest
 
 from p2pkoikoi.engine import get_preset
-from p2pkoikoi.session import Record, SendAction
-from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
+from p2pkoikoi.session import Record, SendAction, Session
+from p2pkoikoi.session.testing import (
+    drain,
+    make_pair,
+    random_chooser,
+    run_pair,
+    until_the_joiners_value,
+)
 from p2pkoikoi.session.verify import Check, verify_record
 
 
@@ -27,30 +33,9 @@ def record() -> Record:
     return host.record()
 
 
-def _pair(label: str, *, turn_limit: int = 600, rules: Any = None) -> tuple[Any, Any]:
-    """Two sessions with the host's ``turn_limit`` (make_pair uses the default)."""
-    from p2pkoikoi.session import Session
-    from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
-
-    rules = rules if rules is not None else get_preset("online")
-    host = Session(
-        "host",
-        identity_key=det_key("host" + label),
-        invite_secret=SECRET,
-        name="Alice",
-        entropy=det_bytes("entropy/host" + label),
-        rules=rules,
-        turn_limit=turn_limit,
-    )
-    joiner = Session(
-        "joiner",
-        identity_key=det_key("joiner" + label),
-        invite_secret=SECRET,
-        name="Bob",
-        entropy=det_bytes("entropy/joiner" + label),
-        expected_rules=rules,
-    )
-    return host, joiner
+def _pair(label: str, *, turn_limit: int = 600) -> tuple[Session, Session]:
+    """Two sessions with the host's ``turn_limit``."""
+    return make_pair(get_preset("online"), label=label, turn_limit=turn_limit)
 
 
 def _names(rec: Record) -> list[tuple[str, str]]:
@@ -125,13 +110,7 @@ def test_the_hosts_forfeit_between_the_value_and_the_reveal_verifies() -> None:
     """The joiner's record of a host that never revealed: the host's signed commitment
     places it in the match, and the joiner signs the forfeit."""
     host, joiner = _pair("forfeit-seed", turn_limit=0)
-    for _ in range(10):
-        joiner.receive_data(host.data_to_send())
-        drain(joiner)
-        if joiner.record().joiner_value is not None:
-            break
-        host.receive_data(joiner.data_to_send())
-        drain(host)
+    until_the_joiners_value(host, joiner)
     joiner.peer_gone()
     rec = joiner.record()
     assert rec.forfeit is not None and rec.host_value is None and rec.turn_limit == 0

@@ -41,6 +41,7 @@ def make_pair(
     label: str = "",
     secret: bytes = SECRET,
     joiner_secret: bytes | None = None,
+    turn_limit: int = wire.DEFAULT_TURN_LIMIT,
 ) -> tuple[Session, Session]:
     host = Session(
         "host",
@@ -49,6 +50,7 @@ def make_pair(
         name="Alice",
         entropy=det_bytes("entropy/host" + label),
         rules=rules,
+        turn_limit=turn_limit,
     )
     joiner = Session(
         "joiner",
@@ -59,6 +61,19 @@ def make_pair(
         expected_rules=expected if expected is not None else (rules if auto_accept else None),
     )
     return host, joiner
+
+
+def until_the_joiners_value(host: Session, joiner: Session) -> None:
+    """Deliver frames both ways until the joiner has sent its value (and the host has
+    not yet read it): the moment between the commitment and the reveal."""
+    for _ in range(10):
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+        if joiner.record().joiner_value is not None:
+            return
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+    raise AssertionError("the joiner never sent its value")
 
 
 def drain(session: Session) -> list[Event]:
