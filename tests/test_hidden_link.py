@@ -4,6 +4,8 @@ connection alive forfeits after the step deadline."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -13,54 +15,44 @@ from test_reconnect import Net, Side, T, play
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import Session
 from p2pkoikoi.session.mental.play import CardMove
-from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
+from p2pkoikoi.session.testing import SECRET, det_key, make_pair
 from p2pkoikoi.transport.errors import PeerTimeoutError
 from p2pkoikoi.transport.reconnect import Reconnect
 
 RULES = get_preset("online").with_settings(rounds=2, deal="hidden")
 
 
-def withholding_joiner() -> Session:
-    """A joiner whose program never sends its key for the host's first draw."""
-    s = Session(
-        "joiner",
-        identity_key=det_key("joiner"),
-        invite_secret=SECRET,
-        name="Bob",
-        entropy=det_bytes("entropy/joiner"),
-        expected_rules=RULES,
-    )
-    start = s._start_match
+def _pair_whose_joiner_changes_its_draw_keys(
+    change: Callable[[CardMove], CardMove | None],
+) -> tuple[Session, Session]:
+    """The test pair, but the joiner's program passes each key it sends for the
+    other's draw through ``change`` (None: the key never leaves)."""
+    host, joiner = make_pair(RULES)
+    start = joiner._start_match
 
     def start_match() -> None:
         start()
-        h = s._hidden
+        h = joiner._hidden
         assert h is not None
         send = h._send
 
-        def send_but_withhold(move: CardMove) -> None:
+        def send_changed(move: CardMove) -> None:
             if move.kind == "draw":
-                return  # the key never leaves; the program waits, answering pings
+                changed = change(move)
+                if changed is None:
+                    return
+                move = changed
             send(move)
 
-        h._send = send_but_withhold  # type: ignore[method-assign]
+        h._send = send_changed  # type: ignore[method-assign]
 
-    s._start_match = start_match  # type: ignore[method-assign]
-    return s
+    joiner._start_match = start_match  # type: ignore[method-assign]
+    return host, joiner
 
 
-async def test_a_withheld_draw_key_forfeits_after_the_deadline(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
-) -> None:
+async def _play_over_the_link(host: Session, joiner: Session, tmp_path: Path) -> tuple[Side, Side]:
+    """Both sessions through real links over an in-memory network; each side's outcome."""
     net = Net()
-    host = Session(
-        "host",
-        identity_key=det_key("host"),
-        invite_secret=SECRET,
-        name="Alice",
-        entropy=det_bytes("entropy/host"),
-        rules=RULES,
-    )
     rc_h = Reconnect(identity=det_key("host"), secret=SECRET, incoming=net.incoming)
     rc_j = Reconnect(identity=det_key("joiner"), secret=SECRET, dial=net.dial)
     a, b = net.pair()
@@ -68,7 +60,16 @@ async def test_a_withheld_draw_key_forfeits_after_the_deadline(
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(play, h, a, host, rc_h, tmp_path / "h.koikoi", 1)
-            nursery.start_soon(play, j, b, withholding_joiner(), rc_j, tmp_path / "j.koikoi", 2)
+            nursery.start_soon(play, j, b, joiner, rc_j, tmp_path / "j.koikoi", 2)
+    return h, j
+
+
+async def test_a_withheld_draw_key_forfeits_after_the_deadline(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # the key never leaves; the program waits, answering pings
+    host, joiner = _pair_whose_joiner_changes_its_draw_keys(lambda move: None)
+    h, _ = await _play_over_the_link(host, joiner, tmp_path)
     assert isinstance(h.error, PeerTimeoutError), h.error
     assert "withheld" in str(h.error) and "forfeits" in str(h.error)
     assert trio.current_time() >= T.handshake
@@ -91,49 +92,10 @@ async def test_a_cheat_caught_over_the_link_leaves_a_record_that_names_the_cheat
     from p2pkoikoi.session.verify import verify_record
     from p2pkoikoi.transport.record_files import read_record
 
-    net = Net()
-    host = Session(
-        "host",
-        identity_key=det_key("host"),
-        invite_secret=SECRET,
-        name="Alice",
-        entropy=det_bytes("entropy/host"),
-        rules=RULES,
+    host, joiner = _pair_whose_joiner_changes_its_draw_keys(
+        lambda move: dataclasses.replace(move, keys=bytes([1]) + bytes(31))
     )
-    joiner = Session(
-        "joiner",
-        identity_key=det_key("joiner"),
-        invite_secret=SECRET,
-        name="Bob",
-        entropy=det_bytes("entropy/joiner"),
-        expected_rules=RULES,
-    )
-    start = joiner._start_match
-
-    def start_match() -> None:
-        start()
-        h = joiner._hidden
-        assert h is not None
-        send = h._send
-
-        def send_garbage(move: CardMove) -> None:
-            if move.kind == "draw":
-                import dataclasses
-
-                move = dataclasses.replace(move, keys=bytes([1]) + bytes(31))
-            send(move)
-
-        h._send = send_garbage  # type: ignore[method-assign]
-
-    joiner._start_match = start_match  # type: ignore[method-assign]
-    rc_h = Reconnect(identity=det_key("host"), secret=SECRET, incoming=net.incoming)
-    rc_j = Reconnect(identity=det_key("joiner"), secret=SECRET, dial=net.dial)
-    a, b = net.pair()
-    h, j = Side(), Side()
-    with trio.fail_after(3600):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(play, h, a, host, rc_h, tmp_path / "h.koikoi", 1)
-            nursery.start_soon(play, j, b, joiner, rc_j, tmp_path / "j.koikoi", 2)
+    h, _ = await _play_over_the_link(host, joiner, tmp_path)
     assert isinstance(h.error, NotACardError), h.error
     record = read_record(tmp_path / "h.koikoi")
     assert record.evidence is not None and record.evidence.seat == 0
