@@ -7,50 +7,17 @@ import pytest
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import LocalProtocolError, Resumed, Session, State
-from p2pkoikoi.session.events import SendAction
-from p2pkoikoi.session.session import WaitingFor
 from p2pkoikoi.session.testing import (
-    Chooser,
     det_bytes,
     det_key,
-    drain,
     make_pair,
+    play_until_cut,
     random_chooser,
     run_pair,
 )
 from p2pkoikoi.session.verify import verify_record
 
 RULES = get_preset("online").with_settings(rounds=1, deal="hidden")
-
-
-def play_until_cut(host: Session, joiner: Session, choose: Chooser, budget: int) -> bool:
-    """Shuttle bytes until ``budget`` bytes were delivered; True if the match ended first."""
-    sides = (host, joiner)
-    pending = [host.data_to_send(), joiner.data_to_send()]
-    delivered = 0
-    for _ in range(100_000):
-        moved = False
-        for s in (0, 1):
-            if pending[s]:
-                chunk, pending[s] = pending[s], b""
-                room = budget - delivered
-                sides[1 - s].receive_data(chunk[:room])
-                delivered += min(room, len(chunk))
-                drain(sides[1 - s])
-                if delivered >= budget:
-                    return False
-                moved = True
-        for s in (0, 1):
-            sess = sides[s]
-            drain(sess)
-            pending[s] += sess.data_to_send()
-            m = sess.match
-            if sess.waiting_for is WaitingFor.LOCAL_ACTION and m is not None:
-                pending[s] += sess.send(SendAction(choose(m)))
-                moved = True
-        if not moved:
-            return True
-    raise AssertionError("did not settle")
 
 
 def resumed(old: Session, label: str, secret: bytes | None = None) -> Session:

@@ -20,59 +20,17 @@ from p2pkoikoi.session import (
 )
 from p2pkoikoi.session.events import SendAction
 from p2pkoikoi.session.testing import (
-    Chooser,
     det_bytes,
     det_key,
     drain,
     make_pair,
+    play_until_cut,
     random_chooser,
     run_pair,
 )
 from p2pkoikoi.session.verify import verify_record
 
 RULES = get_preset("online").with_settings(rounds=1)
-
-
-def play_until_cut(
-    host: Session,
-    joiner: Session,
-    choose: Chooser,
-    budget: int,
-    boundaries: list[int] | None = None,
-) -> bool:
-    """Shuttle bytes until ``budget`` bytes were delivered; the rest is lost.
-
-    Returns True when the match ended before the cut.  ``boundaries`` collects
-    the byte counts at which a whole chunk had been delivered (where a cut
-    leaves no message half-sent)."""
-    sides = (host, joiner)
-    pending = [host.data_to_send(), joiner.data_to_send()]
-    delivered = 0
-    for _ in range(100_000):
-        moved = False
-        for s in (0, 1):
-            if pending[s]:
-                chunk, pending[s] = pending[s], b""
-                room = budget - delivered
-                sides[1 - s].receive_data(chunk[:room])
-                delivered += min(room, len(chunk))
-                drain(sides[1 - s])
-                if boundaries is not None:
-                    boundaries.append(delivered)
-                if delivered >= budget:
-                    return False
-                moved = True
-        for s in (0, 1):
-            sess = sides[s]
-            drain(sess)
-            pending[s] += sess.data_to_send()
-            m = sess.match
-            if sess.state is State.PLAY and m is not None and m.to_act == s:
-                pending[s] += sess.send(SendAction(choose(m)))
-                moved = True
-        if not moved:
-            return True
-    raise AssertionError("did not settle")
 
 
 def resumed(old: Session, label: str) -> Session:
