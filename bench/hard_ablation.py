@@ -6,7 +6,8 @@ Long-running: never part of the test suite.  Usage::
 
 A spec is any ``make_bot`` spec, optionally followed by ``|attribute=value``
 settings applied to the bot after it is built (for the hard bot:
-``prior_weight``, ``infer``, ``discard_risk``), so a change can be measured
+``prior_weight``, ``infer``, ``infer_prior``, ``discard_risk``, and the hand
+reader's ``_reader.strong``, ``_reader.weak``, ``_reader.draws``, ``_reader.opening``), so a change can be measured
 before it becomes a default.  Each deal is played twice with the seats
 swapped (games ``2k`` and ``2k+1`` share match seed ``k``), which cancels
 much of the luck of the cards; the paired standard error printed beside the
@@ -31,11 +32,15 @@ def build(spec: str, seed: int) -> Bot:
     base, *settings = spec.split("|")
     bot = make_bot(base, seed, reproducible=True)
     for item in settings:
-        name, _, value = item.partition("=")
-        if not hasattr(bot, name):
-            raise SystemExit(f"{base} has no setting {name!r}")
-        old = getattr(bot, name)
-        setattr(bot, name, type(old)(float(value)) if not isinstance(old, bool) else value == "1")
+        path, _, value = item.partition("=")
+        *parents, name = path.split(".")
+        obj: object = bot
+        for part in parents:  # e.g. ``_reader.strong``: a setting of a part of the bot
+            obj = getattr(obj, part)
+        if not hasattr(obj, name):
+            raise SystemExit(f"{base} has no setting {path!r}")
+        old = getattr(obj, name)
+        setattr(obj, name, type(old)(float(value)) if not isinstance(old, bool) else value == "1")
     return bot
 
 

@@ -7,7 +7,7 @@ import hashlib
 import random
 
 from p2pkoikoi.bots import make_bot
-from p2pkoikoi.bots.heuristics import tables_for
+from p2pkoikoi.bots.heuristics import exposure, tables_for
 from p2pkoikoi.bots.inference import STRONG, WEAK, HandReader
 from p2pkoikoi.bots.playouts import guess_hidden
 from p2pkoikoi.engine import CardSet, MatchState, Phase, PlayerView, get_preset, new_match
@@ -160,3 +160,167 @@ def test_hard_plays_whole_matches_reproducibly() -> None:
         return out
 
     assert actions() == actions()
+
+
+def _three_laid(v: PlayerView, my_draw_takes: bool) -> PlayerView:
+    """``v`` one exchange later: I discarded a hand card; my draw either lay on the field
+    or took my discard's month mate; the opponent laid its play and its draw on the
+    field (three months not on the field before)."""
+    field = v.field.mask
+    months = {MONTH_OF[c] for c in iter_mask(field)}
+    mine = next(c for c in iter_mask(v.hand.mask) if MONTH_OF[c] not in months)
+    months.add(MONTH_OF[mine])
+    unseen = v.unseen.mask
+    laid = []
+    for c in iter_mask(unseen):
+        month = MONTH_OF[c]
+        used = months | {MONTH_OF[x] for x in laid}
+        if month not in used and (unseen & MONTH_MASKS[month]).bit_count() >= 2:
+            laid.append(c)
+        if len(laid) == 3:
+            break
+    piles = list(v.piles)
+    new_field = field | 1 << laid[1] | 1 << laid[2]
+    if my_draw_takes:
+        mate = next(c for c in iter_mask(unseen & MONTH_MASKS[MONTH_OF[mine]]))
+        piles[0] = CardSet(piles[0].mask | 1 << mine | 1 << mate)
+        new_field |= 1 << laid[0]  # then the opponent's three: laid[0..2]
+    else:
+        new_field |= 1 << mine | 1 << laid[0]
+    return dataclasses.replace(
+        v,
+        hand=CardSet(v.hand.mask & ~(1 << mine)),
+        hand_size=v.hand_size - 1,
+        opponent_hand_size=v.opponent_hand_size - 1,
+        field=CardSet(new_field),
+        piles=(piles[0], piles[1]),
+        stock_size=v.stock_size - 2,
+    )
+
+
+def test_reader_shares_the_doubt_over_cards_my_draw_may_have_laid() -> None:
+    """A card my draw laid on the field sat there through the opponent's turn; which
+    of the three new field cards it is, is unknown, so each month gets a third of the
+    evidence -- and none when my draw went to my pile instead."""
+    _, v1 = _first_play_view()
+    static = tables_for(v1.rules).static
+    old_months = {MONTH_OF[c] for c in iter_mask(v1.field.mask)}
+    for draws in (False, True):
+        reader = HandReader()
+        reader.draws = draws
+        reader.observe(static, v1)
+        v2 = _three_laid(v1, my_draw_takes=False)
+        reader.observe(static, v2)
+        new = v2.field.mask & ~v1.field.mask & v1.unseen.mask
+        assert new.bit_count() == 3
+        for c in iter_mask(new):
+            w = reader.month_weight[MONTH_OF[c]]
+            assert w == (1.0 - (1.0 - STRONG) / 3 if draws else 1.0)
+        for month in old_months:
+            if v2.unseen.mask & MONTH_MASKS[month]:
+                assert reader.month_weight[month] == STRONG
+    reader = HandReader()
+    reader.draws = True
+    reader.observe(static, v1)
+    v2 = _three_laid(v1, my_draw_takes=True)
+    reader.observe(static, v2)
+    for c in iter_mask(v2.field.mask & ~v1.field.mask):
+        assert reader.month_weight[MONTH_OF[c]] == 1.0
+
+
+def test_reader_reads_the_opening_turn_it_did_not_see() -> None:
+    """When the opponent played first, the field cards it left were (mostly) dealt
+    there: months with two field cards surely, lone cards with the chance that they
+    are not the ones it laid down."""
+    rules = get_preset("online")
+    for i in range(200):
+        m = new_match(rules, hashlib.sha256(b"opening%d" % i).digest())
+        if m.phase is not Phase.PLAY or m.to_act != 1:
+            continue
+        m = m.apply(make_bot("easy", i).choose(m.view(1)))[0]
+        v = m.view(0)
+        field = v.field.mask
+        pairs = {
+            MONTH_OF[c]
+            for c in iter_mask(field)
+            if (field & MONTH_MASKS[MONTH_OF[c]]).bit_count() >= 2
+            and v.unseen.mask & MONTH_MASKS[MONTH_OF[c]]
+        }
+        if v.phase is Phase.PLAY and pairs:
+            break
+    else:
+        raise AssertionError("no suitable deal")
+    static = tables_for(rules).static
+    off = HandReader()
+    off.observe(static, v)
+    assert off.weights(v) is None
+    on = HandReader()
+    on.opening = True
+    on.observe(static, v)
+    field_months = {MONTH_OF[c] for c in iter_mask(field)}
+    for month in range(1, 13):
+        w = on.month_weight[month]
+        if month in pairs:
+            assert w in (STRONG, WEAK)
+        elif month not in field_months:
+            assert w == 1.0
+        else:
+            assert w <= 1.0
+
+
+def test_hold_follows_the_weights() -> None:
+    """The chance that the guessed hand holds a month: lower for a month the reader
+    marked, about ``1 - (1 - h/n) ** k`` otherwise, and None before any evidence."""
+    _, v1 = _first_play_view()
+    static = tables_for(v1.rules).static
+    reader = HandReader()
+    reader.observe(static, v1)
+    assert reader.hold(v1) is None
+    v2 = _after_opponent_turn(v1, 0)
+    reader.observe(static, v2)
+    hold = reader.hold(v2)
+    assert hold is not None
+    unseen = v2.unseen.mask
+    counts = {m: (unseen & MONTH_MASKS[m]).bit_count() for m in range(1, 13)}
+    marked = [m for m in range(1, 13) if reader.month_weight[m] < 1.0 and counts[m]]
+    plain = [m for m in range(1, 13) if reader.month_weight[m] == 1.0 and counts[m]]
+    assert marked and plain
+    compared = 0
+    for a in marked:
+        for b in plain:
+            if counts[a] <= counts[b]:
+                assert hold[a] < hold[b]
+                compared += 1
+    assert compared
+    for m in range(1, 13):
+        if not counts[m]:
+            assert hold[m] == 0.0
+    assert all(0.0 <= x < 1.0 for x in hold)
+    # a plain month's chance is near the uniform one (weights elsewhere raise it a little)
+    n = unseen.bit_count()
+    h = v2.opponent_hand_size
+    for m in plain:
+        uniform = 1.0 - (1.0 - h / n) ** counts[m]
+        assert uniform <= hold[m] < uniform + 0.25
+
+
+def test_exposure_uses_the_read_chances() -> None:
+    """Medium's exposure term with the opponent surely holding nothing is at most its
+    value with chances counted from a random hand, and equal to it without a reading."""
+    _, v1 = _first_play_view()
+    tab = tables_for(v1.rules)
+    me = v1.seat
+    args = (
+        tab,
+        v1.field.mask,
+        v1.piles[me].mask,
+        v1.piles[1 - me].mask,
+        v1.unseen.mask,
+        v1.opponent_hand_size,
+        0,
+    )
+    plain = exposure(*args)
+    assert plain > 0.0
+    assert exposure(*args, None) == plain
+    assert exposure(*args, [0.0] * 13) == 0.0
+    assert exposure(*args, [1.0] * 13) > plain

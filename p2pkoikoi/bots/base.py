@@ -11,6 +11,7 @@ between bots replays exactly from the seeds.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from p2pkoikoi.bots.heuristics import (
@@ -158,8 +159,18 @@ class MediumBot:
                 return A.KOIKOI if sums[0] > sums[1] else A.STOP
         return A.KOIKOI if should_koikoi(view) else A.STOP
 
-    def values(self, tab: Tables, view: PlayerView, acts: tuple[Action, ...]) -> list[float]:
-        """Medium's value of each PLAY or DRAW_CHOICE action (higher is better)."""
+    def values(
+        self,
+        tab: Tables,
+        view: PlayerView,
+        acts: tuple[Action, ...],
+        hold: Sequence[float] | None = None,
+    ) -> list[float]:
+        """Medium's value of each PLAY or DRAW_CHOICE action (higher is better).
+
+        ``hold`` (per month, the chance the opponent holds one of its cards) is
+        the hard bot's reading of the opponent's hand; medium itself passes None
+        and counts those chances from a uniformly random hand (:func:`exposure`)."""
         me = view.seat
         mine = view.piles[me].mask
         theirs = view.piles[1 - me].mask
@@ -183,18 +194,25 @@ class MediumBot:
                         view.unseen.mask,
                         view.opponent_hand_size,
                         view.hand.mask,
+                        hold,
                     )
                 )
             return out
         return [
             capture_value(tab, a, field)
-            + MEDIUM_LOOKAHEAD * self.play_value(tab, view, a, mine, theirs, field)
+            + MEDIUM_LOOKAHEAD * self.play_value(tab, view, a, mine, theirs, field, hold)
             for a in acts
         ]
 
     @staticmethod
     def play_value(
-        tab: Tables, view: PlayerView, a: Action, mine: int, theirs: int, field: int
+        tab: Tables,
+        view: PlayerView,
+        a: Action,
+        mine: int,
+        theirs: int,
+        field: int,
+        hold: Sequence[float] | None = None,
     ) -> float:
         assert a.card is not None
         c = a.card.id
@@ -227,7 +245,7 @@ class MediumBot:
             acc = position_value(tab, mine1, theirs)
             if total(mine1, rules, field1, called) > last:
                 acc += YAKU_BONUS
-        acc -= exposure(tab, field1, mine1, theirs, unseen, view.opponent_hand_size, hand1)
+        acc -= exposure(tab, field1, mine1, theirs, unseen, view.opponent_hand_size, hand1, hold)
         if mine1 == mine:
             acc -= HAND_KEEP * tab.static[c]  # a discard gives up the card's own capture
         return acc

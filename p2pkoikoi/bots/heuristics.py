@@ -9,6 +9,7 @@ thousands of times per decision.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
 
@@ -158,13 +159,23 @@ def p_holds_any(k: int, unseen: int, hand: int) -> float:
 
 
 def exposure(
-    tab: Tables, field: int, mine: int, theirs: int, unseen: int, opp_hand: int, my_hand: int
+    tab: Tables,
+    field: int,
+    mine: int,
+    theirs: int,
+    unseen: int,
+    opp_hand: int,
+    my_hand: int,
+    hold: Sequence[float] | None = None,
 ) -> float:
     """What the field offers the opponent next turn, minus what it offers me.
 
     For each month on the field: the best card there, weighted by the chance
     the opponent holds a matching card (they hold ``opp_hand`` of the ``unseen``
     cards), against my own matching cards in hand, which make that month mine.
+    ``hold[month]``, when given, is that chance read from the opponent's play
+    (:meth:`~p2pkoikoi.bots.inference.HandReader.hold`) instead of counted from
+    a uniformly random hand.
     """
     n_unseen = unseen.bit_count()
     v = 0.0
@@ -190,7 +201,7 @@ def exposure(
             best_them = max(best_them, potential(tab, theirs | lb, mine) - base_t)
             best_me = max(best_me, potential(tab, mine | lb, theirs) - base_m)
         k = (unseen & MONTH_MASKS[month]).bit_count()
-        p = p_holds_any(k, n_unseen, opp_hand)
+        p = hold[month] if hold is not None else p_holds_any(k, n_unseen, opp_hand)
         if my_hand & MONTH_MASKS[month]:
             v -= 0.5 * best_me
             v += 0.5 * p * best_them

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 
 from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
@@ -46,10 +47,15 @@ PRIOR_WEIGHT = 0.12
 
 
 def medium_values(
-    tab: Tables, view: PlayerView, acts: tuple[Action, ...], medium: MediumBot
+    tab: Tables,
+    view: PlayerView,
+    acts: tuple[Action, ...],
+    medium: MediumBot,
+    hold: Sequence[float] | None = None,
 ) -> list[float]:
-    """Medium's value of each action, relative to its best (so the best is 0)."""
-    vals = medium.values(tab, view, acts)
+    """Medium's value of each action, relative to its best (so the best is 0);
+    ``hold`` as in :meth:`MediumBot.values`."""
+    vals = medium.values(tab, view, acts, hold)
     top = max(vals)
     return [v - top for v in vals]
 
@@ -78,6 +84,9 @@ class HardBot:
         self.discard_risk = DISCARD_RISK
         #: read the opponent's plays for its hand (off: uniform guesses, for measuring)
         self.infer = True
+        #: let that reading shape medium's prior too (its estimate of what the field
+        #: it leaves offers the opponent), not only the playouts' guesses
+        self.infer_prior = False
         self._reader = HandReader()
         self._medium = MediumBot(seed)
 
@@ -103,7 +112,8 @@ class HardBot:
             # Playouts are noisy and their greedy players naive; medium's judgement
             # of the position, as a prior, steadies the choice between close actions.
             # (Inside the time budget: the budget is the whole decision.)
-            prior = medium_values(tab, view, acts, self._medium)
+            hold = self._reader.hold(view) if self.infer and self.infer_prior else None
+            prior = medium_values(tab, view, acts, self._medium, hold)
         samples = max(2, self.playouts // len(acts)) if self.playouts is not None else 1 << 30
         weights = self._reader.weights(view) if self.infer else None
         sums, done = playout_sums(
