@@ -89,6 +89,7 @@ def test_reader_marks_months_the_opponent_passed_up() -> None:
     _, v1 = _first_play_view()
     static = tables_for(v1.rules).static
     reader = HandReader()
+    reader.draws = False  # the opponent's laid card is new on the field: see the next tests
     reader.observe(static, v1)
     assert reader.weights(v1) is None  # nothing learnt from one view
     v2 = _after_opponent_turn(v1, 0)
@@ -252,6 +253,7 @@ def test_reader_reads_the_opening_turn_it_did_not_see() -> None:
         raise AssertionError("no suitable deal")
     static = tables_for(rules).static
     off = HandReader()
+    off.opening = False
     off.observe(static, v)
     assert off.weights(v) is None
     on = HandReader()

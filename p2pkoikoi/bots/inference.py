@@ -28,7 +28,7 @@ from p2pkoikoi.engine.cards import MONTH_MASKS, MONTH_OF, iter_mask
 #: weight factor for a month the opponent left on the field while taking less (or nothing)
 STRONG = 0.2
 #: weight factor for a month the opponent left on the field while taking something dearer
-WEAK = 0.7
+WEAK = 0.85
 
 
 class HandReader:
@@ -38,9 +38,9 @@ class HandReader:
         self.strong = strong
         self.weak = weak
         #: also read the cards my own draw laid on the field (see :meth:`observe`)
-        self.draws = False
+        self.draws = True
         #: also read the opponent's opening turn, when it played before my first view
-        self.opening = False
+        self.opening = True
         self._round = -1
         #: (field, opponent's pile, my hand size, opponent's hand size, unseen, my pile)
         #: at my last play

@@ -86,7 +86,7 @@ class HardBot:
         self.infer = True
         #: let that reading shape medium's prior too (its estimate of what the field
         #: it leaves offers the opponent), not only the playouts' guesses
-        self.infer_prior = False
+        self.infer_prior = True
         self._reader = HandReader()
         self._medium = MediumBot(seed)
 
