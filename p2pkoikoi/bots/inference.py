@@ -9,12 +9,23 @@ month would most likely have taken it -- unless it took something worth more.
 So after each opponent turn, every month with such a card gets its unseen
 cards' weight in the guessed opponent hand multiplied by :data:`STRONG` when
 the opponent took nothing, or less than the card it left, and by
-:data:`WEAK` otherwise.  The evidence accumulates over the round and is
-forgotten at the next deal.
+:data:`WEAK` otherwise.  Two more sources, with a share of the doubt where
+the views cannot tell which card is which: a card my own draw laid on the
+field also lay there through the opponent's turn (it is one of the new field
+cards, unless my pile shows my draw took something), and when the opponent
+moved first in the round, the field cards it left at my first view were
+(mostly) dealt there.  Evidence that a card was passed up with chance ``p``
+scales the weight by ``1 - p * (1 - factor)``.  The evidence accumulates over
+the round and is forgotten at the next deal.
 
-Measured (docs/bots.md): a month marked below 0.5 was in the opponent's
-hand 21% of the time against 47% for unmarked months (hard against
-hard-v1, 12 online matches).  The reader sees only the views its bot is
+:meth:`HandReader.hold` turns the weights into each month's chance of being
+in the guessed hand, which the hard bot hands to medium's prior (the
+exposure of the field it leaves), so the reading shapes its plays directly,
+not only through the playouts.
+
+Measured (docs/bots.md, ``hard`` against ``hard-v1``, 60 online matches):
+months weighted at most 0.2 were in the opponent's hand 7% of the time,
+months with no evidence 53%.  The reader sees only the views its bot is
 handed, so it needs no more than a player may know.
 """
 

@@ -12,7 +12,8 @@ is tried on the same guesses (common random numbers), which cancels most of
 the luck of the deal out of the comparison.  The guesses are not quite
 uniform: a :class:`~p2pkoikoi.bots.inference.HandReader` follows the views
 of the round and makes the months the opponent passed up less likely in its
-guessed hand.
+guessed hand, and in medium's estimate (the prior below) of what the field
+each play leaves offers the opponent.
 
 Playouts stop when the round ends: later rounds would be dealt from a
 stand-in seed, so they carry no information.  A round's outcome is scored as
