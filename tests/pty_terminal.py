@@ -139,8 +139,12 @@ def answer(term: Terminal, screen: str, deadline: float = DEADLINE) -> None:
     """Press Enter for the decision (or page) on ``screen``, then wait until that line
     has been redrawn: a screen read mid-frame may still show an old prompt, and a
     second Enter would land on the next page."""
-    line = decision_line(screen) or next(
-        line for line in screen.splitlines() if "Press Enter" in line
+    lines = screen.splitlines()
+    line = (
+        decision_line(screen)
+        or next((line for line in lines if "Press Enter" in line), None)
+        # a page taller than the screen: its heading, which the next page does not show
+        or next(line for line in lines if line.strip())
     )
     term.send(ENTER)
     term.wait_for(lambda s: line not in s.splitlines(), deadline)
