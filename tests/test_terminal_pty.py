@@ -18,6 +18,7 @@ from pty_terminal import (
     Terminal,
     answer,
     command_from_screen,
+    continue_line,
     decision_line,
     play_until,
 )
@@ -175,9 +176,7 @@ def test_host_and_join_a_one_round_match(tmp_path: Path, terms) -> None:
             screen = t.text()
             if "The match is over" in screen and "how it ended" in screen:
                 over[id(t)] = True
-            elif ("Round 1 of 1:" in screen and "Enter: continue" in screen) or decision_line(
-                screen
-            ):  # the round page's footer (its "Press Enter" line may be below the screen)
+            elif ("Round 1 of 1:" in screen and continue_line(screen)) or decision_line(screen):
                 decided[id(t)] += decision_line(screen) is not None
                 answer(t, screen)
     # the bell: your turn, noticed (a round won by a dealt hand yaku gives the host no turn)
