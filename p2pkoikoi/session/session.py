@@ -74,10 +74,12 @@ the same error again.  A local misuse raises :class:`LocalProtocolError` and
 changes nothing.  ``session.waiting_for`` tells the transport which timeout
 applies.  ``session.record()`` is the verifiable record so far.
 
-Where the code lives: this module holds the :class:`Session` object, its byte
-input and output, the dispatch of frames and local events, and the record; each
-part of the protocol is a module of functions that take the session as ``s``
-(its own methods, kept apart): :mod:`~p2pkoikoi.session.handshake` (steps 1-3),
+Where the code lives: this module holds the :class:`Session` object (its
+state, its properties, byte output, the dispatch of local events and the
+record); each part of the protocol is a module of functions that take the
+session as ``s`` (its own methods, kept apart):
+:mod:`~p2pkoikoi.session.frames` (bytes in, frames to handlers, the error
+path), :mod:`~p2pkoikoi.session.handshake` (steps 1-3),
 :mod:`~p2pkoikoi.session.commit_reveal` (step 4),
 :mod:`~p2pkoikoi.session.play` (step 5),
 :mod:`~p2pkoikoi.session.rematch_session` (step 6),
@@ -85,14 +87,13 @@ part of the protocol is a module of functions that take the session as ``s``
 :mod:`~p2pkoikoi.session.hidden_session` (the hidden deal's card moves),
 :mod:`~p2pkoikoi.session.forfeits`, :mod:`~p2pkoikoi.session.side_channel`
 (ping, chat, abort, bye) and :mod:`~p2pkoikoi.session.states` (the roles,
-phases and name rules they share).
+phases and name rules they all share).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -103,6 +104,7 @@ from p2pkoikoi.session import (
     commit_reveal,
     crypto,
     forfeits,
+    frames,
     handshake,
     hidden_session,
     play,
@@ -115,14 +117,10 @@ from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.errors import (
     LocalProtocolError,
     ProtocolError,
-    RefusedError,
     RemoteProtocolError,
-    RulesMismatchError,
 )
 from p2pkoikoi.session.events import (
-    NEED_DATA,
     AcceptRules,
-    ConnectionClosed,
     DeclineRematch,
     DeclineRules,
     Event,
@@ -391,56 +389,17 @@ class Session:
     # ------------------------------------------------------------------ input
     def receive_data(self, data: bytes) -> None:
         """Bytes read from the peer; ``b""`` means the stream ended."""
-        if self._eof:
-            if data:
-                raise LocalProtocolError("receive_data after end of stream")
-            return
-        if not data:
-            self._eof = True
-            return
-        if self._state in (State.ERROR, State.CLOSED) or self._flooded:
-            return  # nothing more is read
-        self._in += data
-        if len(self._in) >= wire.HEADER:
-            try:
-                wire.frame_length(bytes(self._in[: wire.HEADER]))
-            except RemoteProtocolError:
-                del self._in[wire.HEADER :]  # never buffer a frame we will reject
-        if len(self._in) > MAX_BUFFER:
-            # More unread bytes than a transport that drains events after each read
-            # ever holds: a flood, however it is framed.  Keep none of it, and let
-            # next_event refuse the peer (after the events already decoded).
-            self._in.clear()
-            self._flooded = True
+        frames.receive(self, data)
 
     def next_event(self) -> Event | NeedData:
         """The next event, or :data:`NEED_DATA`; raises the protocol's errors."""
         if self._error is not None:
             raise self._error
         try:
-            return self._next_event()
+            return frames.next_event(self)
         except ProtocolError as exc:
-            self._fail(exc)
+            frames.fail(self, exc)
             raise
-
-    def _fail(self, exc: ProtocolError) -> None:
-        if self._error is not None:
-            return
-        self._error = exc
-        if (
-            isinstance(exc, RemoteProtocolError)
-            and not isinstance(exc, RulesMismatchError)
-            and self._state is not State.CLOSED
-        ):
-            abort = wire.AbortMsg(reason=str(exc)[: wire.MAX_REASON])
-            if self._send is not None and self._confirmed:
-                self._queue(abort)
-            else:  # the peer may not share our keys yet: say it in plaintext
-                self._out += wire.encode_frame(wire.encode_message(abort))
-        if self.forfeit is None:
-            forfeits.note_forfeit(self)
-        self._state = State.ERROR
-        self._in.clear()
 
     @property
     def lacks_peer_final(self) -> bool:
@@ -467,60 +426,6 @@ class Session:
         """The peer let its turn limit pass: the match ends as the peer's forfeit by
         time (:func:`forfeits.claim_time_forfeit`)."""
         forfeits.claim_time_forfeit(self)
-
-    def _next_event(self) -> Event | NeedData:
-        while True:
-            if self._events:
-                return self._events.popleft()
-            if self._state is State.CLOSED:
-                return NEED_DATA
-            if self._flooded:
-                raise RemoteProtocolError("the peer sent too much data at once")
-            if len(self._in) >= wire.HEADER:
-                length = wire.frame_length(bytes(self._in[: wire.HEADER]))
-                if len(self._in) >= wire.HEADER + length:
-                    payload = bytes(self._in[wire.HEADER : wire.HEADER + length])
-                    del self._in[: wire.HEADER + length]
-                    self._handle_frame(payload)
-                    continue
-            if self._eof:
-                if self._in:
-                    raise RemoteProtocolError("connection closed in the middle of a frame")
-                clean = self._state is State.DONE
-                forfeits.note_forfeit(self)
-                self._state = State.CLOSED
-                reason = "the connection ended" if clean else "the connection ended early"
-                return ConnectionClosed(clean=clean, reason=reason)
-            return NEED_DATA
-
-    # ------------------------------------------------------------------ frames
-    def _handle_frame(self, payload: bytes) -> None:
-        if self._state is State.HELLO:
-            msg = wire.decode_message(payload)
-            if isinstance(msg, wire.RefuseMsg):
-                reason = sanitize(msg.reason) or "no reason given"
-                self._state = State.CLOSED
-                raise RefusedError(f"the other side refused the connection: {reason}")
-            if isinstance(msg, wire.AbortMsg):
-                side_channel.on_abort(self, msg)
-            if not isinstance(msg, wire.HelloMsg):
-                raise RemoteProtocolError(
-                    f"bad message from peer: expected hello, got {wire.TYPE_NAMES[type(msg)]}"
-                )
-            handshake.on_hello(self, msg, payload)
-            return
-        if self._recv is None:  # we have not sent... (cannot happen: keys come with the hello)
-            raise RemoteProtocolError("bad message from peer: nothing may follow the hello yet")
-        if not self._confirmed:
-            msg = handshake.first_frame(self, payload)
-        else:
-            msg = wire.decode_message(self._recv.open(payload))
-        handler = _HANDLERS.get(type(msg))
-        if handler is None:  # a second hello, a refuse
-            raise RemoteProtocolError(
-                f"bad message from peer: unexpected {wire.TYPE_NAMES[type(msg)]}"
-            )
-        handler(self, msg)
 
     def _unexpected(self, what: str) -> RemoteProtocolError:
         return RemoteProtocolError(
@@ -671,25 +576,3 @@ class Session:
 
 
 #: canonical action texts already parsed (a few hundred exist; each is seen again and again)
-
-_HANDLERS: Final[dict[type, Callable[[Session, Any], None]]] = {
-    wire.AuthMsg: handshake.on_auth,
-    wire.AcceptMsg: handshake.on_accept,
-    wire.DeclineMsg: handshake.on_decline,
-    wire.CommitMsg: commit_reveal.on_commit,
-    wire.ValueMsg: commit_reveal.on_value,
-    wire.RevealMsg: commit_reveal.on_reveal,
-    wire.StartMsg: commit_reveal.on_start,
-    wire.ActionMsg: play.on_action,
-    wire.CardMsg: hidden_session.on_card,
-    wire.ResignMsg: play.on_resign,
-    wire.OverMsg: play.on_over,
-    wire.PingMsg: side_channel.on_ping,
-    wire.PongMsg: side_channel.on_pong,
-    wire.ChatMsg: side_channel.on_chat,
-    wire.AbortMsg: side_channel.on_abort,
-    wire.ByeMsg: side_channel.on_bye,
-    wire.ResumeMsg: resume_session.on_resume,
-    wire.AgainMsg: rematch_session.on_again,
-    wire.NoAgainMsg: rematch_session.on_no_again,
-}
