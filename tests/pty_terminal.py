@@ -135,13 +135,27 @@ def decision_line(screen: str) -> str | None:
     return next((line for line in screen.splitlines() if any(d in line for d in DECIDING)), None)
 
 
+#: a round page's own line, and its footer's form (seen when a long round page scrolls its
+#: own line out of view)
+CONTINUE = "Press Enter to continue"
+CONTINUE_FOOTER = "Enter: continue"
+
+
+def continue_line(screen: str) -> str | None:
+    """The line saying Enter goes on from this page, if the screen shows one."""
+    lines = screen.splitlines()
+    return next((ln for ln in lines if CONTINUE in ln), None) or next(
+        (ln for ln in lines if CONTINUE_FOOTER in ln), None
+    )
+
+
 def answer(term: Terminal, screen: str, deadline: float = DEADLINE) -> None:
     """Press Enter for the decision (or page) on ``screen``, then wait until that line
     has been redrawn: a screen read mid-frame may still show an old prompt, and a
     second Enter would land on the next page."""
-    line = decision_line(screen) or next(
-        line for line in screen.splitlines() if "Press Enter" in line
-    )
+    line = decision_line(screen) or continue_line(screen)
+    if line is None:
+        raise AssertionError(f"nothing to press Enter for on the screen:\n{screen}")
     term.send(ENTER)
     term.wait_for(lambda s: line not in s.splitlines(), deadline)
 
