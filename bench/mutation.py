@@ -68,6 +68,37 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "p2pkoikoi"
 DOCS = REPO / "docs" / "mutation.md"
 
+#: the session machine's tests: fast in-memory tests with exact outcomes first (-x
+#: stops at the first failure); the slow fuzzing and hidden-resume modules last, paid
+#: in full by survivors only.  One ``Session`` runs through all the modules below.
+SESSION_TESTS: tuple[str, ...] = (
+    "test_session_mutants.py",
+    "test_session_exact.py",
+    "test_session_edges.py",
+    "test_session_match.py",
+    "test_rematch_session.py",  # rematch paths (section 13)
+    "test_resume_session.py",
+    "test_hidden_session.py",  # the hidden deal's paths through the session
+    "test_turn_limit.py",  # the turn limit and forfeits by time
+    "test_journal.py",  # records written step by step, resumed from the file
+    "test_session_errors.py",
+    "test_hidden_resume.py",
+)
+#: session.py and the modules that hold the parts of its protocol (its own methods)
+SESSION_MACHINE = (
+    "session/session.py",
+    "session/frames.py",
+    "session/states.py",
+    "session/handshake.py",
+    "session/commit_reveal.py",
+    "session/play.py",
+    "session/forfeits.py",
+    "session/side_channel.py",
+    "session/rematch_session.py",
+    "session/resume_session.py",
+    "session/hidden_session.py",
+)
+
 #: each module's own tests, fastest and most exact first (``-x`` stops at the first
 #: failure); a module not listed here is tested by every test file that imports it.
 TESTS: dict[str, tuple[str, ...]] = {
@@ -86,21 +117,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "engine/presets.py": ("test_presets.py", "test_rules.py"),
     "engine/actions.py": ("test_rules.py", "test_match.py"),
     "engine/events.py": ("test_match_rules.py", "test_match.py"),
-    # fast in-memory tests with exact outcomes first (-x stops at the first failure);
-    # the slow fuzzing and hidden-resume modules last, paid in full by survivors only
-    "session/session.py": (
-        "test_session_mutants.py",
-        "test_session_exact.py",
-        "test_session_edges.py",
-        "test_session_match.py",
-        "test_rematch_session.py",  # rematch paths (section 13)
-        "test_resume_session.py",
-        "test_hidden_session.py",  # the hidden deal's paths through the session
-        "test_turn_limit.py",  # the turn limit and forfeits by time
-        "test_journal.py",  # records written step by step, resumed from the file
-        "test_session_errors.py",
-        "test_hidden_resume.py",
-    ),
+    **dict.fromkeys(SESSION_MACHINE, SESSION_TESTS),
     "session/verify.py": (
         "test_verify.py",
         "test_verify_details.py",

@@ -22,6 +22,10 @@ pyte = pytest.importorskip("pyte", reason="pyte is in the test extra")
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 90.0
 
+#: the marks around each frame (p2pkoikoi.ui.sync_output, as bytes)
+BEGIN = b"\x1b[?2026h"
+END = b"\x1b[?2026l"
+
 ENTER = "\r"
 ESC = "\x1b"
 CTRL_C = "\x03"
@@ -49,6 +53,7 @@ class Terminal:
         self.screen.write_process_input = self._answer  # cursor-position reports
         self.stream = pyte.ByteStream(self.screen)
         self.raw = b""
+        self._held = b""  # the part of a frame read before its end mark
         self.argv = list(argv)
         self.child = pexpect.spawn(
             sys.executable,
@@ -64,15 +69,33 @@ class Terminal:
 
     # ------------------------------------------------------------------ reading
     def pump(self, timeout: float = 0.2) -> bool:
-        """Feed what the program drew within ``timeout`` to the screen; False at EOF."""
+        """Feed what the program drew within ``timeout`` to the screen; False at EOF.
+
+        Only whole frames reach the screen: the table brackets each frame with
+        "synchronized update" marks (p2pkoikoi/ui/sync_output.py), and a frame read
+        in part (a pty passes about 4 KiB at a time) waits here for its end.  A screen
+        that is half the old page would show a prompt already answered."""
         try:
             data = self.child.read_nonblocking(65536, timeout=timeout)
         except pexpect.TIMEOUT:
             return True
         except pexpect.EOF:
+            self.stream.feed(self._held)
+            self._held = b""
             return False
         self.raw += data
-        self.stream.feed(data)
+        held = self._held + data
+        cut = len(held)
+        begin = held.rfind(BEGIN)
+        if begin >= 0 and held.find(END, begin) < 0:
+            cut = begin  # a frame still being drawn
+        else:  # the start of a mark split between two reads
+            for n in range(len(BEGIN) - 1, 0, -1):
+                if held.endswith(BEGIN[:n]):
+                    cut = len(held) - n
+                    break
+        self.stream.feed(held[:cut])
+        self._held = held[cut:]
         return True
 
     def text(self) -> str:
@@ -135,13 +158,27 @@ def decision_line(screen: str) -> str | None:
     return next((line for line in screen.splitlines() if any(d in line for d in DECIDING)), None)
 
 
+#: a round page's own line, and its footer's form (seen when a long round page scrolls its
+#: own line out of view)
+CONTINUE = "Press Enter to continue"
+CONTINUE_FOOTER = "Enter: continue"
+
+
+def continue_line(screen: str) -> str | None:
+    """The line saying Enter goes on from this page, if the screen shows one."""
+    lines = screen.splitlines()
+    return next((ln for ln in lines if CONTINUE in ln), None) or next(
+        (ln for ln in lines if CONTINUE_FOOTER in ln), None
+    )
+
+
 def answer(term: Terminal, screen: str, deadline: float = DEADLINE) -> None:
     """Press Enter for the decision (or page) on ``screen``, then wait until that line
     has been redrawn: a screen read mid-frame may still show an old prompt, and a
     second Enter would land on the next page."""
-    line = decision_line(screen) or next(
-        line for line in screen.splitlines() if "Press Enter" in line
-    )
+    line = decision_line(screen) or continue_line(screen)
+    if line is None:
+        raise AssertionError(f"nothing to press Enter for on the screen:\n{screen}")
     term.send(ENTER)
     term.wait_for(lambda s: line not in s.splitlines(), deadline)
 

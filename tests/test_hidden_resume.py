@@ -13,22 +13,12 @@ from p2pkoikoi.session.testing import (
     make_pair,
     play_until_cut,
     random_chooser,
+    resumed,
     run_pair,
 )
 from p2pkoikoi.session.verify import verify_record
 
 RULES = get_preset("online").with_settings(rounds=1, deal="hidden")
-
-
-def resumed(old: Session, label: str, secret: bytes | None = None) -> Session:
-    return Session.resume(
-        old.record(),
-        old.role,
-        identity_key=det_key(old.role.value),
-        resume_secret=old.resume_secret,
-        entropy=det_bytes("entropy/resume/" + label),
-        hidden_secret=old.hidden_secret if secret is None else secret,
-    )
 
 
 def test_cut_anywhere_in_a_hidden_match_then_resume_finishes_one_match() -> None:
@@ -52,7 +42,7 @@ def test_cut_anywhere_in_a_hidden_match_then_resume_finishes_one_match() -> None
             continue
         if h.record().is_complete and j.record().is_complete:
             continue
-        nh, nj = resumed(h, f"h{cut}"), resumed(j, f"j{cut}")
+        nh, nj = resumed(h, f"resume/h{cut}"), resumed(j, f"resume/j{cut}")
         ev_h, ev_j = run_pair(nh, nj, choose)
         assert isinstance(ev_h[0], Resumed) and isinstance(ev_j[0], Resumed)
         assert nh.state is State.DONE and nj.state is State.DONE
@@ -75,7 +65,7 @@ def test_resuming_a_hidden_match_needs_the_deal_secret() -> None:
             entropy=det_bytes("e"),
         )
     with pytest.raises(LocalProtocolError, match="secret gives"):
-        resumed(h, "x", secret=bytes(32))
+        resumed(h, "resume/x", hidden_secret=bytes(32))
 
 
 @pytest.mark.parametrize(
@@ -103,7 +93,7 @@ def test_a_side_that_lost_its_last_moves_takes_them_back_from_the_peer(who: str,
         entropy=det_bytes(f"entropy/resume/lost{who}{lost}"),
         hidden_secret=victim.hidden_secret,
     )
-    no = resumed(other, f"lost-other{who}{lost}")
+    no = resumed(other, f"resume/lost-other{who}{lost}")
     nh, nj = (nv, no) if who == "host" else (no, nv)
     run_pair(nh, nj, random_chooser(4))
     assert nh.state is State.DONE and nj.state is State.DONE

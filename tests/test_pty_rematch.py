@@ -14,19 +14,8 @@ import pytest
 pytest.importorskip("pexpect", reason="pexpect is in the test extra")
 pytest.importorskip("pyte", reason="pyte is in the test extra")
 
-from pty_terminal import DEADLINE, ENTER, Terminal, decision_line  # noqa: E402
+from pty_terminal import DEADLINE, Terminal, answer, continue_line, decision_line  # noqa: E402
 from test_headless import finish, lines, start_host, verify  # noqa: E402
-
-CONTINUE = "Press Enter to continue"
-#: the footer's form, seen when a long round page scrolls its own line out of view
-CONTINUE_FOOTER = "Enter: continue"
-
-
-def _continue_line(screen: str) -> str | None:
-    lines = screen.splitlines()
-    return next((ln for ln in lines if CONTINUE in ln), None) or next(
-        (ln for ln in lines if CONTINUE_FOOTER in ln), None
-    )
 
 
 def play_to_end_page(term: Terminal, done: Callable[[str], bool]) -> str:
@@ -34,17 +23,12 @@ def play_to_end_page(term: Terminal, done: Callable[[str], bool]) -> str:
     end = time.monotonic() + DEADLINE
     while True:
         screen = term.wait_for(
-            lambda s: done(s) or decision_line(s) is not None or _continue_line(s) is not None,
+            lambda s: done(s) or decision_line(s) is not None or continue_line(s) is not None,
             end - time.monotonic(),
         )
         if done(screen):
             return screen
-        line = decision_line(screen) or _continue_line(screen)
-        assert line is not None
-        term.send(ENTER)
-        term.wait_for(
-            lambda s, line=line: line not in s.splitlines(), max(1.0, end - time.monotonic())
-        )
+        answer(term, screen, max(1.0, end - time.monotonic()))
 
 
 def test_table_accepts_a_rematch_and_both_matches_verify(tmp_path: Path) -> None:

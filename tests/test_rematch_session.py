@@ -13,6 +13,7 @@ import dataclasses
 import pytest
 
 from p2pkoikoi.engine import get_preset
+from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session import (
     Goodbye,
     LocalProtocolError,
@@ -24,8 +25,10 @@ from p2pkoikoi.session import (
     wire,
 )
 from p2pkoikoi.session.events import (
+    ActionReceived,
     ConnectionClosed,
     DeclineRematch,
+    HiddenProgress,
     OfferRematch,
     RematchDeclined,
     RematchOffered,
@@ -269,3 +272,33 @@ def test_a_note_of_a_missing_signature_stays_with_its_own_match() -> None:
     second = host.record()
     assert second.match_number == 2 and second.missing is None
     assert second == joiner.record()
+
+
+def _engine_events(evs: list[object]) -> list[object]:
+    """The engine events a session reported, in order (a table builds itself from these)."""
+    out: list[object] = []
+    for e in evs:
+        if isinstance(e, (MatchStarted, ActionReceived, HiddenProgress)):
+            out.extend(e.events)
+    return out
+
+
+def test_a_hidden_deal_rematch_reports_each_engine_event_of_its_own_match_once() -> None:
+    """Each match's hidden table starts its reports afresh: the second match reports
+    its own events from the first, none of the first match's count carried over, and
+    no report says nothing (a decision nobody made, with no events)."""
+    rules = dataclasses.replace(RULES, deal=DealMode.HIDDEN)
+    host, joiner = make_pair(rules)
+    for match, evs in enumerate((run_pair(host, joiner, random_chooser(3)), None)):
+        if evs is None:
+            host.receive_data(_offer(joiner, "1/1"))
+            run_pair(host, joiner)
+            joiner.receive_data(_offer(host, "0/1"))
+            evs = run_pair(host, joiner, random_chooser(4))
+        assert host.match_number == joiner.match_number == match + 1
+        for s, got in zip((host, joiner), evs, strict=True):
+            assert s.state is State.DONE
+            assert s._hidden is not None
+            assert _engine_events(got) == list(s._hidden.events)
+            quiet = [e for e in got if isinstance(e, HiddenProgress) and not e.events]
+            assert all(e.actor is not None for e in quiet), quiet

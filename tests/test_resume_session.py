@@ -26,21 +26,12 @@ from p2pkoikoi.session.testing import (
     make_pair,
     play_until_cut,
     random_chooser,
+    resumed,
     run_pair,
 )
 from p2pkoikoi.session.verify import verify_record
 
 RULES = get_preset("online").with_settings(rounds=1)
-
-
-def resumed(old: Session, label: str) -> Session:
-    return Session.resume(
-        old.record(),
-        old.role,
-        identity_key=det_key(old.role.value),
-        resume_secret=old.resume_secret,
-        entropy=det_bytes("entropy/resume/" + label),
-    )
 
 
 def check_one_match(host: Session, joiner: Session) -> None:
@@ -80,11 +71,11 @@ def test_cut_anywhere_then_resume_finishes_one_match() -> None:
             # cannot resume, and an end now is the host's forfeit: test_forfeit.py)
             lacking = h if h.match is None else j
             with pytest.raises(LocalProtocolError, match="before the match started"):
-                resumed(lacking, "x")
+                resumed(lacking, "resume/x")
             continue
         if h.record().is_complete and j.record().is_complete:
             continue
-        nh, nj = resumed(h, f"h{cut}"), resumed(j, f"j{cut}")
+        nh, nj = resumed(h, f"resume/h{cut}"), resumed(j, f"resume/j{cut}")
         ev_h, ev_j = run_pair(nh, nj, choose)
         assert isinstance(ev_h[0], Resumed) and isinstance(ev_j[0], Resumed)
         assert ev_h[0].peer_seq == ev_j[0].our_seq
@@ -162,7 +153,7 @@ def test_lost_actions_are_resent_by_the_side_ahead() -> None:
             break
     ahead = max(h.seq, j.seq)
     assert h.seq != j.seq
-    nh, nj = resumed(h, "a"), resumed(j, "b")
+    nh, nj = resumed(h, "resume/a"), resumed(j, "resume/b")
     ev_h, ev_j = run_pair(nh, nj, choose)
     behind_events = ev_j if h.seq > j.seq else ev_h
     got = [e.seq for e in behind_events if isinstance(e, ActionReceived)]
@@ -174,9 +165,9 @@ def test_an_impostor_cannot_resume_and_the_match_goes_on() -> None:
     h, j = make_pair(RULES)
     choose = random_chooser(9)
     play_until_cut(h, j, choose, 3000)
-    nh = resumed(h, "real-host")
+    nh = resumed(h, "resume/real-host")
     # a stranger who knows the invite and has the (shareable) record, not the key
-    fake = resumed(j, "fake")
+    fake = resumed(j, "resume/fake")
     fake._key = det_key("mallory")  # noqa: SLF001 - the attacker signs with its own key
     nh.receive_data(fake.data_to_send())
     drain(nh)
@@ -186,7 +177,7 @@ def test_an_impostor_cannot_resume_and_the_match_goes_on() -> None:
     with pytest.raises(ResumeError, match="not the one this match was played with"):
         drain(nh)
     # the host tries again with a fresh session; the real joiner resumes
-    nh2, nj = resumed(h, "real-host-2"), resumed(j, "real")
+    nh2, nj = resumed(h, "resume/real-host-2"), resumed(j, "resume/real")
     run_pair(nh2, nj, choose)
     check_one_match(nh2, nj)
 
@@ -194,13 +185,13 @@ def test_an_impostor_cannot_resume_and_the_match_goes_on() -> None:
 def test_mismatched_hellos_and_refusal() -> None:
     h, j = make_pair(RULES)
     play_until_cut(h, j, random_chooser(1), 3000)
-    nh = resumed(h, "r")
+    nh = resumed(h, "resume/r")
     fresh_h, fresh_j = make_pair(RULES, label="other")
     # a new joiner reaching a resuming host, and the reverse
     nh.receive_data(fresh_j.data_to_send())
     with pytest.raises(ResumeError, match="new match"):
         drain(nh)
-    fresh_h.receive_data(resumed(j, "s").data_to_send())
+    fresh_h.receive_data(resumed(j, "resume/s").data_to_send())
     with pytest.raises(RemoteProtocolError, match="resume an earlier match"):
         drain(fresh_h)
     # a plaintext refusal instead of a hello
@@ -214,7 +205,7 @@ def test_mismatched_hellos_and_refusal() -> None:
 def test_records_that_cannot_resume() -> None:
     h, j = make_pair(RULES)
     run_pair(h, j, random_chooser(2))
-    assert resumed(h, "done").state is State.HELLO  # it can still re-send its signature
+    assert resumed(h, "resume/done").state is State.HELLO  # it can still re-send its signature
     with pytest.raises(LocalProtocolError, match="another identity"):
         Session.resume(
             j.record(),

@@ -31,6 +31,7 @@ from p2pkoikoi.session.testing import (
     forge,
     make_pair,
     random_chooser,
+    resumed,
     run_pair,
     until_the_joiners_value,
 )
@@ -138,16 +139,6 @@ def test_decline_names_other_rules_only_when_they_decode_and_differ(
 
 
 # ---------------------------------------------------------------------- resume
-def _resumed(old: Session, label: str) -> Session:
-    return Session.resume(
-        old.record(),
-        old.role,
-        identity_key=det_key(old.role.value),
-        resume_secret=old.resume_secret,
-        entropy=det_bytes("entropy/edges/" + label),
-    )
-
-
 def _play_some(host: Session, joiner: Session, turns: int) -> None:
     choose = random_chooser(7)
     sides = (host, joiner)
@@ -166,7 +157,7 @@ def test_resuming_a_record_that_holds_a_resignation() -> None:
     other = joiner if actor is host else host
     actor.send(Resign())  # the connection breaks: the other side never hears of it
     assert actor.state is State.FINISH and actor.record().actions[-1].action == "resign"
-    n_actor, n_other = _resumed(actor, "a"), _resumed(other, "o")
+    n_actor, n_other = resumed(actor, "edges/a"), resumed(other, "edges/o")
     assert n_actor.match is not None and n_actor.match.is_over
     assert n_actor.match.winner == other.our_seat
     ev = run_pair(*((n_actor, n_other) if actor is host else (n_other, n_actor)))
@@ -189,7 +180,7 @@ def test_a_catch_up_that_ends_on_another_transcript_is_refused() -> None:
     other = joiner if actor is host else host
     actor.send(SendAction(random_chooser(1)(actor.match)))  # type: ignore[arg-type]  # lost
     assert actor.seq == other.seq + 1
-    ahead, behind = _resumed(actor, "ahead"), _resumed(other, "behind")
+    ahead, behind = resumed(actor, "edges/ahead"), resumed(other, "edges/behind")
     ahead._transcript = bytes(32)  # it claims a transcript the re-sent action cannot reach
     behind.receive_data(ahead.data_to_send())
     drain(behind)
@@ -294,7 +285,7 @@ def test_waiting_for_at_every_step() -> None:
     drain(actor)
     assert actor.waiting_for is other.waiting_for is WaitingFor.NOTHING
     # a resumed session waits for the peer's resume after the hellos
-    n_actor, n_other = _resumed(actor, "w1"), _resumed(other, "w2")
+    n_actor, n_other = resumed(actor, "edges/w1"), resumed(other, "edges/w2")
     n_other.receive_data(n_actor.data_to_send())
     drain(n_other)
     assert n_other.waiting_for is WaitingFor.PEER_RESUME
@@ -320,7 +311,7 @@ def test_a_peer_that_claims_actions_after_the_end_is_refused() -> None:
     host, joiner = make_pair(RULES)
     run_pair(host, joiner, random_chooser(2))
     assert host.state is State.DONE
-    n_host, n_joiner = _resumed(host, "end-h"), _resumed(joiner, "end-j")
+    n_host, n_joiner = resumed(host, "edges/end-h"), resumed(joiner, "edges/end-j")
     # the joiner's resume claims one more action than the finished match has
     n_joiner._seq += 1
     n_joiner._tx_at.append(bytes(32))
@@ -372,7 +363,7 @@ def test_resume_refuses_another_match_and_a_record_that_does_not_verify() -> Non
     _play_some(a_host, a_joiner, 2)
     b_host, b_joiner = make_pair(RULES, label="other")  # another match
     run_pair(b_host, b_joiner)
-    n_a = _resumed(a_host, "a")
+    n_a = resumed(a_host, "edges/a")
     n_b = Session.resume(
         b_joiner.record(),
         "joiner",

@@ -42,6 +42,7 @@ from p2pkoikoi.session.testing import (
     forge,
     make_pair,
     random_chooser,
+    resumed,
     rewrite_queue,
     run_pair,
     until_the_joiners_value,
@@ -284,21 +285,11 @@ def test_a_record_cut_before_our_final_signature_resumes_and_signs_after_the_han
     hello, rest = wire.decode_frame(new_host.data_to_send())
     assert hello is not None and rest == b""  # the hello alone: no over before the keys
     new_host._out = bytearray(wire.encode_frame(hello))  # (put it back)
-    new_joiner = _resumed_as(joiner, "joinercrash-final", "crash-final/j")
+    new_joiner = resumed(joiner, "crash-final/j", key="joinercrash-final")
     ev_h, _ = run_pair(new_host, new_joiner)
     assert [type(e) for e in ev_h] == [Resumed, MatchOver]
     assert new_host.state is State.DONE and new_joiner.state is State.DONE
     assert new_host.record() == whole == new_joiner.record()
-
-
-def _resumed_as(old: Session, key: str, label: str) -> Session:
-    return Session.resume(
-        old.record(),
-        old.role,
-        identity_key=det_key(key),
-        resume_secret=old.resume_secret,  # type: ignore[arg-type]
-        entropy=det_bytes("entropy/" + label),
-    )
 
 
 def _start_replaced_by(change: Callable[[wire.Message], wire.Message]) -> tuple[Session, Session]:

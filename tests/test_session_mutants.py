@@ -37,6 +37,7 @@ from p2pkoikoi.session.testing import (
     forge,
     make_pair,
     random_chooser,
+    resumed,
     rewrite_queue,
     run_pair,
     until_the_joiners_value,
@@ -124,23 +125,13 @@ def test_a_code_is_refused_by_a_host_that_made_none() -> None:
         run_pair(host, joiner)
 
 
-def _resumed(old: Session, label: str) -> Session:
-    return Session.resume(
-        old.record(),
-        old.role,
-        identity_key=det_key(old.role.value),
-        resume_secret=old.resume_secret,
-        entropy=det_bytes("entropy/mutants/" + label),
-    )
-
-
 @pytest.mark.parametrize("field", ["tx", "hash"])
 def test_resume_records_that_differ_in_one_field_are_refused(field: str) -> None:
     """A resume whose transcript alone, or state hash alone, differs at the same
     action is two records that disagree (validly signed by the reconnecting player)."""
     host, joiner = make_pair(RULES)
     run_pair(host, joiner)
-    n_host, n_joiner = _resumed(host, "h"), _resumed(joiner, "j")
+    n_host, n_joiner = resumed(host, "mutants/h"), resumed(joiner, "mutants/j")
 
     def lie(msg: wire.Message) -> wire.Message:
         if not isinstance(msg, wire.ResumeMsg):
@@ -267,11 +258,11 @@ def test_an_abort_between_the_joiners_value_and_the_reveal_is_the_hosts_forfeit(
 def test_a_resumed_session_keeps_the_resume_secret_for_the_next_resume() -> None:
     host, joiner = make_pair(RULES)
     run_pair(host, joiner)
-    n_host, n_joiner = _resumed(host, "h1"), _resumed(joiner, "j1")
+    n_host, n_joiner = resumed(host, "mutants/h1"), resumed(joiner, "mutants/j1")
     assert n_host.resume_secret == host.resume_secret
     assert n_joiner.resume_secret == joiner.resume_secret
     run_pair(n_host, n_joiner)
-    m_host, m_joiner = _resumed(n_host, "h2"), _resumed(n_joiner, "j2")
+    m_host, m_joiner = resumed(n_host, "mutants/h2"), resumed(n_joiner, "mutants/j2")
     run_pair(m_host, m_joiner, random_chooser(4))
     assert m_host.state is State.DONE and m_joiner.state is State.DONE
 
@@ -293,7 +284,7 @@ def test_a_host_that_lost_the_joiners_start_signature_checks_it_after_a_resume()
     assert host.record().joiner.start_sig is None  # type: ignore[union-attr]
     sig = joiner.record().joiner.start_sig  # type: ignore[union-attr]
     assert sig is not None
-    n_host, n_joiner = _resumed(host, "ts-h"), _resumed(joiner, "ts-j")
+    n_host, n_joiner = resumed(host, "mutants/ts-h"), resumed(joiner, "mutants/ts-j")
     run_pair(n_host, n_joiner)
     assert n_host.error is None and n_host.state is State.PLAY
     assert n_host.record().joiner.start_sig == sig  # type: ignore[union-attr]
@@ -317,7 +308,7 @@ def test_a_record_without_our_final_signature_resends_no_unsigned_over() -> None
         resume_secret=host.resume_secret,
         entropy=det_bytes("entropy/mutants/nosig-h"),
     )
-    n_joiner = _resumed(joiner, "nosig-j")
+    n_joiner = resumed(joiner, "mutants/nosig-j")
     ev_h, ev_j = run_pair(n_host, n_joiner)
     assert n_host.error is None and n_joiner.error is None
     assert n_host.state is State.DONE and n_joiner.state is State.DONE

@@ -27,6 +27,7 @@ from p2pkoikoi.session.events import ActionReceived, HiddenProgress
 from p2pkoikoi.session.mental.errors import HiddenDealError
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
 from p2pkoikoi.session.record import ActionRecord, Evidence, Record, resign_reason
+from p2pkoikoi.session.states import Role, State
 
 if TYPE_CHECKING:
     from p2pkoikoi.session.session import Session
@@ -103,8 +104,6 @@ def report(s: Session) -> None:
 def on_card(s: Session, msg: wire.CardMsg) -> None:
     """A ``card`` message: the peer's move, or (catching up after a resume) one of ours
     that our record lost and the peer re-sends (protocol/README.md section 12)."""
-    from p2pkoikoi.session.session import Role, State  # (session.py imports this module)
-
     if s._state is not State.PLAY or s._hidden is None:
         raise s._unexpected("card")
     h = s._hidden

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.engine import Action, MatchState, RuleSet
 from p2pkoikoi.session import wire
-from p2pkoikoi.session.events import Event, NeedData, SendAction
+from p2pkoikoi.session.events import Event, NeedData, Resign, SendAction
 from p2pkoikoi.session.session import Session, State, WaitingFor
 
 
@@ -190,3 +191,89 @@ def run_pair(
         if not moved and not any(pending):  # replies to bytes the caller delivered
             return events
     raise AssertionError("the sessions did not settle")
+
+
+def resumed(
+    old: Session, label: str, *, key: str | None = None, hidden_secret: bytes | None = None
+) -> Session:
+    """``old``'s match resumed on a new connection from ``old``'s own record, by the
+    same player (identity ``det_key(key)``, by default its role's) with entropy
+    ``det_bytes("entropy/" + label)``; a hidden-deal match with ``old``'s deal
+    secret, or ``hidden_secret`` (an open deal ignores it)."""
+    return Session.resume(
+        old.record(),
+        old.role,
+        identity_key=det_key(old.role.value if key is None else key),
+        # (None before the hello: then the record itself is refused, as tests check)
+        resume_secret=old.resume_secret,  # type: ignore[arg-type]
+        entropy=det_bytes("entropy/" + label),
+        hidden_secret=old.hidden_secret if hidden_secret is None else hidden_secret,
+    )
+
+
+class FrameLog:
+    """Two sessions back to back, every frame either writes recorded as the protocol's
+    vectors list them (``frames``): ``from``, the first frame of each side (its
+    hello) in ``plaintext``, every later one with its AEAD ``counter``, and the
+    ``frame`` as written.
+
+    ``fields`` lead each entry from now on (rematch.json's ``part``);
+    ``frame_second`` puts ``frame`` right after ``from``, the key order of
+    transcript.json (the vector files are a contract: their bytes stay).
+    """
+
+    def __init__(self, sides: Sequence[Session], *, frame_second: bool = False) -> None:
+        self.sides = sides
+        self.frames: list[dict[str, Any]] = []
+        self.fields: dict[str, Any] = {}
+        self._frame_second = frame_second
+        self._counters = [0, 0]
+
+    def deliver(self, sender: int, data: bytes) -> None:
+        """Record ``data``'s frames, then hand it all to the other side (``b""`` is the
+        end of the stream there) and take its events."""
+        rest = data
+        while rest:
+            payload, rest = wire.decode_frame(rest)
+            assert payload is not None
+            who = ("host", "joiner")[sender]
+            entry: dict[str, Any] = {**self.fields, "from": who}
+            if self._frame_second:
+                entry["frame"] = None  # (its place in the key order)
+            if not any(f["from"] == who for f in self.frames):
+                entry["plaintext"] = payload.hex()
+            else:
+                entry["counter"] = self._counters[sender]
+                self._counters[sender] += 1
+            entry["frame"] = wire.encode_frame(payload).hex()
+            self.frames.append(entry)
+        self.sides[1 - sender].receive_data(data)
+        drain(self.sides[1 - sender])
+
+    def settle(self, rounds: int) -> None:
+        """Up to ``rounds`` rounds of delivering what each side has to send."""
+        for _ in range(rounds):
+            for s in (0, 1):
+                data = self.sides[s].data_to_send()
+                if data:
+                    self.deliver(s, data)
+
+    def handshake(self, rounds: int) -> None:
+        """Both hellos (the host's first), then ``rounds`` rounds of replies."""
+        self.deliver(0, self.sides[0].data_to_send())
+        self.deliver(1, self.sides[1].data_to_send())
+        self.settle(rounds)
+
+    def play(self, n_actions: int, seed: int, *, rounds: int) -> None:
+        """``n_actions`` random actions, then the player to act resigns; ``rounds``
+        rounds of replies (both final signatures)."""
+        host = self.sides[0]
+        choose = random_chooser(seed)
+        for _ in range(n_actions):
+            m = host.match
+            assert m is not None and m.to_act is not None
+            self.deliver(m.to_act, self.sides[m.to_act].send(SendAction(choose(m))))
+        m = host.match
+        assert m is not None and m.to_act is not None
+        self.deliver(m.to_act, self.sides[m.to_act].send(Resign()))
+        self.settle(rounds)

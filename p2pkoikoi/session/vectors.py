@@ -20,7 +20,7 @@ from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
-from p2pkoikoi.session.events import Resign, SendAction
+from p2pkoikoi.session.events import SendAction
 from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
 from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
 from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
@@ -32,6 +32,7 @@ from p2pkoikoi.session.record import (
 )
 from p2pkoikoi.session.testing import (
     SECRET,
+    FrameLog,
     det_bytes,
     det_key,
     drain,
@@ -460,45 +461,9 @@ def transcript(n_actions: int = 10) -> dict[str, Any]:
     """A whole short match: handshake, commit-reveal, actions, a resignation, the end."""
     rules = get_preset("online")
     host, joiner = make_pair(rules, label="vectors")
-    sides = (host, joiner)
-    frames: list[dict[str, Any]] = []
-    counters = [0, 0]
-
-    def deliver(sender: int, data: bytes) -> None:
-        rest = data
-        while rest:
-            payload, rest = wire.decode_frame(rest)
-            assert payload is not None
-            entry: dict[str, Any] = {"from": ("host", "joiner")[sender], "frame": None}
-            if not any(f["from"] == entry["from"] for f in frames):
-                entry["plaintext"] = payload.hex()
-            else:
-                entry["counter"] = counters[sender]
-                counters[sender] += 1
-            entry["frame"] = wire.encode_frame(payload).hex()
-            frames.append(entry)
-        sides[1 - sender].receive_data(data)
-        drain(sides[1 - sender])
-
-    deliver(0, host.data_to_send())
-    deliver(1, joiner.data_to_send())
-    for _ in range(6):
-        for s in (0, 1):
-            data = sides[s].data_to_send()
-            if data:
-                deliver(s, data)
-    choose = random_chooser(7)
-    for _ in range(n_actions):
-        m = host.match
-        assert m is not None and m.to_act is not None
-        deliver(m.to_act, sides[m.to_act].send(SendAction(choose(m))))
-    m = host.match
-    assert m is not None and m.to_act is not None
-    deliver(m.to_act, sides[m.to_act].send(Resign()))
-    for s in (0, 1):
-        data = sides[s].data_to_send()
-        if data:
-            deliver(s, data)
+    log = FrameLog((host, joiner), frame_second=True)
+    log.handshake(6)
+    log.play(n_actions, 7, rounds=1)
     rec = host.record()
     assert rec == joiner.record() and rec.is_complete
     chain = []
@@ -543,7 +508,7 @@ def transcript(n_actions: int = 10) -> dict[str, Any]:
             "the SPAKE2 entropy seed is SHA-256('p2pkoikoi/v2/pake-seed\\0' || entropy) || "
             "'main' (the reference implementation's choice: any randomness will do)",
         },
-        "frames": frames,
+        "frames": log.frames,
         "transcript_chain": chain,
         "record": record_to_dict(rec),
     }
@@ -580,27 +545,11 @@ def resume() -> dict[str, Any]:
         )
         for i, role in enumerate((Role.HOST, Role.JOINER))
     )
-    frames: list[dict[str, Any]] = []
-    counters = [0, 0]
-    plain = [True, True]
+    log = FrameLog(sides)
 
     def deliver(sender: int) -> bool:
         data = sides[sender].data_to_send()
-        rest = data
-        while rest:
-            payload, rest = wire.decode_frame(rest)
-            assert payload is not None
-            entry: dict[str, Any] = {"from": ("host", "joiner")[sender]}
-            if plain[sender]:
-                entry["plaintext"] = payload.hex()
-                plain[sender] = False
-            else:
-                entry["counter"] = counters[sender]
-                counters[sender] += 1
-            entry["frame"] = wire.encode_frame(payload).hex()
-            frames.append(entry)
-        sides[1 - sender].receive_data(data)
-        drain(sides[1 - sender])
+        log.deliver(sender, data)
         return bool(data)
 
     while deliver(0) | deliver(1):
@@ -624,7 +573,7 @@ def resume() -> dict[str, Any]:
             "joiner_entropy": det_bytes("entropy/resume-vectors/1").hex(),
         },
         "hr": sides[0].connection_id.hex(),
-        "frames": frames,
+        "frames": log.frames,
     }
 
 

@@ -17,6 +17,7 @@ comes from the commit-reveal), so such a match keeps no record.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -37,27 +38,30 @@ class PracticeRecorder:
         identity: Ed25519PrivateKey,
         names: tuple[str, str],
         path: Path | None = None,
+        random_bytes: Callable[[int], bytes] = os.urandom,
     ) -> None:
+        """``random_bytes`` draws the invite secret, both entropies and the computer's
+        key: a test passes a seeded source to get a chosen deal (with the identity)."""
         # one program deals both hands: the hidden deal gains nothing here, and the
         # table (LocalLink) plays the open deal, so the record must too
         rules = rules.with_open_deal()
-        secret = os.urandom(16)
+        secret = random_bytes(16)
         self.sessions = (
             Session(
                 "host",
                 identity_key=identity,
                 invite_secret=secret,
                 name=names[0],
-                entropy=os.urandom(64),
+                entropy=random_bytes(64),
                 rules=rules,
                 turn_limit=0,  # no clock against the computer
             ),
             Session(
                 "joiner",
-                identity_key=Ed25519PrivateKey.generate(),
+                identity_key=Ed25519PrivateKey.from_private_bytes(random_bytes(32)),
                 invite_secret=secret,
                 name=names[1],
-                entropy=os.urandom(64),
+                entropy=random_bytes(64),
                 expected_rules=rules,
             ),
         )

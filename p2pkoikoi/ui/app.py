@@ -59,6 +59,7 @@ from p2pkoikoi.engine import Action, KoiKoiError, RuleSet
 from p2pkoikoi.transport.link import GameLink
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer
+from p2pkoikoi.ui.sync_output import synchronize_output
 from p2pkoikoi.ui.tutorial import tutorial_tip
 
 #: the smallest terminal the table is laid out for (pages fold to any width)
@@ -235,6 +236,7 @@ class TableApp:
             refresh_interval=self.refresh_interval,
             after_render=self._after_render,
         )
+        synchronize_output(self.app)
 
     # ------------------------------------------------------------------ layout
     def _click(self, area: str, index: int) -> R.MouseHandler:

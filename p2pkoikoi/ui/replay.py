@@ -29,6 +29,7 @@ from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.state import TableState
+from p2pkoikoi.ui.sync_output import synchronize_output
 from p2pkoikoi.ui.tiles import tile_style, tile_text
 
 
@@ -235,7 +236,7 @@ def replay_app(
         event.app.exit(result=0)
 
     bind(("q", "c-c", "escape"), leave)
-    return Application(
+    app: Application[int] = Application(
         layout=Layout(root),
         key_bindings=kb,
         style=STYLE,
@@ -243,3 +244,5 @@ def replay_app(
         input=input,
         output=output,
     )
+    synchronize_output(app)
+    return app

@@ -33,6 +33,7 @@ from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
 from p2pkoikoi.transport.discovery import Browser, Waiting
 from p2pkoikoi.ui.app import STYLE
 from p2pkoikoi.ui.reference import help_lines
+from p2pkoikoi.ui.sync_output import synchronize_output
 from p2pkoikoi.ui.tiles import plain
 
 MENU = (
@@ -185,6 +186,7 @@ class StartScreen:
             input=input,
             output=output,
         )
+        synchronize_output(self.app)
 
     def _layout(self) -> Layout:
         s = self.state
