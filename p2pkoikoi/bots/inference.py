@@ -16,16 +16,20 @@ cards, unless my pile shows my draw took something), and when the opponent
 moved first in the round, the field cards it left at my first view were
 (mostly) dealt there.  Evidence that a card was passed up with chance ``p``
 scales the weight by ``1 - p * (1 - factor)``.  The evidence accumulates over
-the round and is forgotten at the next deal.
+the round and is forgotten at the next deal.  (Those two sources are off by
+default -- :attr:`HandReader.draws`, :attr:`HandReader.opening` -- because
+they predicted better but did not play measurably better; docs/bots.md.)
 
 :meth:`HandReader.hold` turns the weights into each month's chance of being
-in the guessed hand, which the hard bot hands to medium's prior (the
-exposure of the field it leaves), so the reading shapes its plays directly,
-not only through the playouts.
+in the guessed hand, which the hard bot can hand to medium's prior (the
+exposure of the field it leaves; ``HardBot.infer_prior``, also off by
+default), so the reading shapes its plays directly, not only through the
+playouts.
 
-Measured (docs/bots.md, ``hard`` against ``hard-v1``, 60 online matches):
-months weighted at most 0.2 were in the opponent's hand 7% of the time,
-months with no evidence 53%.  The reader sees only the views its bot is
+Measured (docs/bots.md, ``bench/hand_reading.py``, 60 online matches
+against ``hard-v1``): months weighted at most 0.2 were in the opponent's
+hand 8% of the time, months with no evidence 47% (7% and 53% with both
+extra sources on and WEAK at 0.85).  The reader sees only the views its bot is
 handed, so it needs no more than a player may know.
 """
 
@@ -39,7 +43,7 @@ from p2pkoikoi.engine.cards import MONTH_MASKS, MONTH_OF, iter_mask
 #: weight factor for a month the opponent left on the field while taking less (or nothing)
 STRONG = 0.2
 #: weight factor for a month the opponent left on the field while taking something dearer
-WEAK = 0.85
+WEAK = 0.7
 
 
 class HandReader:
@@ -49,9 +53,9 @@ class HandReader:
         self.strong = strong
         self.weak = weak
         #: also read the cards my own draw laid on the field (see :meth:`observe`)
-        self.draws = True
+        self.draws = False
         #: also read the opponent's opening turn, when it played before my first view
-        self.opening = True
+        self.opening = False
         self._round = -1
         #: (field, opponent's pile, my hand size, opponent's hand size, unseen, my pile)
         #: at my last play

@@ -12,8 +12,8 @@ is tried on the same guesses (common random numbers), which cancels most of
 the luck of the deal out of the comparison.  The guesses are not quite
 uniform: a :class:`~p2pkoikoi.bots.inference.HandReader` follows the views
 of the round and makes the months the opponent passed up less likely in its
-guessed hand, and in medium's estimate (the prior below) of what the field
-each play leaves offers the opponent.
+guessed hand (and, with ``infer_prior``, in medium's estimate -- the prior
+below -- of what the field each play leaves offers the opponent).
 
 Playouts stop when the round ends: later rounds would be dealt from a
 stand-in seed, so they carry no information.  A round's outcome is scored as
@@ -86,8 +86,9 @@ class HardBot:
         #: read the opponent's plays for its hand (off: uniform guesses, for measuring)
         self.infer = True
         #: let that reading shape medium's prior too (its estimate of what the field
-        #: it leaves offers the opponent), not only the playouts' guesses
-        self.infer_prior = True
+        #: it leaves offers the opponent), not only the playouts' guesses; off: it
+        #: did not measure stronger at 50 ms (docs/bots.md)
+        self.infer_prior = False
         self._reader = HandReader()
         self._medium = MediumBot(seed)
 
