@@ -60,6 +60,20 @@ def _first_play_view() -> tuple[MatchState, PlayerView]:
     raise AssertionError("no suitable deal")
 
 
+def _exchanged(v: PlayerView, mine: int, field: int, piles: list[CardSet]) -> PlayerView:
+    """``v`` after one play of mine (``mine`` from my hand) and one of the opponent's,
+    with the field and piles they left."""
+    return dataclasses.replace(
+        v,
+        hand=CardSet(v.hand.mask & ~(1 << mine)),
+        hand_size=v.hand_size - 1,
+        opponent_hand_size=v.opponent_hand_size - 1,
+        field=CardSet(field),
+        piles=(piles[0], piles[1]),
+        stock_size=v.stock_size - 2,
+    )
+
+
 def _after_opponent_turn(v: PlayerView, opp_gained: int) -> PlayerView:
     """``v`` one play of mine and one of the opponent's later: I discarded a hand card
     of a month not on the field, the opponent took ``opp_gained`` (unseen cards) or,
@@ -74,15 +88,7 @@ def _after_opponent_turn(v: PlayerView, opp_gained: int) -> PlayerView:
         new_field |= 1 << theirs
     piles = list(v.piles)
     piles[1] = CardSet(piles[1].mask | opp_gained)
-    return dataclasses.replace(
-        v,
-        hand=CardSet(v.hand.mask & ~(1 << mine)),
-        hand_size=v.hand_size - 1,
-        opponent_hand_size=v.opponent_hand_size - 1,
-        field=CardSet(new_field),
-        piles=(piles[0], piles[1]),
-        stock_size=v.stock_size - 2,
-    )
+    return _exchanged(v, mine, new_field, piles)
 
 
 def test_reader_marks_months_the_opponent_passed_up() -> None:
@@ -188,15 +194,7 @@ def _three_laid(v: PlayerView, my_draw_takes: bool) -> PlayerView:
         new_field |= 1 << laid[0]  # then the opponent's three: laid[0..2]
     else:
         new_field |= 1 << mine | 1 << laid[0]
-    return dataclasses.replace(
-        v,
-        hand=CardSet(v.hand.mask & ~(1 << mine)),
-        hand_size=v.hand_size - 1,
-        opponent_hand_size=v.opponent_hand_size - 1,
-        field=CardSet(new_field),
-        piles=(piles[0], piles[1]),
-        stock_size=v.stock_size - 2,
-    )
+    return _exchanged(v, mine, new_field, piles)
 
 
 def test_reader_shares_the_doubt_over_cards_my_draw_may_have_laid() -> None:
