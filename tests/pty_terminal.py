@@ -19,12 +19,14 @@ import pytest
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in the test extra")
 pyte = pytest.importorskip("pyte", reason="pyte is in the test extra")
 
+from p2pkoikoi.ui import sync_output  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 90.0
 
-#: the marks around each frame (p2pkoikoi.ui.sync_output, as bytes)
-BEGIN = b"\x1b[?2026h"
-END = b"\x1b[?2026l"
+#: the marks around each frame, as the program writes them
+BEGIN = sync_output.BEGIN.encode()
+END = sync_output.END.encode()
 
 ENTER = "\r"
 ESC = "\x1b"
