@@ -131,6 +131,12 @@ class MediumBot:
     def __init__(self, seed: int) -> None:
         self.name = "medium"
         self.rng = random.Random(seed)
+        #: the weights of :meth:`play_value` (module defaults; the hard bot tunes its own)
+        self.yaku_bonus = YAKU_BONUS
+        self.hand_keep = HAND_KEEP
+        self.lookahead = MEDIUM_LOOKAHEAD
+        #: weight of what the field a play leaves offers the opponent
+        self.exposure_weight = 1.0
 
     def choose(self, view: PlayerView) -> Action:
         acts = _check(view)
@@ -200,12 +206,12 @@ class MediumBot:
             return out
         return [
             capture_value(tab, a, field)
-            + MEDIUM_LOOKAHEAD * self.play_value(tab, view, a, mine, theirs, field, hold)
+            + self.lookahead * self.play_value(tab, view, a, mine, theirs, field, hold)
             for a in acts
         ]
 
-    @staticmethod
     def play_value(
+        self,
         tab: Tables,
         view: PlayerView,
         a: Action,
@@ -238,16 +244,18 @@ class MediumBot:
                 mine2 = mine1 | md | low if md else mine1
                 v = position_value(tab, mine2, theirs)
                 if total(mine2, rules, field1, called) > last:
-                    v += YAKU_BONUS
+                    v += self.yaku_bonus
                 acc += v
             acc /= n
         else:
             acc = position_value(tab, mine1, theirs)
             if total(mine1, rules, field1, called) > last:
-                acc += YAKU_BONUS
-        acc -= exposure(tab, field1, mine1, theirs, unseen, view.opponent_hand_size, hand1, hold)
+                acc += self.yaku_bonus
+        acc -= self.exposure_weight * exposure(
+            tab, field1, mine1, theirs, unseen, view.opponent_hand_size, hand1, hold
+        )
         if mine1 == mine:
-            acc -= HAND_KEEP * tab.static[c]  # a discard gives up the card's own capture
+            acc -= self.hand_keep * tab.static[c]  # a discard gives up the card's own capture
         return acc
 
 

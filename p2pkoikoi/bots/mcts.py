@@ -7,7 +7,9 @@ has not seen into an opponent hand of the right size and a stock order --
 builds that round on a mutable :class:`~p2pkoikoi.engine.playout.Playout`
 (the same rules as ``MatchState``, a copy per playout instead of per action),
 and plays every legal action out to the end of the current round with a
-fast greedy policy (:mod:`p2pkoikoi.bots.playouts`).  Every action
+fast greedy policy (:mod:`p2pkoikoi.bots.playouts`; ``smart`` switches on
+:func:`~p2pkoikoi.bots.playouts.rollout_smart`, greedy with an eye on the yaku
+families, off by default: not stronger at 50 ms, docs/bots.md).  Every action
 is tried on the same guesses (common random numbers), which cancels most of
 the luck of the deal out of the comparison.  The guesses are not quite
 uniform: a :class:`~p2pkoikoi.bots.inference.HandReader` follows the views
@@ -20,7 +22,15 @@ stand-in seed, so they carry no information.  A round's outcome is scored as
 an estimated chance of winning the *match* from the scores it leaves (exact
 when the round ends the match: last round or a pool knock-out) plus a small
 term for the points themselves, so the bot plays for the match, knows when a
-small sure win is enough, and knows when it must gamble.
+small sure win is enough, and knows when it must gamble.  (``round_sigma=0``
+doubles the estimate's spread under pool scoring, where a round moves the lead
+twice over: :func:`~p2pkoikoi.bots.playouts.pool_aware_sigma`; off by default.)
+
+Why the playouts are not simply greedy: the search is *saturated* well inside
+its budget -- four times the playouts (1600 against 400) won 48.5% online and
+47.8% nintendo -- so what the time buys is likelier playouts, not more of
+them (docs/bots.md, "Saturation").  The family-aware playouts won 54% in
+those fixed-count screens under nintendo but not at 50 ms against ``hard-v1``.
 
 With a playout budget the bot is deterministic for its seed; with a time
 budget it does as many playouts as fit, which depends on the machine.
@@ -35,7 +45,15 @@ from collections.abc import Sequence
 from p2pkoikoi.bots.base import MediumBot, should_koikoi
 from p2pkoikoi.bots.heuristics import Tables, tables_for
 from p2pkoikoi.bots.inference import HandReader
-from p2pkoikoi.bots.playouts import DISCARD_RISK, playout_sums
+from p2pkoikoi.bots.playouts import (
+    BLOCK_BONUS,
+    DISCARD_RISK,
+    FAMILY_BONUS,
+    ROUND_SIGMA,
+    families,
+    playout_sums,
+    pool_aware_sigma,
+)
 from p2pkoikoi.bots.playouts import match_utility as match_utility  # re-exported
 from p2pkoikoi.engine import Action, Phase, PlayerView
 from p2pkoikoi.engine import actions as A
@@ -89,6 +107,17 @@ class HardBot:
         #: it leaves offers the opponent), not only the playouts' guesses; off: it
         #: did not measure stronger at 50 ms (docs/bots.md)
         self.infer_prior = False
+        #: playouts with :func:`rollout_smart`'s eye on the yaku families
+        self.smart = False
+        #: its bonuses, per yaku point (:data:`~p2pkoikoi.bots.playouts.FAMILY_BONUS`, ...)
+        self.family_bonus = FAMILY_BONUS
+        self.block_bonus = BLOCK_BONUS
+        #: in those playouts, a discard the opponent can take costs this share of the
+        #: block bonus of the families it is near
+        self.feed = 0.0
+        #: spread of one round's swing in the lead, for the match-win estimate
+        #: (0: :func:`~p2pkoikoi.bots.playouts.pool_aware_sigma` of the rules)
+        self.round_sigma = ROUND_SIGMA
         self._reader = HandReader()
         self._medium = MediumBot(seed)
 
@@ -119,7 +148,17 @@ class HardBot:
         samples = max(2, self.playouts // len(acts)) if self.playouts is not None else 1 << 30
         weights = self._reader.weights(view) if self.infer else None
         sums, done = playout_sums(
-            view, acts, tab.static, self.rng, samples, deadline, self.discard_risk, weights
+            view,
+            acts,
+            tab.static,
+            self.rng,
+            samples,
+            deadline,
+            self.discard_risk,
+            weights,
+            families(tab.groups, self.family_bonus, self.block_bonus) if self.smart else None,
+            self.feed,
+            self.round_sigma or pool_aware_sigma(view.rules),
         )
         self.last_playouts = done * len(acts)
         means = [x / done for x in sums]
