@@ -8,7 +8,7 @@ builds that round on a mutable :class:`~p2pkoikoi.engine.playout.Playout`
 (the same rules as ``MatchState``, a copy per playout instead of per action),
 and plays every legal action out to the end of the current round with a
 fast greedy policy (:mod:`p2pkoikoi.bots.playouts`; ``smart`` switches on
-:func:`~p2pkoikoi.bots.playouts.rollout_smart`, greedy with an eye on the yaku
+:func:`~p2pkoikoi.bots.playouts.smart_move` for the plays, greedy with an eye on the yaku
 families, off by default: not stronger at 50 ms, docs/bots.md).  Every action
 is tried on the same guesses (common random numbers), which cancels most of
 the luck of the deal out of the comparison.  The guesses are not quite
@@ -107,7 +107,7 @@ class HardBot:
         #: it leaves offers the opponent), not only the playouts' guesses; off: it
         #: did not measure stronger at 50 ms (docs/bots.md)
         self.infer_prior = False
-        #: playouts with :func:`rollout_smart`'s eye on the yaku families
+        #: playouts with :func:`~p2pkoikoi.bots.playouts.smart_move`'s eye on the yaku families
         self.smart = False
         #: its bonuses, per yaku point (:data:`~p2pkoikoi.bots.playouts.FAMILY_BONUS`, ...)
         self.family_bonus = FAMILY_BONUS

@@ -77,11 +77,16 @@ def rollout(
     q: Playout,
     rnd: Callable[[], float],
     risk: float = DISCARD_RISK,
+    fam: Families | None = None,
+    feed: float = 0.0,
 ) -> None:
     """Play ``q``'s round out with the greedy policy: capture the most valuable
     cards (a capture that raises the yaku total first), discard the cheapest
     (dearer when the opponent's guessed hand can take it), take the best card
-    on a draw choice, stop at the first yaku.  ``rnd`` breaks near-ties."""
+    on a draw choice, stop at the first yaku.  ``rnd`` breaks near-ties.
+
+    With ``fam`` (:func:`families`) the plays are :func:`smart_move`'s, with an
+    eye on the yaku families: about 1.2 times the cost of a greedy playout."""
     tally = q.tally
     while True:
         ph = q.phase
@@ -89,6 +94,10 @@ def rollout(
             moves = q.plays()
             if len(moves) == 1:
                 m = moves[0]
+                q.play(m & 63, (m >> 6) - 1)
+                continue
+            if fam is not None:
+                m = smart_move(static, fam, q, moves, rnd, risk, feed)
                 q.play(m & 63, (m >> 6) - 1)
                 continue
             p = q.to_act
@@ -147,7 +156,7 @@ _FAMILIES: dict[tuple[int, float, float], tuple[Sequence[Group], Families]] = {}
 def families(
     groups: Sequence[Group], family_bonus: float = FAMILY_BONUS, block_bonus: float = BLOCK_BONUS
 ) -> Families:
-    """Per card id, the yaku families it belongs to, for :func:`rollout_smart`
+    """Per card id, the yaku families it belongs to, for :func:`smart_move`
     (cached per groups tuple and bonuses)."""
     key = (id(groups), family_bonus, block_bonus)
     hit = _FAMILIES.get(key)
@@ -176,7 +185,7 @@ def smart_move(
     risk: float = DISCARD_RISK,
     feed: float = 0.0,
 ) -> int:
-    """The play :func:`rollout_smart` makes of ``moves`` (``q`` in phase PLAY):
+    """The play :func:`rollout` makes of ``moves`` when given ``fam`` (``q`` in phase PLAY):
     :func:`rollout`'s greedy choice, with a capture worth more when it brings one
     of my yaku families within a card of scoring (``fam``'s family bonus) or takes
     a card of a family the opponent is one card short of (its block bonus; half
@@ -229,32 +238,6 @@ def smart_move(
         if v > best_v:
             best_v, best = v, m
     return best
-
-
-def rollout_smart(
-    static: tuple[float, ...] | list[float],
-    fam: Families,
-    q: Playout,
-    rnd: Callable[[], float],
-    risk: float = DISCARD_RISK,
-    feed: float = 0.0,
-) -> None:
-    """Play ``q``'s round out as :func:`rollout` does, with :func:`smart_move`'s
-    eye on the yaku families for the plays.  About 1.2 times the cost of a greedy
-    playout; the search is saturated well below its time budget (docs/bots.md),
-    so the time is better spent on likelier playouts than on more of them."""
-    while True:
-        ph = q.phase
-        if ph == PLAY:
-            moves = q.plays()
-            m = moves[0] if len(moves) == 1 else smart_move(static, fam, q, moves, rnd, risk, feed)
-            q.play(m & 63, (m >> 6) - 1)
-        elif ph == DRAW_CHOICE:
-            q.take(max(q.moves(), key=static.__getitem__))
-        elif ph == KOIKOI:
-            q.decide(False)
-        else:
-            return
 
 
 def guess_hidden(
@@ -327,10 +310,7 @@ def playout_sums(
         for i, m in enumerate(moves):
             q = root.copy()
             q.do(m)
-            if fam is None:
-                rollout(static, q, random.Random(flips).random, risk)
-            else:
-                rollout_smart(static, fam, q, random.Random(flips).random, risk, feed)
+            rollout(static, q, random.Random(flips).random, risk, fam, feed)
             g = q.gained
             u = utility.get(g)
             if u is None:
