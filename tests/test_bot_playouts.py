@@ -12,7 +12,7 @@ from p2pkoikoi.bots.playouts import (
     ROUND_SIGMA,
     families,
     match_utility,
-    pool_aware_sigma,
+    round_spread,
     smart_move,
 )
 from p2pkoikoi.engine import get_preset, new_match
@@ -85,17 +85,28 @@ def test_families_are_per_card_and_cached() -> None:
     assert families(TAB.groups, 1.0, 0.0) is not fam
 
 
-def test_a_pool_lead_counts_half_as_much_as_a_lead_in_points_won() -> None:
-    # A 5-point round moves a pool lead by 10 (the winner gains what the loser pays):
-    # hard's estimate treats it as the same 5-point lead under running totals.
-    pool = get_preset("online")
-    total = get_preset("nintendo").with_settings(rounds=pool.rounds)
-    assert pool_aware_sigma(pool) == 2 * ROUND_SIGMA
-    assert pool_aware_sigma(total) == ROUND_SIGMA
-    by_pool = match_utility(pool, 0, 1, (25, 25), (5, 0), pool_aware_sigma(pool))
-    by_sum = match_utility(total, 0, 1, (0, 0), (5, 0), pool_aware_sigma(total))
-    assert by_pool == pytest.approx(by_sum)
-    assert match_utility(pool, 0, 1, (25, 25), (5, 0)) > by_pool  # hard-v1's: surer of it
+def test_a_round_moves_a_pool_lead_twice_as_far() -> None:
+    # The same deals and plays (the spread's seed is fixed); under pool scoring the
+    # loser pays what the winner gains, so the lead moves by twice the points won.
+    total = get_preset("nintendo")
+    pool = total.with_settings(scoring="pool", pool_stake=10_000)
+    assert round_spread(pool) == pytest.approx(2 * round_spread(total))
+
+
+def test_the_spread_follows_the_stakes() -> None:
+    # Doubling at 7 and doubling the opponent after a call make rounds swing wider.
+    nintendo = get_preset("nintendo")
+    flat = nintendo.with_settings(double_at=0, koikoi_multiplier="none")
+    assert round_spread(flat) < round_spread(nintendo)
+    assert round_spread(nintendo) > ROUND_SIGMA  # the old constant: too sure of a lead
+    assert round_spread(nintendo) == round_spread(get_preset("nintendo"))  # measured once
+
+
+def test_a_wider_spread_makes_the_estimate_less_sure_of_a_lead() -> None:
+    rules = get_preset("nintendo").with_settings(rounds=6)
+    sure = match_utility(rules, 0, 4, (0, 0), (10, 0), ROUND_SIGMA)
+    wide = match_utility(rules, 0, 4, (0, 0), (10, 0), round_spread(rules))
+    assert 0.5 < wide < sure
 
 
 def _digest(specs: tuple[str, str], preset: str) -> str:

@@ -52,7 +52,7 @@ from p2pkoikoi.bots.playouts import (
     ROUND_SIGMA,
     families,
     playout_sums,
-    pool_aware_sigma,
+    round_spread,
 )
 from p2pkoikoi.bots.playouts import match_utility as match_utility  # re-exported
 from p2pkoikoi.engine import Action, Phase, PlayerView
@@ -116,8 +116,10 @@ class HardBot:
         #: block bonus of the families it is near
         self.feed = 0.0
         #: spread of one round's swing in the lead, for the match-win estimate
-        #: (0: :func:`~p2pkoikoi.bots.playouts.pool_aware_sigma` of the rules)
+        #: (0: :func:`~p2pkoikoi.bots.playouts.round_spread`, measured for the rules)
         self.round_sigma = ROUND_SIGMA
+        #: the playout players call koi-koi while holding this many cards (99: never)
+        self.call_hand = 99
         self._reader = HandReader()
         self._medium = MediumBot(seed)
 
@@ -158,7 +160,8 @@ class HardBot:
             weights,
             families(tab.groups, self.family_bonus, self.block_bonus) if self.smart else None,
             self.feed,
-            self.round_sigma or pool_aware_sigma(view.rules),
+            self.round_sigma or round_spread(view.rules),
+            self.call_hand,
         )
         self.last_playouts = done * len(acts)
         means = [x / done for x in sums]

@@ -18,10 +18,10 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from p2pkoikoi.bots.heuristics import Group
+from p2pkoikoi.bots.heuristics import Group, tables_for
 from p2pkoikoi.engine import Action, PlayerView
 from p2pkoikoi.engine.cards import SAME_MONTH, iter_mask
-from p2pkoikoi.engine.playout import DRAW_CHOICE, KOIKOI, PLAY, Playout, move_of
+from p2pkoikoi.engine.playout import DRAW_CHOICE, KOIKOI, PLAY, SWAP, Playout, move_of, quick_deck
 from p2pkoikoi.engine.rules import RuleSet, Scoring
 
 #: spread of one round's point swing, for the match-win estimate
@@ -34,11 +34,46 @@ ROLLOUT_YAKU_BONUS = 3.0
 DISCARD_RISK = 1.0
 
 
-def pool_aware_sigma(rules: RuleSet) -> float:
-    """:data:`ROUND_SIGMA` for a lead in points won; twice that under pool scoring,
-    where a round moves the lead twice over (the winner gains what the loser pays).
-    ``hard`` uses this; ``hard-v1`` and medium keep :data:`ROUND_SIGMA` throughout."""
-    return 2.0 * ROUND_SIGMA if rules.scoring is Scoring.POOL else ROUND_SIGMA
+#: rounds :func:`round_spread` plays to measure a rule set's spread
+SPREAD_ROUNDS = 1000
+#: in those rounds a player calls koi-koi while it still holds this many cards
+SPREAD_CALL_HAND = 4
+
+_SPREADS: dict[RuleSet, float] = {}
+
+
+def round_spread(rules: RuleSet) -> float:
+    """The standard deviation of one round's swing in the lead under ``rules``, for
+    :func:`match_utility`: measured, not guessed, by playing :data:`SPREAD_ROUNDS`
+    rounds on the playout core (a fixed seed, so the figure is the same everywhere;
+    cached per rule set).
+
+    Why measure: how far one round moves the lead depends on nearly every rule --
+    the doubling, the koi-koi multiplier, the yaku values, pool scoring (where the
+    loser pays what the winner gains, so the lead moves twice over).  The rounds
+    are played by :func:`rollout`'s greedy players calling koi-koi while they hold
+    :data:`SPREAD_CALL_HAND` or more cards, about as often as medium and hard call:
+    hard's own self-play moved the lead by 10.1 points a round under ``nintendo``
+    and 18.8 under ``online`` (pool: twice the points won), where this gives
+    10.0 and 20.9; never calling (easy's habit, :data:`ROUND_SIGMA`'s origin)
+    gives 6.3 and 12.5."""
+    hit = _SPREADS.get(rules)
+    if hit is not None:
+        return hit
+    rng = random.Random(0)
+    static = tables_for(rules).static
+    stakes = (rules.pool_stake, rules.pool_stake) if rules.scoring is Scoring.POOL else (0, 0)
+    factor = 2 if rules.scoring is Scoring.POOL else 1
+    total = 0.0
+    for i in range(SPREAD_ROUNDS):
+        q = Playout.deal(rules, lambda: quick_deck(rng), i & 1, stakes)
+        if q.phase == SWAP:
+            q.swap(False)
+        rollout(static, q, rng.random, call_hand=SPREAD_CALL_HAND)
+        g0, g1 = q.gained
+        total += (factor * (g0 - g1)) ** 2
+    spread = _SPREADS[rules] = max(1.0, math.sqrt(total / SPREAD_ROUNDS))
+    return spread
 
 
 def match_utility(
@@ -79,6 +114,7 @@ def rollout(
     risk: float = DISCARD_RISK,
     fam: Families | None = None,
     feed: float = 0.0,
+    call_hand: int = 99,
 ) -> None:
     """Play ``q``'s round out with the greedy policy: capture the most valuable
     cards (a capture that raises the yaku total first), discard the cheapest
@@ -86,7 +122,8 @@ def rollout(
     on a draw choice, stop at the first yaku.  ``rnd`` breaks near-ties.
 
     With ``fam`` (:func:`families`) the plays are :func:`smart_move`'s, with an
-    eye on the yaku families: about 1.2 times the cost of a greedy playout."""
+    eye on the yaku families: about 1.2 times the cost of a greedy playout.
+    ``call_hand``: call koi-koi (instead of stopping) while holding that many cards."""
     tally = q.tally
     while True:
         ph = q.phase
@@ -135,7 +172,7 @@ def rollout(
         elif ph == DRAW_CHOICE:
             q.take(max(q.moves(), key=static.__getitem__))
         elif ph == KOIKOI:
-            q.decide(False)
+            q.decide(q.hands[q.to_act].bit_count() >= call_hand)
         else:
             return
 
@@ -280,13 +317,15 @@ def playout_sums(
     fam: Families | None = None,
     feed: float = 0.0,
     sigma: float = ROUND_SIGMA,
+    call_hand: int = 99,
 ) -> tuple[list[float], int]:
     """Each action's summed utility over up to ``samples`` guesses (fewer if the
     ``time.perf_counter()`` deadline passes first), and the guesses made.
 
     ``weights`` (card id -> weight, 1 where missing) makes the guessed opponent
     hand favour some unseen cards over others (:func:`guess_hidden`); without
-    it every split of the unseen cards is equally likely."""
+    it every split of the unseen cards is equally likely.  ``call_hand``: the
+    playout players call koi-koi while holding that many cards (:func:`rollout`)."""
     seat = view.seat
     opp = 1 - seat
     unseen = list(iter_mask(view.unseen.mask))
@@ -310,7 +349,7 @@ def playout_sums(
         for i, m in enumerate(moves):
             q = root.copy()
             q.do(m)
-            rollout(static, q, random.Random(flips).random, risk, fam, feed)
+            rollout(static, q, random.Random(flips).random, risk, fam, feed, call_hand)
             g = q.gained
             u = utility.get(g)
             if u is None:
