@@ -317,15 +317,13 @@ def playout_sums(
     fam: Families | None = None,
     feed: float = 0.0,
     sigma: float = ROUND_SIGMA,
-    call_hand: int = 99,
 ) -> tuple[list[float], int]:
     """Each action's summed utility over up to ``samples`` guesses (fewer if the
     ``time.perf_counter()`` deadline passes first), and the guesses made.
 
     ``weights`` (card id -> weight, 1 where missing) makes the guessed opponent
     hand favour some unseen cards over others (:func:`guess_hidden`); without
-    it every split of the unseen cards is equally likely.  ``call_hand``: the
-    playout players call koi-koi while holding that many cards (:func:`rollout`)."""
+    it every split of the unseen cards is equally likely."""
     seat = view.seat
     opp = 1 - seat
     unseen = list(iter_mask(view.unseen.mask))
@@ -349,7 +347,7 @@ def playout_sums(
         for i, m in enumerate(moves):
             q = root.copy()
             q.do(m)
-            rollout(static, q, random.Random(flips).random, risk, fam, feed, call_hand)
+            rollout(static, q, random.Random(flips).random, risk, fam, feed)
             g = q.gained
             u = utility.get(g)
             if u is None:
