@@ -99,7 +99,7 @@ def test_the_spread_follows_the_stakes() -> None:
     flat = nintendo.with_settings(double_at=0, koikoi_multiplier="none")
     assert round_spread(flat) < round_spread(nintendo)
     assert round_spread(nintendo) > ROUND_SIGMA  # the old constant: too sure of a lead
-    assert round_spread(nintendo) == round_spread(get_preset("nintendo"))  # measured once
+    assert round_spread(nintendo) == round_spread(get_preset("nintendo"))  # a fixed seed
 
 
 def test_a_wider_spread_makes_the_estimate_less_sure_of_a_lead() -> None:

@@ -55,8 +55,8 @@ def round_spread(rules: RuleSet) -> float:
     :data:`SPREAD_CALL_HAND` or more cards, about as often as medium and hard call:
     hard's own self-play moved the lead by 10.1 points a round under ``nintendo``
     and 18.8 under ``online`` (pool: twice the points won), where this gives
-    10.0 and 20.9; never calling (easy's habit, :data:`ROUND_SIGMA`'s origin)
-    gives 6.3 and 12.5."""
+    9.7 and 22.1; never calling (easy's habit, :data:`ROUND_SIGMA`'s origin)
+    gives 7.0 and 12.8."""
     hit = _SPREADS.get(rules)
     if hit is not None:
         return hit
