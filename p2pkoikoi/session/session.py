@@ -106,7 +106,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from p2pkoikoi import __version__
 from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.engine import MatchState, RuleSet
-from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.code import ShortCode
 from p2pkoikoi.session.commit_reveal import CommitReveal
@@ -125,23 +124,21 @@ from p2pkoikoi.session.events import (
     DeclineRules,
     Event,
     Goodbye,
-    MatchStarted,
     NeedData,
     OfferRematch,
     Ping,
     Pong,
-    RematchStarted,
     Resign,
     SendAction,
     SendChat,
     SendEvent,
 )
-from p2pkoikoi.session.forfeits import HOST_STOPPED, Forfeit, Forfeits
+from p2pkoikoi.session.forfeits import HOST_STOPPED, Forfeit
 from p2pkoikoi.session.frames import Inbox, Outbox
 from p2pkoikoi.session.handshake import Handshake
 from p2pkoikoi.session.hidden_session import HiddenPlay
 from p2pkoikoi.session.identity import Identity
-from p2pkoikoi.session.mental.play import HiddenMatch
+from p2pkoikoi.session.matches import Matches
 from p2pkoikoi.session.pake import Pake
 from p2pkoikoi.session.phases import Phase
 from p2pkoikoi.session.play import Play
@@ -149,13 +146,9 @@ from p2pkoikoi.session.record import (
     RESIGN_TEXTS,
     TIME_FORFEIT,
     ActionRecord,
-    Evidence,
-    ForfeitRecord,
-    PlayerRecord,
     Record,
     ResultRecord,
 )
-from p2pkoikoi.session.rematch_session import Rematch
 from p2pkoikoi.session.resume import ResumePoint
 from p2pkoikoi.session.resume_session import ResumeExchange, check_point
 from p2pkoikoi.session.side_channel import SideChannel
@@ -170,6 +163,7 @@ from p2pkoikoi.session.states import (
     check_name,
     sanitize,
 )
+from p2pkoikoi.session.views import SessionViews
 
 __all__ = [
     "MAX_BUFFER",
@@ -186,24 +180,7 @@ __all__ = [
 ]
 
 
-class _Match:
-    """The parts of one match of the connection, built together; a rematch builds new ones."""
-
-    __slots__ = ("forfeits", "hidden", "number", "play", "previous", "rematch", "seed")
-
-    def __init__(
-        self, number: int, previous: bytes | None, forfeits: Forfeits, rematch: Rematch
-    ) -> None:
-        self.number = number
-        self.previous = previous  # the previous match's final transcript
-        self.forfeits = forfeits
-        self.rematch = rematch
-        self.seed: CommitReveal | None = None  # once the rules are agreed
-        self.play: Play | None = None  # once the seed is known
-        self.hidden: HiddenPlay | None = None  # with the hidden deal
-
-
-class Session:
+class Session(SessionViews):
     """One side of one connection.  See the module docstring."""
 
     def __init__(
@@ -256,9 +233,6 @@ class Session:
         self._me = Identity(role, name, identity_key)
         self.program = program[: wire.MAX_PROGRAM]
         self.code = code
-        self._my_value = bytes(entropy[32:64])  # the first match's commit/joiner value
-        # the hidden deal's match secret: never sent, never in the record (the .resume file)
-        self.hidden_secret = crypto.sha256(TAG_HIDDEN_SECRET, bytes(entropy))
 
         # the PAKE: which password(s) this side uses
         seed = crypto.sha256(b"p2pkoikoi/v2/pake-seed\x00", bytes(entropy))
@@ -296,17 +270,33 @@ class Session:
             turn_limit=turn_limit if role is Role.HOST else 0,
             resume_id=None if _resume is None else _resume[0].record.session_id,
             on_abort=self._side.on_abort,
-            on_agreed=self._agreed,
+            on_agreed=lambda t_commit: self._matches.agreed(t_commit),
             on_resume_keys=self._resume_keys,
         )
-        self._m = self._new_match(1, None)
+        self._matches = Matches(
+            self._me,
+            self._phase,
+            self._outbox,
+            self._q,
+            emit,
+            handshake=self._handshake,
+            my_value=bytes(entropy[32:64]),
+            # the hidden deal's match secret: never sent, never in the record (the .resume file)
+            hidden_secret=crypto.sha256(TAG_HIDDEN_SECRET, bytes(entropy)),
+            on_seed=lambda: self._start_match(),
+        )
         self._resuming: ResumeExchange | None = None
         if _resume is not None:
             assert _resume_secret is not None
-            self._restore(_resume[0], _resume_secret, _resume[1])
+            self._resuming = self._matches.restore(_resume[0], _resume_secret, _resume[1])
         self._routes: dict[type, Callable[[Any], None]] = self._route_table()
 
     # ------------------------------------------------------------------ properties
+    @property
+    def hidden_secret(self) -> bytes:
+        """This side's secret for a hidden deal (for the .resume file; never sent)."""
+        return self._matches.hidden_secret
+
     @property
     def role(self) -> Role:
         return self._me.role
@@ -405,7 +395,7 @@ class Session:
 
     @property
     def transcript_hash(self) -> bytes:
-        return self._transcript
+        return self._matches.transcript
 
     @property
     def catching_up(self) -> bool:
@@ -456,21 +446,6 @@ class Session:
     def joiner_started(self) -> bool:
         """The joiner's start signature has arrived (so it has the reveal)."""
         return self._m.seed is not None and self._m.seed.joiner_started
-
-    @property
-    def _transcript(self) -> bytes:
-        """The current match's transcript so far (the handshake's before the accept)."""
-        m = self._m
-        if m.play is not None:
-            return m.play.transcript
-        if m.seed is not None:
-            return m.seed.transcript
-        return self._handshake.transcript
-
-    @_transcript.setter
-    def _transcript(self, value: bytes) -> None:
-        assert self._m.play is not None
-        self._m.play.tamper(transcript=value)
 
     # ------------------------------------------------------------------ output
     def data_to_send(self) -> bytes:
@@ -662,172 +637,15 @@ class Session:
         self._phase.go(State.CLOSED)
         self._inbox.clear()
 
-    # ------------------------------------------------------------------ building the parts
-    def _new_match(self, number: int, previous: bytes | None) -> _Match:
-        forfeits = Forfeits(self._me, lambda: self._transcript)
-        rematch = Rematch(
-            self._phase,
-            self._q,
-            self._events.append,
-            number=number,
-            result=lambda: self.result_record,
-            begin=self._begin_rematch,
-        )
-        return _Match(number, previous, forfeits, rematch)
-
-    def _new_seed(self, t_commit: bytes, my_value: bytes) -> CommitReveal:
-        peer_key = self._handshake.peer_key
-        assert peer_key is not None
-        return CommitReveal(
-            self._me,
-            self._phase,
-            self._q,
-            peer_key=peer_key,
-            t_commit=t_commit,
-            my_value=my_value,
-            on_seed=lambda: self._start_match(),
-        )
-
-    def _new_play(
-        self, match: MatchState, transcript: bytes, initial_hash: bytes, table: HiddenMatch | None
-    ) -> Play:
-        m = self._m
-        seed, peer_key = m.seed, self._handshake.peer_key
-        assert seed is not None and peer_key is not None
-        emit = self._events.append
-        play = m.play = Play(
-            self._me,
-            self._phase,
-            self._q,
-            emit,
-            peer_key=peer_key,
-            match=match,
-            transcript=transcript,
-            initial_hash=initial_hash,
-            table=table,
-            joiner_started=lambda: seed.joiner_started,
-            pump=self._pump_hidden,
-        )
-        if table is not None:
-            m.hidden = HiddenPlay(
-                self._me,
-                self._phase,
-                self._q,
-                emit,
-                play=play,
-                table=table,
-                peer_key=peer_key,
-                joiner_started=lambda: seed.joiner_started,
-            )
-        return play
-
-    def _pump_hidden(self) -> None:
-        assert self._m.hidden is not None
-        self._m.hidden.pump()
-
-    def _agreed(self, t_commit: bytes) -> None:
-        """The handshake agreed the rules: the first match's commit-reveal starts."""
-        seed = self._m.seed = self._new_seed(t_commit, self._my_value)
-        if self._me.is_host:
-            seed.send_commit()
-
+    # ------------------------------------------------------------------ hookable steps
+    # Called through the session, so a test's hook set on one session sees every call.
     def _start_match(self) -> None:
-        """The seed is known: the match starts (the engine, or the hidden deal's table)."""
-        seed, rules = self._m.seed, self._handshake.rules
-        assert seed is not None and seed.seed is not None and rules is not None
-        if rules.deal is DealMode.HIDDEN:
-            table = HiddenMatch(rules, seed.seed, self._me.seat, self.hidden_secret)
-            self._new_play(table.state, seed.transcript, table.initial_hash, table)
-            self._phase.go(State.PLAY)
-            self._events.append(MatchStarted(seed.seed, table.state.dealer, tuple(table.events)))
-            self._pump_hidden()
-            return
-        match, events = MatchState.start(rules, seed.seed)
-        play = self._new_play(match, seed.transcript, match.state_hash(), None)
-        self._phase.go(State.PLAY)
-        self._events.append(MatchStarted(seed.seed, match.dealer, events))
-        if match.is_over:  # a one-round match whose deal gives a hand yaku
-            play.finish()
-
-    def _begin_rematch(self, my_value: bytes) -> None:
-        """Both want the next match: a fresh commit-reveal on the same keys, the same
-        players in the same roles, the same rules; a new transcript chained to the
-        last one (so each match has its own record, unspliceable)."""
-        result = self.result_record
-        assert result is not None
-        previous = result.transcript_hash
-        number = self._m.number + 1
-        t_commit = self._handshake.match_transcript(number, previous)
-        self._m = self._new_match(number, previous)
-        seed = self._m.seed = self._new_seed(t_commit, my_value)
-        self._phase.go(State.SEED)
-        self._events.append(RematchStarted(number, previous))
-        if self._me.is_host:
-            seed.send_commit()
+        """The seed is known: the match starts (:meth:`Matches.start_match`)."""
+        self._matches.start_match()
 
     def _resume_keys(self, h_resume: bytes) -> None:
         assert self._resuming is not None
         self._resuming.keys_ready(h_resume)
-
-    def _restore(self, point: ResumePoint, secret: bytes, hidden_secret: bytes | None) -> None:
-        """The parts of a resumed match, from our record (see :meth:`resume`)."""
-        r = point.record
-        assert r.session_id is not None and r.rules is not None
-        assert r.host is not None and r.joiner is not None
-        peer = r.joiner if self._me.is_host else r.host
-        players = ((Role.HOST, r.host), (Role.JOINER, r.joiner))
-        self._handshake.restore(
-            session_id=r.session_id,
-            resume_secret=secret,
-            rules=r.rules,
-            turn_limit=r.turn_limit,
-            peer_name=peer.name,
-            peer_key=peer.key,
-            auth_sigs={rl: p.auth_sig for rl, p in players if p.auth_sig is not None},
-        )
-        m = self._m = self._new_match(r.match_number, r.previous)
-        seed = m.seed = self._new_seed(point.t_commit, self._my_value)
-        seed.restore(
-            commitment=r.commitment,
-            commit_sig=r.commit_sig,
-            host_value=r.host_value,
-            joiner_value=r.joiner_value,
-            seed=r.match_seed,
-            t_reveal=point.t_reveal,
-            start_sigs={rl: p.start_sig for rl, p in players if p.start_sig is not None},
-        )
-        table = None
-        if r.rules.deal is DealMode.HIDDEN:
-            assert hidden_secret is not None and r.match_seed is not None
-            self.hidden_secret = bytes(hidden_secret)
-            table = HiddenMatch(r.rules, r.match_seed, self._me.seat, self.hidden_secret)
-            play = self._new_play(table.state, point.t_reveal, table.initial_hash, table)
-            assert m.hidden is not None
-            m.hidden.rebuild(r)  # every card move again, committed one by one
-        else:
-            play = self._new_play(point.match, point.tx_at[-1], point.hash_at[0], None)
-            play.restore(actions=r.actions, tx_at=point.tx_at, hash_at=point.hash_at)
-        continue_in = State.PLAY
-        if r.result is not None:
-            play.restore_end(r.result, r.final_sigs)
-            continue_in = State.DONE if r.is_complete else State.FINISH
-        elif table.is_over if table is not None else point.match.is_over:
-            # we crashed between the last action and our final signature
-            play.sign_result()  # the over message goes out after the resume handshake
-            continue_in = State.FINISH
-        self._resuming = ResumeExchange(
-            self._me,
-            self._phase,
-            self._outbox,
-            self._q,
-            self._events.append,
-            session_id=r.session_id,
-            peer_key=peer.key,
-            seed=seed,
-            play=play,
-            continue_in=continue_in,
-            pump=self._pump_hidden if table is not None else None,
-        )
 
     # ------------------------------------------------------------------ resume
     @classmethod
@@ -923,137 +741,18 @@ class Session:
 
     @property
     def result_record(self) -> ResultRecord | None:
-        play = self._m.play
-        return None if play is None else play.result
+        return self._matches.result
 
     @property
     def start_signatures(self) -> tuple[bytes | None, bytes | None]:
         """(host's, joiner's) start signature, as known so far."""
-        seed = self._m.seed
-        if seed is None:
-            return (None, None)
-        return (seed.start_sig(Role.HOST), seed.start_sig(Role.JOINER))
+        return self._matches.signatures()[0]
 
     @property
     def final_signatures(self) -> tuple[bytes | None, bytes | None]:
         """(host's, joiner's) signature over the final transcript, as known so far."""
-        play = self._m.play
-        if play is None:
-            return (None, None)
-        return (play.final_sig(Role.HOST), play.final_sig(Role.JOINER))
+        return self._matches.signatures()[1]
 
     def record(self) -> Record:
         """The verifiable record so far (finished or not)."""
-        hs, m, me = self._handshake, self._m, self._me
-        seed, play = m.seed, m.play
-        starts = self.start_signatures
-        players: list[PlayerRecord | None] = [None, None]
-        for role in Role:
-            auth, start = hs.auth_sig(role), starts[role.seat]
-            if role is me.role:
-                players[role.seat] = PlayerRecord(me.name, me.pub, auth, start)
-            elif hs.peer_key is not None:
-                assert hs.peer_name is not None  # both come with the peer's auth (or resume)
-                players[role.seat] = PlayerRecord(hs.peer_name, hs.peer_key, auth, start)
-        f = m.forfeits.forfeit
-        evidence: Evidence | None = None if m.hidden is None else m.hidden.evidence
-        return Record(
-            session_id=hs.session_id,
-            rules=hs.rules if hs.rules_bytes else None,
-            host=players[0],
-            joiner=players[1],
-            accepted=hs.accepted,
-            commitment=None if seed is None else seed.commitment,
-            joiner_value=None if seed is None else seed.joiner_value,
-            host_value=seed.host_value if seed is not None and seed.seed is not None else None,
-            match_seed=None if seed is None else seed.seed,
-            actions=() if play is None else tuple(play.actions),
-            result=None if play is None else play.result,
-            final_sigs=self.final_signatures,
-            turn_limit=hs.turn_limit if hs.rules_bytes else 0,
-            commit_sig=None if seed is None else seed.commit_sig,
-            forfeit=None if f is None else ForfeitRecord(f.seat, f.reason, f.sig),
-            missing=m.forfeits.missing,
-            evidence=evidence,
-            match_number=m.number,
-            previous=m.previous,
-        )
-
-    # ------------------------------------------------------------------ the tests' views
-    # What tests of a modified program (or of a flood) reach in for; the parts own it.
-    @property
-    def _key(self) -> Ed25519PrivateKey:
-        return self._me.key
-
-    @_key.setter
-    def _key(self, key: Ed25519PrivateKey) -> None:  # a program signing with another key
-        self._me.key = key
-
-    @property
-    def _send(self) -> crypto.Channel | None:
-        return self._outbox.send_channel
-
-    @property
-    def _in(self) -> Inbox:
-        return self._inbox
-
-    @property
-    def _out(self) -> bytearray:
-        return self._outbox.pending
-
-    @_out.setter
-    def _out(self, data: bytearray) -> None:
-        self._outbox.replace(bytes(data))
-
-    @property
-    def _hello_payload(self) -> bytes:
-        return self._handshake.hello_payload
-
-    @property
-    def _hidden(self) -> HiddenMatch | None:
-        return None if self._m.hidden is None else self._m.hidden.table
-
-    @property
-    def _commitment(self) -> bytes | None:
-        return None if self._m.seed is None else self._m.seed.commitment
-
-    @property
-    def _joiner_value(self) -> bytes | None:
-        return None if self._m.seed is None else self._m.seed.joiner_value
-
-    @property
-    def _host_value(self) -> bytes | None:
-        return None if self._m.seed is None else self._m.seed.host_value
-
-    @_host_value.setter
-    def _host_value(self, value: bytes) -> None:  # a host revealing another value
-        assert self._m.seed is not None
-        self._m.seed.replace_host_value(value)
-
-    @property
-    def _start_sigs(self) -> dict[Role, bytes]:
-        host, joiner = self.start_signatures
-        return {r: s for r, s in ((Role.HOST, host), (Role.JOINER, joiner)) if s is not None}
-
-    @property
-    def _result(self) -> ResultRecord | None:
-        return self.result_record
-
-    @property
-    def _seq(self) -> int:
-        return self.seq
-
-    @_seq.setter
-    def _seq(self, value: int) -> None:  # a program claiming another seq
-        assert self._m.play is not None
-        self._m.play.tamper(seq=value)
-
-    @property
-    def _tx_at(self) -> list[bytes]:
-        assert self._m.play is not None
-        return self._m.play.tx_at
-
-    @property
-    def _hash_at(self) -> list[bytes]:
-        assert self._m.play is not None
-        return self._m.play.hash_at
+        return self._matches.record()
