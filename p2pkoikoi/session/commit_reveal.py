@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from p2pkoikoi.session import crypto, wire
+import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import CheatingError, RemoteProtocolError
 from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.phases import Phase

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from p2pkoikoi.session import crypto
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.session.identity import Identity
 
 #: why a host that stops between the joiner's value and its reveal forfeits

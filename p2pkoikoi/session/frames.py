@@ -20,7 +20,8 @@ byte, and the rules above hold for all the parts at once.
 
 from __future__ import annotations
 
-from p2pkoikoi.session import crypto, wire
+import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import LocalProtocolError, RemoteProtocolError
 from p2pkoikoi.session.states import MAX_BUFFER
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import InputError, RuleSet
-from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.errors import (
     LocalProtocolError,
     RemoteProtocolError,

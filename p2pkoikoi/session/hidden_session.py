@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import Action, InputError
-from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.errors import (
     CheatingError,
     LocalProtocolError,

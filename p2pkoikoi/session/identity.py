@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from p2pkoikoi.session import crypto
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.session.states import Role
 
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import MatchState
 from p2pkoikoi.engine.rules import DealMode
-from p2pkoikoi.session import wire
 from p2pkoikoi.session.commit_reveal import CommitReveal
 from p2pkoikoi.session.events import Event, MatchStarted, RematchStarted
 from p2pkoikoi.session.forfeits import Forfeits

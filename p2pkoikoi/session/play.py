@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, MatchState
 from p2pkoikoi.engine import Event as EngineEvent
-from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.errors import (
     CheatingError,
     LocalProtocolError,

@@ -25,8 +25,9 @@ from collections.abc import Callable
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine.rules import DealMode
-from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.commit_reveal import CommitReveal
 from p2pkoikoi.session.errors import LocalProtocolError, ResumeError
 from p2pkoikoi.session.events import Event, Resumed

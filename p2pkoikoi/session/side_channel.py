@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from p2pkoikoi.session import wire
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import LocalProtocolError, RemoteProtocolError
 from p2pkoikoi.session.events import ChatReceived, ConnectionClosed, Event, Ping, Pong
 from p2pkoikoi.session.frames import Outbox
