@@ -72,6 +72,7 @@ DOCS = REPO / "docs" / "mutation.md"
 #: stops at the first failure); the slow fuzzing and hidden-resume modules last, paid
 #: in full by survivors only.  One ``Session`` runs through all the modules below.
 SESSION_TESTS: tuple[str, ...] = (
+    "test_session_parts.py",  # each part's repr, the phase's table of moves
     "test_session_mutants.py",
     "test_session_exact.py",
     "test_session_edges.py",
