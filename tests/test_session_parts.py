@@ -51,3 +51,11 @@ def test_the_phase_moves_only_along_its_table() -> None:
     assert all(State.ERROR in TRANSITIONS[s] for s in State if s is not State.ERROR)
     assert TRANSITIONS[State.ERROR] == frozenset()
     assert "during seed" in str(phase.unexpected("over"))
+
+
+def test_a_record_before_the_hosts_auth_names_no_rules_and_no_turn_limit() -> None:
+    _, joiner = make_pair(RULES)
+    r = joiner.record()
+    assert r.rules is None and r.turn_limit == 0 and r.session_id is None
+    assert r.host is None and r.joiner is not None and r.joiner.name == "Bob"
+    assert r.match_number == 1 and r.previous is None and r.actions == ()
