@@ -174,8 +174,13 @@ TESTS: dict[str, tuple[str, ...]] = {
     "transport/key_question.py": ("test_gate.py", "test_link_parts.py", "test_transport.py"),
     "transport/handshake_link.py": ("test_transport.py", "test_ui_net.py", "test_gate.py"),
     "transport/connection.py": ("test_transport.py", "test_reconnect.py"),
-    "transport/gate.py": ("test_gate.py",),
-    "transport/reconnect.py": ("test_reconnect.py", "test_reconnect_tcp.py"),
+    "transport/gate.py": ("test_link_parts.py", "test_gate.py"),
+    "transport/reconnect.py": (
+        "test_reconnect.py",
+        "test_link_parts.py",
+        "test_reconnect_tcp.py",
+        "test_gate.py",  # the host's limits on reconnection attempts, over TCP
+    ),
 }
 SKIP_FILES = {"__init__.py", "errors.py", "testing.py"}
 PRELOAD = (

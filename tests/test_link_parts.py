@@ -333,3 +333,208 @@ async def test_each_reconnect_attempt_after_the_first_says_why_the_last_one_fail
     assert "last_error" not in notes[0]
     for n in notes[1:]:
         assert "network is unreachable" in n["last_error"], n
+
+
+async def test_only_the_host_asks_its_person_about_a_changed_key(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A joiner's known peers may have a person to ask too: the joiner still refuses a
+    changed host key before the deal (its rules screen is where a person decides), and
+    nobody is asked."""
+    from test_transport import run_match
+
+    from p2pkoikoi.engine import RuleSet
+    from p2pkoikoi.transport.errors import IdentityChangedError
+    from p2pkoikoi.transport.identity import KnownPeers, PeerCheck
+
+    known = KnownPeers(tmp_path / "known_peers", {"aaaa-bbbb-cccc-dddd": "Alice"})
+    asked: list[PeerCheck] = []
+
+    async def ask(check: PeerCheck, rules: RuleSet) -> bool:
+        asked.append(check)
+        return True
+
+    known.ask = ask
+    h, j = await run_match(tmp_path, known=known)
+    assert asked == []
+    assert isinstance(j.error, IdentityChangedError), j.error
+
+
+async def test_a_cut_between_the_last_move_and_the_signatures_ends_the_match_on_resume(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The connection breaks after the last move, before the final signatures crossed:
+    the sides resume only to sign, and the match ends there (an ``over`` update, the
+    result and a complete record on both sides)."""
+    from test_reconnect import SECRET as RSECRET
+    from test_reconnect import Net, Reconnect, assert_one_match, det_key, play, sessions
+    from test_reconnect import Side as RSide
+
+    net = Net()
+    hs, js = sessions()
+    rc_h = Reconnect(identity=det_key("host"), secret=RSECRET, incoming=net.incoming)
+    rc_j = Reconnect(identity=det_key("joiner"), secret=RSECRET, dial=net.dial)
+    a, b = net.pair()
+    h, j = RSide(), RSide()
+    cut: list[int] = []
+
+    def cut_at_the_end(obj: dict[str, object]) -> None:
+        link = j.link
+        if not cut and link is not None and link.session.state is State.FINISH:
+            cut.append(link.session.seq)
+            net.cut()
+
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, h, a, hs, rc_h, tmp_path / "h.koikoi", 1)
+            nursery.start_soon(play, j, b, js, rc_j, tmp_path / "j.koikoi", 2, cut_at_the_end)
+    assert cut, "the joiner never waited for the final signature"
+    assert_one_match(tmp_path, h, j)
+    for side in (h, j):
+        assert side.link is not None and side.link.result is not None
+        assert [n["event"] for n in side.notes].count("reconnected") == 1
+
+
+async def test_a_source_whose_connections_ended_gets_its_whole_allowance_again(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The gate counts connections per source while they last: once one from an
+    address has ended, that address may again hold ``per_source`` at once, and no
+    more."""
+    from p2pkoikoi.session import Role
+    from p2pkoikoi.session.testing import SECRET as GSECRET
+    from p2pkoikoi.session.testing import det_bytes, det_key
+    from p2pkoikoi.transport.gate import Gate, GateLimits
+
+    notes: list[Note] = []
+
+    def make(code: object) -> Session:
+        return Session(
+            Role.HOST,
+            identity_key=det_key("host"),
+            invite_secret=GSECRET,
+            name="Alice",
+            entropy=det_bytes("gate-host"),
+            rules=RULES,
+        )
+
+    gate = Gate(make, notes.append, limits=GateLimits(per_source=2, deadline=30))
+    tx, rx = trio.open_memory_channel[trio.abc.Stream](16)
+
+    def refusals() -> int:
+        return sum("too many at once" in str(n.get("text", "")) for n in notes)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(gate.admit, rx)
+        ours, theirs = trio.testing.memory_stream_pair()
+        await tx.send(ours)
+        await theirs.send_all(b"\xff" * 64)  # not a frame: this connection is dropped
+        await trio.testing.wait_all_tasks_blocked()
+        assert [str(n.get("text", "")).startswith("dropped a connection") for n in notes] == [
+            False,  # connected
+            True,
+        ], notes
+        idle = []
+        for _ in range(3):  # three at once from the same source: the third is refused
+            ours, theirs = trio.testing.memory_stream_pair()
+            idle.append(theirs)
+            await tx.send(ours)
+            await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    assert refusals() == 1, notes
+
+
+async def test_a_failed_redial_closes_its_stream_and_the_next_one_resumes(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The joiner's first redial reaches something that answers garbage: the joiner
+    closes that stream (its far end sees the end) and resumes on the next dial."""
+    from test_reconnect import SECRET as RSECRET
+    from test_reconnect import Net, Reconnect, assert_one_match, det_key, play, sessions
+    from test_reconnect import Side as RSide
+
+    net = Net()
+    hs, js = sessions()
+    rc_h = Reconnect(identity=det_key("host"), secret=RSECRET, incoming=net.incoming)
+    closed: list[bool] = []
+    nurseries: list[trio.Nursery] = []
+
+    async def impostor(end: trio.abc.Stream) -> None:
+        await end.receive_some(65536)  # the joiner's resume hello
+        await end.send_all(b"\xff" * 64)  # not a frame
+        with trio.move_on_after(60):
+            while await end.receive_some(65536):
+                pass
+            closed.append(True)
+
+    tried: list[bool] = []
+
+    async def dial() -> trio.abc.Stream:
+        if not tried:  # the first redial
+            tried.append(True)
+            ours, far = trio.testing.memory_stream_pair()
+            nurseries[0].start_soon(impostor, far)
+            return ours
+        return await net.dial()
+
+    rc_j = Reconnect(identity=det_key("joiner"), secret=RSECRET, dial=dial)
+    a, b = net.pair()
+    h, j = RSide(), RSide()
+    count = [0]
+
+    def cut_once(obj: dict[str, object]) -> None:
+        count[0] += "by" in obj
+        if count[0] == 10 and "by" in obj:
+            net.cut()
+
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nurseries.append(nursery)
+            nursery.start_soon(play, h, a, hs, rc_h, tmp_path / "h.koikoi", 7)
+            nursery.start_soon(play, j, b, js, rc_j, tmp_path / "j.koikoi", 8, cut_once)
+    assert closed == [True]
+    assert_one_match(tmp_path, h, j)
+
+
+async def test_the_host_numbers_each_reconnection_candidate_once(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """After a break the host says "reconnecting (attempt 1)" once, then one attempt
+    more per candidate after a failed one: garbage first, then the real joiner."""
+    from test_reconnect import SECRET as RSECRET
+    from test_reconnect import Net, Reconnect, assert_one_match, det_key, play, sessions
+    from test_reconnect import Side as RSide
+
+    net = Net()
+    hs, js = sessions()
+    rc_h = Reconnect(identity=det_key("host"), secret=RSECRET, incoming=net.incoming)
+    tried: list[bool] = []
+
+    async def dial() -> trio.abc.Stream:
+        if not tried:  # the first redial: a stranger reaches the host first, with garbage
+            tried.append(True)
+            h_end, stranger = net.pair()
+            net.to_host.send_nowait(h_end)
+            await stranger.send_all(b"\xff" * 64)
+            await stranger.aclose()
+            raise OSError("no route to host")
+        return await net.dial()
+
+    rc_j = Reconnect(identity=det_key("joiner"), secret=RSECRET, dial=dial)
+    a, b = net.pair()
+    h, j = RSide(), RSide()
+    count = [0]
+
+    def cut_once(obj: dict[str, object]) -> None:
+        count[0] += "by" in obj
+        if count[0] == 10 and "by" in obj:
+            net.cut()
+
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, h, a, hs, rc_h, tmp_path / "h.koikoi", 9)
+            nursery.start_soon(play, j, b, js, rc_j, tmp_path / "j.koikoi", 10, cut_once)
+    assert_one_match(tmp_path, h, j)
+    attempts = [n["attempt"] for n in h.notes if n["event"] == "reconnecting"]
+    assert attempts == [1, 2], attempts
+    assert sum("refused a reconnection" in str(n.get("text", "")) for n in h.notes) == 1
