@@ -172,8 +172,13 @@ TESTS: dict[str, tuple[str, ...]] = {
         "test_transport.py",
     ),
     "transport/key_question.py": ("test_gate.py", "test_link_parts.py", "test_transport.py"),
-    "transport/handshake_link.py": ("test_transport.py", "test_ui_net.py", "test_gate.py"),
-    "transport/connection.py": ("test_transport.py", "test_reconnect.py"),
+    "transport/handshake_link.py": (
+        "test_transport.py",
+        "test_link_parts.py",
+        "test_ui_net.py",
+        "test_gate.py",
+    ),
+    "transport/connection.py": ("test_transport.py", "test_link_parts.py", "test_reconnect.py"),
     "transport/gate.py": ("test_link_parts.py", "test_gate.py"),
     "transport/reconnect.py": (
         "test_reconnect.py",
