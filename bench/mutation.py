@@ -116,6 +116,7 @@ LINK_PARTS = (
     "transport/match_link.py",
     "transport/match_run.py",
     "transport/pulse.py",
+    "transport/table_feed.py",
 )
 
 #: each module's own tests, fastest and most exact first (``-x`` stops at the first
