@@ -12,7 +12,7 @@ place that does; :class:`~p2pkoikoi.transport.table_feed.TableFeed` makes the
 updates and notes).  Each other job is a small object of its own, with one
 lifetime and its own state, that gets the pulse and a frozen ``*Hooks`` of the
 few callables it uses (bound methods of the link), never the link itself; none
-imports this module (docs/architecture-transport.md):
+imports this module (docs/architecture.md, "The link's shape"):
 
 * :class:`~p2pkoikoi.transport.connection.Connection`: one stream's writer
   (the only task that calls ``send_all``, so frames never interleave) and
