@@ -43,6 +43,7 @@ COMMAND_MODULE = {
     "resume": "p2pkoikoi.cli.net_cmds",
     "id": "p2pkoikoi.cli.id_cmd",
     "score": "p2pkoikoi.cli.engine_cmds",
+    "cards": "p2pkoikoi.cli.engine_cmds",
     "deal": "p2pkoikoi.cli.engine_cmds",
     "rules": "p2pkoikoi.cli.engine_cmds",
     "bench": "p2pkoikoi.cli.engine_cmds",

@@ -116,6 +116,51 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- cards
+def run_cards(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.cards import CARDS, MONTHS, table_label, variety
+
+    if args.json:
+        _print_json(
+            [
+                {
+                    "id": c.id,
+                    "code": c.code,
+                    "month": c.month,
+                    "kind": c.kind.label,
+                    "variety": variety(c),
+                    "label": table_label(c),
+                    "label_ascii": table_label(c, ascii=True),
+                    "english": c.english,
+                    "romaji": c.romaji,
+                    "japanese": c.japanese,
+                    "aliases": list(dict.fromkeys(c.aliases)),
+                }
+                for c in CARDS
+            ]
+        )
+        return 0
+    print(f"{'code':5} {'table':6} {'ascii':6} {'name':26} romaji (Japanese)")
+    month = 0
+    for c in CARDS:
+        if c.month != month:
+            month = c.month
+            flower, romaji, japanese = MONTHS[month]
+            print(f"-- {month}: {flower} ({romaji}, {japanese})")
+        print(
+            f"{c.code:5} {table_label(c):6} {table_label(c, ascii=True):6} {c.english:26} "
+            f"{c.romaji} ({c.japanese})"
+        )
+        print(f"{'':20}also {', '.join(dict.fromkeys(c.aliases))}")
+    print(
+        "\nEach of these names a card on the command line: the code, the table's label "
+        "(Unicode or ASCII; a month's chaff share one, and the first not yet named is "
+        "taken), the English, romaji or Japanese name (quote one of several words: "
+        '"sake cup"), or an alias.'
+    )
+    return 0
+
+
 # ---------------------------------------------------------------------- deal
 def run_deal(args: argparse.Namespace) -> int:
     from p2pkoikoi.engine.deal import deal
@@ -314,8 +359,23 @@ def register(sub: Any) -> None:
         "--calls-opponent", type=int, default=0, metavar="N", help="koi-koi calls by the opponent"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("cards", nargs="+", metavar="CARD", help="card codes (1b, 9a) or names (crane)")
+    p.add_argument(
+        "cards",
+        nargs="+",
+        metavar="CARD",
+        help="card codes (1b, 9a), names (crane, 'sake cup') or the table's labels (3Chy★); "
+        "see 'p2pkoikoi cards'",
+    )
     p.set_defaults(func=run_score)
+
+    p = sub.add_parser(
+        "cards",
+        help="the 48 cards: codes, names and the table's labels",
+        description="List every card with its code, its table label (Unicode and --ascii), "
+        "its English, romaji and Japanese names and the other names the commands accept.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON array instead of text")
+    p.set_defaults(func=run_cards)
 
     p = sub.add_parser(
         "deal",
