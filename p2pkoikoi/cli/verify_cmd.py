@@ -28,8 +28,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Replay a match record and check the commit-reveal seed, every "
         "action, every state hash, the result and both players' signatures.",
     )
-    p.add_argument("record", help="the record file (JSON) written after a network match")
+    p.add_argument(
+        "record",
+        help="the record file, or its number in p2pkoikoi history (N, or last: the newest)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="where a number N or last looks (default: the records directory)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -59,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.session.journal import decode_record_file
     from p2pkoikoi.session.verify import verify_record
 
-    path: str = args.record
+    from .record_list import resolve
+
+    path = resolve(args.record, args.dir)
     record, journal = decode_record_file(read_record_bytes(path))
     report = verify_record(record)
     first = report.first_failure
