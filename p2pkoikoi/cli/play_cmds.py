@@ -147,8 +147,18 @@ def practice(
     return code
 
 
+#: what to use instead of practice without a terminal (practice has no --headless)
+PRACTICE_ADVICE = (
+    "practice has no --headless: for scripts use p2pkoikoi selfplay, "
+    "or host --headless with join --headless --bot LEVEL"
+)
+
+
 def run(args: argparse.Namespace) -> int:
+    from p2pkoikoi.ui.app import require_terminal
+
     rules = rules_from_args(args)
+    require_terminal(PRACTICE_ADVICE)  # before a record or an identity is made
     seed = parse_seed(args.seed) if args.seed is not None else None
     if args.seed is not None and args.record:
         raise InputError(

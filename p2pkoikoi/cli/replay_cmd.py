@@ -41,9 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.ui.replay import Replay, positions, replay_app
 
     from .history_cmd import _own_key
-    from .verify_cmd import read_record_bytes
-
     from .record_list import resolve
+    from .verify_cmd import read_record_bytes
 
     record = decode_record(read_record_bytes(resolve(args.record, args.dir)))
     moves = positions(record)
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     seat = 1 if own is not None and record.joiner is not None and record.joiner.key == own else 0
     failure = verify_record(record).first_failure
     note = f"does not verify: {failure.name}" if failure is not None else ""
-    require_terminal()
+    require_terminal("to check a record without one: p2pkoikoi verify RECORD")
     rp = Replay(record, seat, moves, ascii=args.ascii, note=note)
     rp.index = 0
     code = replay_app(rp).run()

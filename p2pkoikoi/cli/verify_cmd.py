@@ -18,6 +18,7 @@ import json
 import sys
 from typing import Any
 
+from p2pkoikoi.engine.errors import KoiKoiError
 from p2pkoikoi.session.errors import RecordError
 
 
@@ -69,8 +70,19 @@ def run(args: argparse.Namespace) -> int:
 
     from .record_list import resolve
 
-    path = resolve(args.record, args.dir)
-    record, journal = decode_record_file(read_record_bytes(path))
+    path = args.record
+    try:
+        path = resolve(args.record, args.dir)
+        record, journal = decode_record_file(read_record_bytes(path))
+    except KoiKoiError as exc:
+        if not args.json:
+            raise
+        # a script reads JSON on stdout whatever happens; the line goes to stderr too
+        status = exc.exit_code
+        error = {"ok": False, "complete": False, "error": str(exc), "record": path}
+        sys.stdout.write(json.dumps({**error, "exit_status": status}) + "\n")
+        sys.stderr.write(f"p2pkoikoi: {exc}\n")
+        return status
     report = verify_record(record)
     first = report.first_failure
     status = EXIT_FAILED if not report.ok else EXIT_COMPLETE if report.complete else EXIT_INCOMPLETE

@@ -27,6 +27,7 @@ from p2pkoikoi.session.errors import (
     LocalProtocolError,
     RemoteProtocolError,
     ResumeError,
+    RulesDeclinedError,
     RulesMismatchError,
     WrongSecretError,
 )
@@ -332,7 +333,7 @@ def on_decline(s: Session, msg: wire.DeclineMsg) -> None:
             text = describe_diff(s.rules, expected, "you propose", "the joiner expects")
             raise RulesMismatchError(f"the joiner expects other rules:\n{text}")
     reason = sanitize(msg.reason) or "no reason given"
-    raise RulesMismatchError(f"the joiner declined the rules: {reason}")
+    raise RulesDeclinedError(f"the joiner declined the rules: {reason}")
 
 
 def send_rules_decision(s: Session, event: AcceptRules | DeclineRules) -> None:

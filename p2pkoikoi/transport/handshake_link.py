@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from p2pkoikoi.session import AcceptRules, DeclineRules, HandshakeComplete, RulesProposed, State
-from p2pkoikoi.transport.errors import TransportError
+from p2pkoikoi.transport.errors import DeclinedError, TransportError
 from p2pkoikoi.transport.limits import step_limit
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class Handshake:
             link._process()
         else:
             link._write(link.session.send(DeclineRules("they chose Decline on the rules screen")))
-            link._fail(TransportError("you declined the host's rules"))
+            link._fail(DeclinedError("you declined the host's rules"))
 
     def on_complete(self, ev: HandshakeComplete) -> None:
         """Both sides proved who they are and agreed the rules: names, notes, known peers."""
