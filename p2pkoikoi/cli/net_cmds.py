@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from p2pkoikoi import doc_url
+from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
 from p2pkoikoi.transport.addresses import DEFAULT_PORT
 
@@ -155,10 +156,11 @@ def register(sub: Any) -> None:
     )
     j.add_argument(
         "invite",
-        nargs="+",
+        nargs="*",
         metavar="INVITE_OR_CODE",
         help="the invite (koi2-...) or the code (like 7-crossover-clockwork) the host gave "
-        "you; spaces, quotes and capitals, as when read aloud, do not matter",
+        "you; spaces, quotes and capitals, as when read aloud, do not matter.  Without it, "
+        "join asks for it (Tab completes the code's words)",
     )
     j.add_argument(
         "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESETS)}"
@@ -216,6 +218,13 @@ def run_host(args: argparse.Namespace) -> int:
 
 def run_join(args: argparse.Namespace) -> int:
     from .net_run import run_match
+
+    if not args.invite:
+        if args.headless:
+            raise InputError("join --headless needs the code or the invite: join CODE --headless")
+        from p2pkoikoi.ui.code_prompt import ask_join_target
+
+        args.invite = ask_join_target().split()
 
     return run_match(args, host=False)
 
