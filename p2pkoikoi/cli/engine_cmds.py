@@ -24,16 +24,22 @@ from p2pkoikoi.engine.presets import (
 )
 
 if TYPE_CHECKING:
+    from p2pkoikoi.cli.config_file import Config
     from p2pkoikoi.engine.rules import RuleSet
 
 
-def add_rules_options(parser: argparse.ArgumentParser, *, rounds: bool = True) -> None:
-    """``--rules PRESET``, ``--set KEY=VALUE`` (repeatable) and ``--rounds N``; see :func:`rules_from_args`."""
+def add_rules_options(
+    parser: argparse.ArgumentParser, *, rounds: bool = True, from_config: bool = False
+) -> None:
+    """``--rules PRESET``, ``--set KEY=VALUE`` (repeatable) and ``--rounds N``; see
+    :func:`rules_from_args`.  ``from_config``: the defaults come from config.toml
+    (``--rules`` and ``--rounds`` are None unless given)."""
+    default = f"config.toml's rules, else {DEFAULT_PRESET}" if from_config else DEFAULT_PRESET
     parser.add_argument(
         "--rules",
         metavar="PRESET",
-        default=DEFAULT_PRESET,
-        help=f"rule preset: {', '.join(PRESETS)} (default {DEFAULT_PRESET})",
+        default=None if from_config else DEFAULT_PRESET,
+        help=f"rule preset: {', '.join(PRESETS)} (default {default})",
     )
     parser.add_argument(
         "--set",
@@ -47,11 +53,18 @@ def add_rules_options(parser: argparse.ArgumentParser, *, rounds: bool = True) -
         parser.add_argument("--rounds", type=int, metavar="N", help="rounds in the match (1-99)")
 
 
-def rules_from_args(args: argparse.Namespace) -> RuleSet:
-    rules = get_preset(args.rules)
+def rules_from_args(args: argparse.Namespace, config: Config | None = None) -> RuleSet:
+    """The rules the options give; what they leave out comes from ``config``
+    (config.toml: rules, deal, rounds), then the built-in defaults."""
+    preset = args.rules if args.rules is not None else config.rules if config else None
+    rules = get_preset(preset or DEFAULT_PRESET)
+    if config is not None and config.deal is not None:
+        rules = rules.apply_setting(f"deal={config.deal}")
     for assignment in getattr(args, "settings", []) or []:
         rules = rules.apply_setting(assignment)
     n = getattr(args, "rounds", None)
+    if n is None and config is not None:
+        n = config.rounds
     if n is not None:
         if not 1 <= n <= 99:
             raise InputError(f"--rounds must be between 1 and 99, not {n}")

@@ -43,7 +43,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         "(the other side needs --rematch too, or a person who accepts; default 0)",
     )
     p.add_argument(
-        "--name", metavar="NAME", help="your name as the other player sees it (default: your login)"
+        "--name",
+        metavar="NAME",
+        help="your name as the other player sees it (default: config.toml's name, else your login)",
     )
     p.add_argument(
         "--record",
@@ -144,7 +146,7 @@ def register(sub: Any) -> None:
         help="seconds each player may take per decision (default 600; 0: no limit); a "
         "warning comes before it runs out, and running out forfeits the match",
     )
-    add_rules_options(h)
+    add_rules_options(h, from_config=True)
     _common(h)
     h.set_defaults(func=run_host)
 
