@@ -163,13 +163,13 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config()
     rules = rules_from_args(args, config)
-    require_terminal(PRACTICE_ADVICE)  # before a record or an identity is made
     seed = parse_seed(args.seed) if args.seed is not None else None
     if args.seed is not None and args.record:
         raise InputError(
             "--record cannot go with --seed: a record proves the seed came from a fair draw"
         )
     record = Path(args.record).expanduser() if args.record else None
+    require_terminal(PRACTICE_ADVICE)  # before a record or an identity is made
     return practice(
         rules,
         seed,
