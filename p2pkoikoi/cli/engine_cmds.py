@@ -10,18 +10,10 @@ command; tests/test_startup.py checks what they import).
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from p2pkoikoi.engine.errors import InputError
-from p2pkoikoi.engine.presets import (
-    DEFAULT_PRESET,
-    PRESET_SOURCES,
-    PRESETS,
-    describe_setting,
-    get_preset,
-)
+from p2pkoikoi.cli.facts import DEFAULT_PRESET, PRESET_NAMES
 
 if TYPE_CHECKING:
     from p2pkoikoi.cli.config_file import Config
@@ -39,7 +31,7 @@ def add_rules_options(
         "--rules",
         metavar="PRESET",
         default=None if from_config else DEFAULT_PRESET,
-        help=f"rule preset: {', '.join(PRESETS)} (default {default})",
+        help=f"rule preset: {', '.join(PRESET_NAMES)} (default {default})",
     )
     parser.add_argument(
         "--set",
@@ -56,6 +48,9 @@ def add_rules_options(
 def rules_from_args(args: argparse.Namespace, config: Config | None = None) -> RuleSet:
     """The rules the options give; what they leave out comes from ``config``
     (config.toml: rules, deal, rounds), then the built-in defaults."""
+    from p2pkoikoi.engine.errors import InputError
+    from p2pkoikoi.engine.presets import get_preset
+
     preset = args.rules if args.rules is not None else config.rules if config else None
     rules = get_preset(preset or DEFAULT_PRESET)
     if config is not None and config.deal is not None:
@@ -75,6 +70,8 @@ def rules_from_args(args: argparse.Namespace, config: Config | None = None) -> R
 def parse_seed_hex(text: str, option: str = "--match-seed") -> bytes:
     """A 32-byte seed from 64 hex digits, or :class:`InputError` naming ``option``
     (one wording for ``practice --seed`` and ``deal --match-seed``)."""
+    from p2pkoikoi.engine.errors import InputError
+
     try:
         seed = bytes.fromhex(text.strip())
     except ValueError:
@@ -85,12 +82,15 @@ def parse_seed_hex(text: str, option: str = "--match-seed") -> bytes:
 
 
 def _print_json(obj: Any) -> None:
+    import json
+
     print(json.dumps(obj, ensure_ascii=False, indent=None))
 
 
 # ---------------------------------------------------------------------- score
 def run_score(args: argparse.Namespace) -> int:
     from p2pkoikoi.engine.cards import CardSet, parse_cards
+    from p2pkoikoi.engine.errors import InputError
     from p2pkoikoi.engine.yaku import YAKU_INFO, evaluate, score
 
     rules = rules_from_args(args)
@@ -177,6 +177,7 @@ def run_cards(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- deal
 def run_deal(args: argparse.Namespace) -> int:
     from p2pkoikoi.engine.deal import deal
+    from p2pkoikoi.engine.errors import InputError
 
     seed = parse_seed_hex(args.match_seed)
     if not 1 <= args.round <= 0xFFFF:
@@ -194,6 +195,8 @@ def run_deal(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- rules
 def run_rules(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.presets import PRESET_SOURCES, PRESETS, describe_setting, get_preset
+
     if args.diff:
         a_name, b_name = args.diff
         a, b = get_preset(a_name), get_preset(b_name)
@@ -256,6 +259,7 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
 
     from p2pkoikoi.engine.match import new_match
     from p2pkoikoi.engine.playout import DONE, Playout, quick_deck
+    from p2pkoikoi.engine.presets import get_preset
 
     rules = get_preset(DEFAULT_PRESET)
     long_rules = rules.with_settings(rounds=12, scoring="sum")  # no knockouts: full rounds
@@ -306,6 +310,8 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.errors import InputError
+
     if not 0 < args.seconds <= 600:
         raise InputError("--seconds must be more than 0 and at most 600")
     if not 0 <= args.startup_runs <= 100:
@@ -343,7 +349,10 @@ def run_bench(args: argparse.Namespace) -> int:
     )
     print(f"  {'wall time per action (ms)':42} {more['protocol_wall_ms_per_action']:8.3f}")
     if args.startup_runs:
-        print(f"Start-up, fastest of {args.startup_runs} new processes:")
+        print(
+            f"Start-up, fastest of {args.startup_runs} new processes side by side, "
+            "wall and CPU time (ms), and their ratio to python -c pass (target: 3 or less):"
+        )
         for name, label in (
             ("python", "python -c pass"),
             ("help", "p2pkoikoi --help"),
@@ -351,9 +360,14 @@ def run_bench(args: argparse.Namespace) -> int:
             ("rules", "p2pkoikoi rules"),
             ("verify", "p2pkoikoi verify (12 rounds)"),
         ):
-            ratio = more.get(f"startup_{name}_ratio")
-            tail = f"  ({ratio:.1f} x python)" if ratio is not None else ""
-            print(f"  {label + ' (ms)':42} {more[f'startup_{name}_ms']:8.0f}{tail}")
+            wall, cpu = more[f"startup_{name}_ms"], more[f"startup_{name}_cpu_ms"]
+            line = f"  {label:32} wall {wall:5.0f}"
+            if name != "python":
+                line += f" ({more[f'startup_{name}_ratio']:.1f} x)"
+            line += f"   CPU {cpu:5.0f}"
+            if name != "python":
+                line += f" ({more[f'startup_{name}_cpu_ratio']:.1f} x)"
+            print(line)
     return 0
 
 
@@ -412,7 +426,7 @@ def register(sub: Any) -> None:
         description="With no PRESET, list the presets and where their rules come from; with "
         "one, every setting and what it means; --diff A B shows where two presets differ.",
     )
-    p.add_argument("preset", nargs="?", metavar="PRESET", help=f"one of {', '.join(PRESETS)}")
+    p.add_argument("preset", nargs="?", metavar="PRESET", help=f"one of {', '.join(PRESET_NAMES)}")
     p.add_argument(
         "--set",
         metavar="KEY=VALUE",

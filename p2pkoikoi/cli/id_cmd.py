@@ -15,11 +15,8 @@ identity that no friend knows); ``--new`` never replaces an existing key.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from typing import Any
-
-from p2pkoikoi.engine.errors import InputError
 
 
 def register(sub: Any) -> None:
@@ -47,6 +44,9 @@ def register(sub: Any) -> None:
 
 
 def run_id(args: argparse.Namespace) -> int:
+    import json
+
+    from p2pkoikoi.engine.errors import InputError
     from p2pkoikoi.transport.identity import (
         IDENTITY_FILE,
         config_dir,

@@ -11,9 +11,7 @@ import argparse
 from typing import Any
 
 from p2pkoikoi import doc_url
-from p2pkoikoi.engine.errors import InputError
-from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
-from p2pkoikoi.transport.addresses import DEFAULT_PORT
+from p2pkoikoi.cli.facts import DEFAULT_PORT, DEFAULT_PRESET, PRESET_NAMES
 
 from .engine_cmds import add_rules_options
 
@@ -165,7 +163,7 @@ def register(sub: Any) -> None:
         "join asks for it (Tab completes the code's words)",
     )
     j.add_argument(
-        "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESETS)}"
+        "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESET_NAMES)}"
     )
     j.add_argument(
         "--set",
@@ -219,6 +217,8 @@ def run_host(args: argparse.Namespace) -> int:
 
 
 def run_join(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.errors import InputError
+
     from .net_run import run_match
 
     if not args.invite:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
-from p2pkoikoi.engine.errors import InputError
 
 if TYPE_CHECKING:
     from p2pkoikoi.engine import Action, PlayerView, RuleSet
@@ -92,6 +91,7 @@ def _recorder(
 ) -> PracticeRecorder:
     """The in-memory protocol that records this practice match (its seed comes from it)."""
     from p2pkoikoi.cli.net_run import login_name
+    from p2pkoikoi.engine.errors import InputError
     from p2pkoikoi.transport.identity import (
         check_record_path,
         config_dir,
@@ -159,6 +159,7 @@ PRACTICE_ADVICE = (
 
 def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.cli.config_file import load_config
+    from p2pkoikoi.engine.errors import InputError
     from p2pkoikoi.ui.app import require_terminal
 
     config = load_config()

@@ -15,8 +15,6 @@ import datetime
 import re
 from pathlib import Path
 
-from p2pkoikoi.engine.errors import InputError
-
 SUFFIX = ".koikoi"
 _NAME = re.compile(
     r"^(?P<when>\d{4}-\d\d-\d\d-\d{6})-(?P<rest>.*?)(?:-match(?P<match>\d+))?(?:-(?P<extra>\d+))?$"
@@ -67,6 +65,8 @@ def resolve(text: str, directory: str | None = None) -> str:
     """The record file ``text`` names: a path, or (when no such file exists) a
     history row number ``N`` or ``last`` in ``directory`` (default: the records
     directory).  :class:`InputError` with one line if there is no such row."""
+    from p2pkoikoi.engine.errors import InputError
+
     if not is_row_reference(text) or Path(text).exists():
         return text
     where = Path(directory).expanduser() if directory else default_dir()

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.ui.app import require_terminal
     from p2pkoikoi.ui.replay import Replay, positions, replay_app
 
-    from .history_cmd import _own_key
+    from .history_list import _own_key
     from .record_list import resolve
     from .verify_cmd import read_record_bytes
 

@@ -14,12 +14,8 @@ Exit status (so that ``verify && ...`` means "a whole, valid match"):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
-
-from p2pkoikoi.engine.errors import KoiKoiError
-from p2pkoikoi.session.errors import RecordError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -54,6 +50,7 @@ def read_record_bytes(path: str) -> bytes:
     """A record file's bytes, read no further than a record can be long (so
     ``/dev/zero`` or a huge file is refused by :func:`decode_record`, not read
     until memory runs out); :class:`RecordError` if it cannot be read."""
+    from p2pkoikoi.session.errors import RecordError
     from p2pkoikoi.session.record import MAX_RECORD_BYTES
 
     try:
@@ -64,15 +61,19 @@ def read_record_bytes(path: str) -> bytes:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+
+    from p2pkoikoi.engine.errors import KoiKoiError
     from p2pkoikoi.session.crypto import fingerprint
     from p2pkoikoi.session.journal import decode_record_file
     from p2pkoikoi.session.verify import verify_record
 
-    from .record_list import resolve
-
     path = args.record
     try:
-        path = resolve(args.record, args.dir)
+        if path == "last" or path.isdigit():  # a history row (record_list says when)
+            from .record_list import resolve
+
+            path = resolve(args.record, args.dir)
         record, journal = decode_record_file(read_record_bytes(path))
     except KoiKoiError as exc:
         if not args.json:

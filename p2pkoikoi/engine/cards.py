@@ -294,6 +294,9 @@ _MOST_WORDS: Final = max(len(k.split("-")) for k in _LOOKUP)
 
 
 def _candidates(key: str) -> tuple[Card, ...]:
+    exact = _LOOKUP.get(key)  # a code as records and actions write it ("1b", "12c3")
+    if exact is not None:
+        return exact
     norm = _normalise(key)
     cards = _LOOKUP.get(norm)
     if cards is None and len(norm) > 1 and norm[-1] in "123" and not norm[-2].isdigit():
