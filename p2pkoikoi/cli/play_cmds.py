@@ -205,6 +205,9 @@ def run_start_screen(args: argparse.Namespace) -> int:
     ascii = bool(getattr(args, "ascii", False))
 
     def practise(rules: RuleSet, level: str) -> int:
-        return practice(rules, None, level, ascii=ascii, tutorial=first_run())
+        from p2pkoikoi.cli.config_file import load_config
+
+        name = load_config().name  # the menu chose the rules; config.toml gives the name
+        return practice(rules, None, level, ascii=ascii, tutorial=first_run(), name=name)
 
     return start_screen(practice=practise, network=_network_command, ascii=ascii)
