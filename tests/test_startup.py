@@ -100,7 +100,7 @@ def test_the_help_texts_facts_are_the_engines() -> None:
     from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
     from p2pkoikoi.transport.addresses import DEFAULT_PORT
 
-    assert facts.PRESET_NAMES == tuple(PRESETS)
+    assert tuple(PRESETS) == facts.PRESET_NAMES
     assert facts.DEFAULT_PRESET == DEFAULT_PRESET and facts.DEFAULT_PORT == DEFAULT_PORT
 
 

@@ -166,9 +166,9 @@ def run_cards(args: argparse.Namespace) -> int:
         )
         print(f"{'':20}also {', '.join(dict.fromkeys(c.aliases))}")
     print(
-        "\nEach of these names a card on the command line: the code, the table's label "
-        "(Unicode or ASCII; a month's chaff share one, and the first not yet named is "
-        "taken), the English, romaji or Japanese name (quote one of several words: "
+        "\nEach of these names a card on the command line: the code, the table's label\n"
+        "(Unicode or ASCII; a month's chaff share one, and the first not yet named is\n"
+        "taken), the English, romaji or Japanese name (quote one of several words:\n"
         '"sake cup"), or an alias.'
     )
     return 0
