@@ -38,8 +38,16 @@ class Terminal:
     """One ``p2pkoikoi`` process on a pty of ``columns`` x ``rows``."""
 
     def __init__(
-        self, argv: Iterable[str], home: Path, *, columns: int = 80, rows: int = 24
+        self,
+        argv: Iterable[str],
+        home: Path,
+        *,
+        columns: int = 80,
+        rows: int = 24,
+        prefix: Iterable[str] = (),
     ) -> None:
+        """``prefix``: a command that runs the program (``unshare -n ...``), given
+        ``python -m p2pkoikoi ARGV`` as its last arguments."""
         env = dict(os.environ)
         env.update(
             PYTHONPATH=str(ROOT),
@@ -57,9 +65,10 @@ class Terminal:
         self.raw = b""
         self._held = b""  # the part of a frame read before its end mark
         self.argv = list(argv)
+        command = [*prefix, sys.executable, "-m", "p2pkoikoi", *self.argv]
         self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "p2pkoikoi", *self.argv],
+            command[0],
+            command[1:],
             env=env,
             dimensions=(rows, columns),
             cwd=str(home),

@@ -8,8 +8,15 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("argv", [[], ["practice"], ["host", "--port", "0", "--bind", "127.0.0.1"]])
-def test_table_without_a_terminal_says_so(argv: list[str], tmp_path) -> None:
+@pytest.mark.parametrize(
+    "argv,advice",
+    [
+        ([], "for scripts use a command: p2pkoikoi host --headless, join --headless"),
+        (["practice"], "practice has no --headless: for scripts use p2pkoikoi selfplay"),
+        (["host", "--port", "0", "--bind", "127.0.0.1"], "for scripts use --headless"),
+    ],
+)
+def test_table_without_a_terminal_says_so(argv: list[str], advice: str, tmp_path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "p2pkoikoi", *argv],
         stdin=subprocess.DEVNULL,
@@ -19,6 +26,7 @@ def test_table_without_a_terminal_says_so(argv: list[str], tmp_path) -> None:
         env={"P2PKOIKOI_CONFIG_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == (
-        "p2pkoikoi: the table needs a terminal (stdin and stdout); for scripts use --headless"
+    assert proc.stderr.startswith(
+        "p2pkoikoi: the table needs a terminal (stdin and stdout); " + advice
     )
+    assert proc.stderr.count("\n") == 1

@@ -16,8 +16,15 @@ from p2pkoikoi.transport import headless
 def _reference(ev: Any, actor: int | None) -> str:
     """The line as the driver wrote it before lines were kept (an independent copy)."""
     out = ev.to_dict()
-    if out.get("event") == "match_ended":
-        out["scores"] = {"host": out["scores"][0], "joiner": out["scores"][1]}
+    roles = ("host", "joiner")
+    for key in ("seat", "dealer", "winner"):
+        if isinstance(out.get(key), int):
+            out[key] = roles[out[key]]
+    for key in ("scores", "gained"):
+        if isinstance(out.get(key), list):
+            out[key] = dict(zip(roles, out[key], strict=True))
+    if out["event"] == "dealer_chosen":
+        out["draws"] = [dict(zip(roles, d, strict=True)) for d in out["draws"]]
     if actor is not None:
         out.setdefault("by", ("host", "joiner")[actor])
     return json.dumps(out, ensure_ascii=False, separators=(", ", ": ")) + "\n"

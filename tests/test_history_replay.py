@@ -119,20 +119,23 @@ def test_history_lists_results_verification_and_totals(tmp_path: Path) -> None:
     out = cli("history", "--dir", str(records), "--config-dir", str(config))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    rows = [line for line in lines if line.startswith("2026-11-30 12:00")]
+    # each match is two lines: number, date, opponent, rules; then result, check, file
+    heads = [i for i, line in enumerate(lines) if "2026-11-30 12:00" in line]
+    rows = [lines[i] + lines[i + 1] for i in heads]
     assert len(rows) == 4
     assert sum("verified" in r for r in rows) == 3
     assert "FAILED: result" in rows[3]
     assert all("Computer (random)" in r and "online" in r for r in rows)
     assert "not a readable record" in out.stdout
     total = next(line for line in lines if line.startswith("  Computer (random):"))
-    assert total.startswith("  Computer (random): 4 matches")
+    # the tampered record is listed but not counted
+    assert total.startswith("  Computer (random): 3 matches") and "1 not counted" in total
     data = json.loads(
         cli("history", "--dir", str(records), "--config-dir", str(config), "--json").stdout
     )
     results = [m["result"] for m in data["matches"]]
-    assert data["totals"]["Computer (random)"]["matches"] == 4
-    assert sum(data["totals"]["Computer (random)"][k] for k in ("won", "lost", "draw")) == 4
+    assert data["totals"]["Computer (random)"]["matches"] == 3
+    assert sum(data["totals"]["Computer (random)"][k] for k in ("won", "lost", "draw")) == 3
     assert set(results) <= {"won", "lost", "draw"}
 
 

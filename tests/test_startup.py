@@ -84,6 +84,26 @@ def test_engine_commands_do_not_import_the_network_stack(argv: list[str]) -> Non
         assert not loaded(result["modules"], name), f"{' '.join(argv)} imported {name}"
 
 
+def test_help_imports_no_engine_session_or_transport() -> None:
+    """``--help`` (every command's parser) names presets and ports from cli/facts.py:
+    it loads no part of the engine, the session or the network (issue 25)."""
+    result = run_probe("--help")
+    assert result["code"] == 0 and "verify" in str(result["out"])
+    for name in ("p2pkoikoi.engine", "p2pkoikoi.session", "p2pkoikoi.transport", "p2pkoikoi.ui"):
+        assert not loaded(result["modules"], name), f"--help imported {name}"
+    for name in ("dataclasses", "datetime", "hashlib"):  # (the probe itself imports json)
+        assert not loaded(result["modules"], name), f"--help imported {name}"
+
+
+def test_the_help_texts_facts_are_the_engines() -> None:
+    from p2pkoikoi.cli import facts
+    from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
+    from p2pkoikoi.transport.addresses import DEFAULT_PORT
+
+    assert tuple(PRESETS) == facts.PRESET_NAMES
+    assert facts.DEFAULT_PRESET == DEFAULT_PRESET and facts.DEFAULT_PORT == DEFAULT_PORT
+
+
 def test_score_and_rules_do_not_load_the_match_engine() -> None:
     for argv in (["score", "1b", "3b"], ["rules"], ["--help"]):
         result = run_probe(*argv)
@@ -108,6 +128,7 @@ def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
         "nacl.bindings",  # every libsodium wrapper: the checks call libsodium's module
         "difflib",  # suggestions for a mistyped code word
         "textwrap",  # only to show help
+        "datetime",  # only for a history row number (cli/record_list.py)
     ):
         assert not loaded(modules, name), f"verify imported {name}"
 

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from p2pkoikoi import HOME_URL, __version__
-from p2pkoikoi.engine.errors import KoiKoiError
 
 #: command modules, in the order their commands appear in ``--help``
 COMMAND_MODULES = (
@@ -43,6 +42,7 @@ COMMAND_MODULE = {
     "resume": "p2pkoikoi.cli.net_cmds",
     "id": "p2pkoikoi.cli.id_cmd",
     "score": "p2pkoikoi.cli.engine_cmds",
+    "cards": "p2pkoikoi.cli.engine_cmds",
     "deal": "p2pkoikoi.cli.engine_cmds",
     "rules": "p2pkoikoi.cli.engine_cmds",
     "bench": "p2pkoikoi.cli.engine_cmds",
@@ -202,6 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ignore", message="coroutine .* was never awaited", category=RuntimeWarning
     )
     argv = protect_read_aloud(sys.argv[1:] if argv is None else argv)
+    # the parser names no engine module: --help and a usage error start without it
     parser = build_parser(command_of(argv))
     args, extra = parser.parse_known_args(argv)
     if extra:  # name the command whose --help lists what it takes
@@ -215,16 +216,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             start = importlib.import_module("p2pkoikoi.cli.play_cmds").run_start_screen
             return int(start(args))
         return int(func(args))
-    except KoiKoiError as exc:
-        sys.stderr.write(f"p2pkoikoi: {exc}\n")
-        return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("p2pkoikoi: interrupted\n")
         return 130
-    except BrokenPipeError:
+    except Exception as exc:
+        return _report(exc)
+
+
+def _report(exc: Exception) -> int:
+    """The one line and exit status for an error a command raised (re-raises a bug)."""
+    from p2pkoikoi.engine.errors import KoiKoiError
+
+    if isinstance(exc, KoiKoiError):
+        sys.stderr.write(f"p2pkoikoi: {exc}\n")
+        return exc.exit_code
+    if isinstance(exc, BrokenPipeError):
         return 1
-    except OSError as exc:
+    if isinstance(exc, OSError):
         sys.stderr.write(
             f"p2pkoikoi: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}\n"
         )
         return 1
+    raise exc

@@ -10,30 +10,28 @@ command; tests/test_startup.py checks what they import).
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from p2pkoikoi.engine.errors import InputError
-from p2pkoikoi.engine.presets import (
-    DEFAULT_PRESET,
-    PRESET_SOURCES,
-    PRESETS,
-    describe_setting,
-    get_preset,
-)
+from p2pkoikoi.cli.facts import DEFAULT_PRESET, PRESET_NAMES
 
 if TYPE_CHECKING:
+    from p2pkoikoi.cli.config_file import Config
     from p2pkoikoi.engine.rules import RuleSet
 
 
-def add_rules_options(parser: argparse.ArgumentParser, *, rounds: bool = True) -> None:
-    """``--rules PRESET``, ``--set KEY=VALUE`` (repeatable) and ``--rounds N``; see :func:`rules_from_args`."""
+def add_rules_options(
+    parser: argparse.ArgumentParser, *, rounds: bool = True, from_config: bool = False
+) -> None:
+    """``--rules PRESET``, ``--set KEY=VALUE`` (repeatable) and ``--rounds N``; see
+    :func:`rules_from_args`.  ``from_config``: the defaults come from config.toml
+    (``--rules`` and ``--rounds`` are None unless given)."""
+    default = f"config.toml's rules, else {DEFAULT_PRESET}" if from_config else DEFAULT_PRESET
     parser.add_argument(
         "--rules",
         metavar="PRESET",
-        default=DEFAULT_PRESET,
-        help=f"rule preset: {', '.join(PRESETS)} (default {DEFAULT_PRESET})",
+        default=None if from_config else DEFAULT_PRESET,
+        help=f"rule preset: {', '.join(PRESET_NAMES)} (default {default})",
     )
     parser.add_argument(
         "--set",
@@ -47,11 +45,21 @@ def add_rules_options(parser: argparse.ArgumentParser, *, rounds: bool = True) -
         parser.add_argument("--rounds", type=int, metavar="N", help="rounds in the match (1-99)")
 
 
-def rules_from_args(args: argparse.Namespace) -> RuleSet:
-    rules = get_preset(args.rules)
+def rules_from_args(args: argparse.Namespace, config: Config | None = None) -> RuleSet:
+    """The rules the options give; what they leave out comes from ``config``
+    (config.toml: rules, deal, rounds), then the built-in defaults."""
+    from p2pkoikoi.engine.errors import InputError
+    from p2pkoikoi.engine.presets import get_preset
+
+    preset = args.rules if args.rules is not None else config.rules if config else None
+    rules = get_preset(preset or DEFAULT_PRESET)
+    if config is not None and config.deal is not None:
+        rules = rules.apply_setting(f"deal={config.deal}")
     for assignment in getattr(args, "settings", []) or []:
         rules = rules.apply_setting(assignment)
     n = getattr(args, "rounds", None)
+    if n is None and config is not None:
+        n = config.rounds
     if n is not None:
         if not 1 <= n <= 99:
             raise InputError(f"--rounds must be between 1 and 99, not {n}")
@@ -62,6 +70,8 @@ def rules_from_args(args: argparse.Namespace) -> RuleSet:
 def parse_seed_hex(text: str, option: str = "--match-seed") -> bytes:
     """A 32-byte seed from 64 hex digits, or :class:`InputError` naming ``option``
     (one wording for ``practice --seed`` and ``deal --match-seed``)."""
+    from p2pkoikoi.engine.errors import InputError
+
     try:
         seed = bytes.fromhex(text.strip())
     except ValueError:
@@ -72,12 +82,15 @@ def parse_seed_hex(text: str, option: str = "--match-seed") -> bytes:
 
 
 def _print_json(obj: Any) -> None:
+    import json
+
     print(json.dumps(obj, ensure_ascii=False, indent=None))
 
 
 # ---------------------------------------------------------------------- score
 def run_score(args: argparse.Namespace) -> int:
     from p2pkoikoi.engine.cards import CardSet, parse_cards
+    from p2pkoikoi.engine.errors import InputError
     from p2pkoikoi.engine.yaku import YAKU_INFO, evaluate, score
 
     rules = rules_from_args(args)
@@ -116,9 +129,55 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- cards
+def run_cards(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.cards import CARDS, MONTHS, table_label, variety
+
+    if args.json:
+        _print_json(
+            [
+                {
+                    "id": c.id,
+                    "code": c.code,
+                    "month": c.month,
+                    "kind": c.kind.label,
+                    "variety": variety(c),
+                    "label": table_label(c),
+                    "label_ascii": table_label(c, ascii=True),
+                    "english": c.english,
+                    "romaji": c.romaji,
+                    "japanese": c.japanese,
+                    "aliases": list(dict.fromkeys(c.aliases)),
+                }
+                for c in CARDS
+            ]
+        )
+        return 0
+    print(f"{'code':5} {'table':6} {'ascii':6} {'name':26} romaji (Japanese)")
+    month = 0
+    for c in CARDS:
+        if c.month != month:
+            month = c.month
+            flower, romaji, japanese = MONTHS[month]
+            print(f"-- {month}: {flower} ({romaji}, {japanese})")
+        print(
+            f"{c.code:5} {table_label(c):6} {table_label(c, ascii=True):6} {c.english:26} "
+            f"{c.romaji} ({c.japanese})"
+        )
+        print(f"{'':20}also {', '.join(dict.fromkeys(c.aliases))}")
+    print(
+        "\nEach of these names a card on the command line: the code, the table's label\n"
+        "(Unicode or ASCII; a month's chaff share one, and the first not yet named is\n"
+        "taken), the English, romaji or Japanese name (quote one of several words:\n"
+        '"sake cup"), or an alias.'
+    )
+    return 0
+
+
 # ---------------------------------------------------------------------- deal
 def run_deal(args: argparse.Namespace) -> int:
     from p2pkoikoi.engine.deal import deal
+    from p2pkoikoi.engine.errors import InputError
 
     seed = parse_seed_hex(args.match_seed)
     if not 1 <= args.round <= 0xFFFF:
@@ -136,6 +195,8 @@ def run_deal(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- rules
 def run_rules(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.presets import PRESET_SOURCES, PRESETS, describe_setting, get_preset
+
     if args.diff:
         a_name, b_name = args.diff
         a, b = get_preset(a_name), get_preset(b_name)
@@ -198,6 +259,7 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
 
     from p2pkoikoi.engine.match import new_match
     from p2pkoikoi.engine.playout import DONE, Playout, quick_deck
+    from p2pkoikoi.engine.presets import get_preset
 
     rules = get_preset(DEFAULT_PRESET)
     long_rules = rules.with_settings(rounds=12, scoring="sum")  # no knockouts: full rounds
@@ -248,6 +310,8 @@ def bench_figures(seconds: float, seed: int = 1, slices: int = 5) -> dict[str, f
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.errors import InputError
+
     if not 0 < args.seconds <= 600:
         raise InputError("--seconds must be more than 0 and at most 600")
     if not 0 <= args.startup_runs <= 100:
@@ -285,7 +349,10 @@ def run_bench(args: argparse.Namespace) -> int:
     )
     print(f"  {'wall time per action (ms)':42} {more['protocol_wall_ms_per_action']:8.3f}")
     if args.startup_runs:
-        print(f"Start-up, fastest of {args.startup_runs} new processes:")
+        print(
+            f"Start-up, fastest of {args.startup_runs} new processes side by side, "
+            "wall and CPU time (ms), and their ratio to python -c pass (target: 3 or less):"
+        )
         for name, label in (
             ("python", "python -c pass"),
             ("help", "p2pkoikoi --help"),
@@ -293,9 +360,14 @@ def run_bench(args: argparse.Namespace) -> int:
             ("rules", "p2pkoikoi rules"),
             ("verify", "p2pkoikoi verify (12 rounds)"),
         ):
-            ratio = more.get(f"startup_{name}_ratio")
-            tail = f"  ({ratio:.1f} x python)" if ratio is not None else ""
-            print(f"  {label + ' (ms)':42} {more[f'startup_{name}_ms']:8.0f}{tail}")
+            wall, cpu = more[f"startup_{name}_ms"], more[f"startup_{name}_cpu_ms"]
+            line = f"  {label:32} wall {wall:5.0f}"
+            if name != "python":
+                line += f" ({more[f'startup_{name}_ratio']:.1f} x)"
+            line += f"   CPU {cpu:5.0f}"
+            if name != "python":
+                line += f" ({more[f'startup_{name}_cpu_ratio']:.1f} x)"
+            print(line)
     return 0
 
 
@@ -314,8 +386,23 @@ def register(sub: Any) -> None:
         "--calls-opponent", type=int, default=0, metavar="N", help="koi-koi calls by the opponent"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("cards", nargs="+", metavar="CARD", help="card codes (1b, 9a) or names (crane)")
+    p.add_argument(
+        "cards",
+        nargs="+",
+        metavar="CARD",
+        help="card codes (1b, 9a), names (crane, 'sake cup') or the table's labels (3Chy★); "
+        "see 'p2pkoikoi cards'",
+    )
     p.set_defaults(func=run_score)
+
+    p = sub.add_parser(
+        "cards",
+        help="the 48 cards: codes, names and the table's labels",
+        description="List every card with its code, its table label (Unicode and --ascii), "
+        "its English, romaji and Japanese names and the other names the commands accept.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON array instead of text")
+    p.set_defaults(func=run_cards)
 
     p = sub.add_parser(
         "deal",
@@ -339,7 +426,7 @@ def register(sub: Any) -> None:
         description="With no PRESET, list the presets and where their rules come from; with "
         "one, every setting and what it means; --diff A B shows where two presets differ.",
     )
-    p.add_argument("preset", nargs="?", metavar="PRESET", help=f"one of {', '.join(PRESETS)}")
+    p.add_argument("preset", nargs="?", metavar="PRESET", help=f"one of {', '.join(PRESET_NAMES)}")
     p.add_argument(
         "--set",
         metavar="KEY=VALUE",

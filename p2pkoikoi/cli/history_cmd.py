@@ -1,20 +1,22 @@
-"""``p2pkoikoi history``: past matches from the records directory, with totals per opponent.
+"""``p2pkoikoi history``: past matches from the records directory, numbered, with
+totals per opponent.
 
 Every record is verified as it is listed (the same checks as ``p2pkoikoi
-verify``), so the list says which results are proven.  "You" are whoever holds
-the identity key in the config directory; a record signed by other keys is
-listed from the host's side.  Practice matches leave records too: their
-opponent, the computer, gets a fresh key each match, so practice totals are
-kept per computer level (its name) rather than per key.
+verify``), so the list says which results are proven; the totals count only
+those (a record that fails a check is listed, marked, and left out of them).
+"You" are whoever holds the identity key in the config directory; a record
+signed by other keys is listed from the host's side.  Rows are numbered in the
+order of :mod:`p2pkoikoi.cli.record_list`, the numbers that ``replay N`` and
+``verify N`` take (``last``: the newest).  Totals are per opponent's identity
+(its fingerprint), under the name it used last.  Practice matches leave records
+too: their opponent, the computer, gets a fresh key each match, so practice
+totals are kept per computer level (its name) rather than per key.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +24,15 @@ from typing import Any
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "history",
-        help="past matches from the records directory, with totals per opponent",
-        description="List the match records in the records directory (or --dir): date, "
-        "opponent and fingerprint, rules, result, and whether the record verifies; then "
-        "wins, losses and draws per opponent.  Practice matches are listed too.",
+        help="past matches, numbered (for replay N, verify N), with totals per opponent",
+        description="List the match records in the records directory (or --dir), numbered "
+        "from the oldest: date, opponent and fingerprint, rules, result (and how the match "
+        "ended: a resignation, running out of time, a forfeit), whether the record verifies, "
+        "and its file; then wins, losses and draws per opponent, counting verified records "
+        "only.  'p2pkoikoi replay N' and 'p2pkoikoi verify N' take a row's number, or last. "
+        "Practice matches are listed too.",
     )
-    p.add_argument(
-        "--dir",
-        metavar="DIR",
-        help="where the records are (default: ~/.local/share/p2pkoikoi/records/, "
-        "or $XDG_DATA_HOME/p2pkoikoi/records/)",
-    )
+    add_dir_option(p)
     p.add_argument(
         "--config-dir",
         metavar="DIR",
@@ -43,123 +43,32 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One record as the history lists it (``result`` from your side: won, lost, draw)."""
-
-    path: str
-    date: str
-    opponent: str
-    fingerprint: str
-    rules: str
-    result: str  # "won", "lost", "draw", "unfinished", "declined"
-    scores: tuple[int, int] | None  # (yours, theirs)
-    verified: str  # "verified", "incomplete", or "FAILED: <check>"
-    practice: bool
-
-
-def _own_key(config: str | None) -> bytes | None:
-    """Your public key, if an identity exists (history never creates one)."""
-    from cryptography.hazmat.primitives import serialization
-
-    from p2pkoikoi.transport.identity import IDENTITY_FILE, config_dir
-
-    path = config_dir(config) / IDENTITY_FILE
-    try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    except (OSError, ValueError, TypeError):
-        return None
-    pub = key.public_key()
-    return pub.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-
-
-def read_entry(path: Path, own_key: bytes | None) -> Entry:
-    """One record file as an :class:`Entry`; :class:`RecordError` if it is not a record."""
-    from p2pkoikoi.engine.presets import rules_label
-    from p2pkoikoi.session.crypto import fingerprint
-    from p2pkoikoi.session.errors import RecordError
-    from p2pkoikoi.session.journal import decode_record
-    from p2pkoikoi.session.verify import verify_record
-
-    from .verify_cmd import read_record_bytes
-
-    record = decode_record(read_record_bytes(str(path)))
-    if record.host is None or record.joiner is None:
-        raise RecordError("the record stops before both players identified themselves")
-    me = 1 if own_key is not None and record.joiner.key == own_key else 0
-    them = record.joiner if me == 0 else record.host
-    report = verify_record(record)
-    failure = report.first_failure
-    if failure is not None:
-        verified = f"FAILED: {failure.name}"
-    elif report.complete:
-        verified = "verified"
-    else:
-        verified = "incomplete"
-    res = record.result
-    scores: tuple[int, int] | None = None
-    if not record.accepted:
-        result = "declined"  # the rules were not agreed: no match was played
-    elif res is None:
-        result = "unfinished"
-    else:
-        scores = (res.scores[me], res.scores[1 - me])
-        result = "draw" if res.winner is None else ("won" if res.winner == me else "lost")
-    return Entry(
-        path=str(path),
-        date=_date(path),
-        opponent=them.name,
-        fingerprint=fingerprint(them.key),
-        rules=rules_label(record.rules) if record.rules is not None else "?",
-        result=result,
-        scores=scores,
-        verified=verified,
-        practice=me == 0 and them.name.startswith("Computer") and "practice-" in path.name,
+def add_dir_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="where the records are (default: ~/.local/share/p2pkoikoi/records/, or $XDG_DATA_HOME/p2pkoikoi/records/)",
     )
 
 
-def _date(path: Path) -> str:
-    """When the match started: from a default name (``2026-11-30-132912-Bob.koikoi``),
-    else the file's last change."""
-    try:
-        when = datetime.datetime.strptime(path.name[:17], "%Y-%m-%d-%H%M%S")
-    except ValueError:
-        when = datetime.datetime.fromtimestamp(path.stat().st_mtime)
-    return f"{when:%Y-%m-%d %H:%M}"
-
-
-def _opponent_key(e: Entry) -> str:
-    return e.opponent if e.practice else f"{e.opponent} ({e.fingerprint})"
-
-
-def totals(entries: list[Entry]) -> dict[str, dict[str, int]]:
-    """Per opponent: matches, won, lost, draw, unfinished, declined (practice grouped
-    by the computer's level)."""
-    out: dict[str, dict[str, int]] = {}
-    for e in entries:
-        t = out.setdefault(
-            _opponent_key(e),
-            {"matches": 0, "won": 0, "lost": 0, "draw": 0, "unfinished": 0, "declined": 0},
-        )
-        t["matches"] += 1
-        t[e.result] += 1
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from p2pkoikoi.cli.history_list import COUNTS, Entry, _own_key, read_entry, result_text, totals
+    from p2pkoikoi.cli.record_list import record_files
     from p2pkoikoi.engine import KoiKoiError
     from p2pkoikoi.transport.identity import records_dir
 
     directory = Path(args.dir).expanduser() if args.dir else records_dir()
     own = _own_key(args.config_dir)
     entries: list[Entry] = []
-    skipped: list[tuple[str, str]] = []
-    files = sorted(directory.glob("*.koikoi"), key=lambda p: (_date(p), p.name))
-    for path in files:
+    skipped: list[tuple[int, str, str]] = []
+    for number, path in enumerate(record_files(directory), 1):
         try:
-            entries.append(read_entry(path, own))
+            entries.append(read_entry(path, own, number))
         except (KoiKoiError, OSError) as exc:
-            skipped.append((str(path), str(exc)))
+            skipped.append((number, str(path), str(exc)))
     table = totals(entries)
     if args.json:
         sys.stdout.write(
@@ -168,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
                     "directory": str(directory),
                     "matches": [asdict(e) for e in entries],
                     "totals": table,
-                    "unreadable": [{"path": p, "reason": r} for p, r in skipped],
+                    "unreadable": [{"number": n, "path": p, "reason": r} for n, p, r in skipped],
                 },
                 ensure_ascii=False,
             )
@@ -180,19 +89,38 @@ def run(args: argparse.Namespace) -> int:
         w(f"No match records in {directory} yet: play one (p2pkoikoi practice).\n")
         return 0
     w(f"Matches recorded in {directory}:\n")
-    w(f"{'date':<17} {'opponent':<34} {'rules':<22} {'result':<13} record\n")
+    w(f"{'#':>3}  {'date':<16}  {'opponent':<30}  rules\n")
+    w(f"{'':5}result, record check: file\n")
+    rows: list[tuple[int, str]] = []
     for e in entries:
-        who = f"{e.opponent[:18]} {e.fingerprint}" if not e.practice else e.opponent[:34]
-        score = f" {e.scores[0]}-{e.scores[1]}" if e.scores is not None else ""
-        w(f"{e.date:<17} {who:<34} {e.rules[:22]:<22} {e.result + score:<13} {e.verified}\n")
-    for name, reason in skipped:
-        w(f"(not a readable record: {name}: {reason})\n")
+        who = f"{e.opponent[:10]} {e.fingerprint}" if not e.practice else e.opponent[:30]
+        check = e.verified + (" (not counted)" if e.verified.startswith("FAILED") else "")
+        rows.append(
+            (
+                e.number,
+                f"{e.number:>3}  {e.date:<16}  {who:<30}  {e.rules}\n"
+                f"{'':5}{result_text(e)}, {check}: {Path(e.path).name}\n",
+            )
+        )
+    for number, name, reason in skipped:
+        rows.append((number, f"{number:>3}  not a readable record: {reason}: {Path(name).name}\n"))
+    for _, line in sorted(rows):
+        w(line)
     if table:
-        w("\nTotals per opponent:\n")
-        for name, t in sorted(table.items(), key=lambda kv: -kv[1]["matches"]):
+        w("\nTotals per opponent (verified records only):\n")
+        for t in sorted(table.values(), key=lambda t: -int(t["matches"])):
+            name = (
+                t["opponent"]
+                if t["fingerprint"] is None
+                else f"{t['opponent']} ({t['fingerprint']})"
+            )
             parts = [f"{t['matches']} match{'es' if t['matches'] != 1 else ''}"]
-            parts += [
-                f"{t[k]} {k}" for k in ("won", "lost", "draw", "unfinished", "declined") if t[k]
-            ]
+            parts += [f"{t[k]} {k}" for k in COUNTS if t[k]]
+            if t["failed"]:
+                parts.append(f"{t['failed']} not counted (the record fails a check)")
             w(f"  {name}: {', '.join(parts)}\n")
+    w(
+        "\nReplay one with 'p2pkoikoi replay N', check it with 'p2pkoikoi verify N' "
+        "(N: its number, or last).\n"
+    )
     return 0

@@ -11,8 +11,7 @@ import argparse
 from typing import Any
 
 from p2pkoikoi import doc_url
-from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
-from p2pkoikoi.transport.addresses import DEFAULT_PORT
+from p2pkoikoi.cli.facts import DEFAULT_PORT, DEFAULT_PRESET, PRESET_NAMES
 
 from .engine_cmds import add_rules_options
 
@@ -42,7 +41,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         "(the other side needs --rematch too, or a person who accepts; default 0)",
     )
     p.add_argument(
-        "--name", metavar="NAME", help="your name as the other player sees it (default: your login)"
+        "--name",
+        metavar="NAME",
+        help="your name as the other player sees it (default: config.toml's name, else your login)",
     )
     p.add_argument(
         "--record",
@@ -143,7 +144,7 @@ def register(sub: Any) -> None:
         help="seconds each player may take per decision (default 600; 0: no limit); a "
         "warning comes before it runs out, and running out forfeits the match",
     )
-    add_rules_options(h)
+    add_rules_options(h, from_config=True)
     _common(h)
     h.set_defaults(func=run_host)
 
@@ -155,13 +156,14 @@ def register(sub: Any) -> None:
     )
     j.add_argument(
         "invite",
-        nargs="+",
+        nargs="*",
         metavar="INVITE_OR_CODE",
         help="the invite (koi2-...) or the code (like 7-crossover-clockwork) the host gave "
-        "you; spaces, quotes and capitals, as when read aloud, do not matter",
+        "you; spaces, quotes and capitals, as when read aloud, do not matter.  Without it, "
+        "join asks for it (Tab completes the code's words)",
     )
     j.add_argument(
-        "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESETS)}"
+        "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESET_NAMES)}"
     )
     j.add_argument(
         "--set",
@@ -215,7 +217,16 @@ def run_host(args: argparse.Namespace) -> int:
 
 
 def run_join(args: argparse.Namespace) -> int:
+    from p2pkoikoi.engine.errors import InputError
+
     from .net_run import run_match
+
+    if not args.invite:
+        if args.headless:
+            raise InputError("join --headless needs the code or the invite: join CODE --headless")
+        from p2pkoikoi.ui.code_prompt import ask_join_target
+
+        args.invite = ask_join_target().split()
 
     return run_match(args, host=False)
 

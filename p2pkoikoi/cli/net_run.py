@@ -42,6 +42,7 @@ from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note, describe_note
 from p2pkoikoi.transport.openers import open_host, open_join
 
+from .config_file import Config, load_config
 from .engine_cmds import rules_from_args
 
 if TYPE_CHECKING:
@@ -75,7 +76,9 @@ def login_name() -> str:
     return clean or "player"
 
 
-def _name(args: argparse.Namespace) -> str:
+def _name(args: argparse.Namespace, config: Config | None = None) -> str:
+    if args.name is None and config is not None and config.name is not None:
+        return config.name  # checked as it was read
     if args.name is not None:
         name = str(args.name)
         if (
@@ -179,14 +182,15 @@ class Opener(Protocol):
 
 def _opener(args: argparse.Namespace, host: bool) -> Opener:
     """Everything but the notify callback: the same for headless and table."""
+    config = load_config(args.config_dir)  # a mistake in it stops here, before any network
     directory = config_dir(args.config_dir or None)
     identity = load_or_create_identity(directory)
     known = KnownPeers.load(directory, accept_new_key=args.accept_new_key)
-    name = _name(args)
+    name = _name(args, config)
     timeouts = _timeouts(args)
     record = _record(args)
     if host:
-        rules = rules_from_args(args)
+        rules = rules_from_args(args, config)
         if not 0 <= args.port <= 65535:
             raise InputError(f"--port {args.port} is outside 0..65535")
         if not 0 <= args.turn_limit <= MAX_TURN_LIMIT:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
-from p2pkoikoi.engine.errors import InputError
 
 if TYPE_CHECKING:
     from p2pkoikoi.engine import Action, PlayerView, RuleSet
@@ -35,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="your opponent, the computer player (default medium): random, easy, medium, hard, or"
         f" cmd:COMMAND for an engine of your own, specified in {doc_url('docs/engine-protocol.md')}",
     )
-    add_rules_options(p)
+    add_rules_options(p, from_config=True)
     p.add_argument("--seed", metavar="HEX", help="the match seed, 64 hex digits (default: random)")
     p.add_argument("--ascii", action="store_true", help="draw with plain ASCII characters only")
     p.add_argument(
@@ -87,9 +86,12 @@ def make_opponent(level: str, seed: int) -> tuple[Callable[[PlayerView], Action]
     return bot.choose, level
 
 
-def _recorder(rules: RuleSet, level: str, path: Path | None) -> PracticeRecorder:
+def _recorder(
+    rules: RuleSet, level: str, path: Path | None, name: str | None = None
+) -> PracticeRecorder:
     """The in-memory protocol that records this practice match (its seed comes from it)."""
     from p2pkoikoi.cli.net_run import login_name
+    from p2pkoikoi.engine.errors import InputError
     from p2pkoikoi.transport.identity import (
         check_record_path,
         config_dir,
@@ -105,7 +107,7 @@ def _recorder(rules: RuleSet, level: str, path: Path | None) -> PracticeRecorder
         raise InputError(f"{path} already exists: give --record a new file name")
     identity = load_or_create_identity(config_dir(None))
     opponent = f"Computer ({level})"[:32] if len(level) < 20 else "Computer"
-    return PracticeRecorder(rules, identity, (login_name(), opponent), path)
+    return PracticeRecorder(rules, identity, (name or login_name(), opponent), path)
 
 
 def practice(
@@ -118,6 +120,7 @@ def practice(
     record: Path | None = None,
     keep_record: bool = True,
     tutorial: bool = False,
+    name: str | None = None,
 ) -> int:
     """A practice match.  Without ``match_seed`` the seed comes from the in-memory
     commit-reveal that records the match (``keep_record``), else from os.urandom."""
@@ -126,7 +129,7 @@ def practice(
 
     recorder = None
     if match_seed is None and keep_record:
-        recorder = _recorder(rules, level, record)
+        recorder = _recorder(rules, level, record, name)
         match_seed = recorder.match_seed
     seed = match_seed if match_seed is not None else os.urandom(32)
     choose, kind = make_opponent(
@@ -147,14 +150,27 @@ def practice(
     return code
 
 
+#: what to use instead of practice without a terminal (practice has no --headless)
+PRACTICE_ADVICE = (
+    "practice has no --headless: for scripts use p2pkoikoi selfplay, "
+    "or host --headless with join --headless --bot LEVEL"
+)
+
+
 def run(args: argparse.Namespace) -> int:
-    rules = rules_from_args(args)
+    from p2pkoikoi.cli.config_file import load_config
+    from p2pkoikoi.engine.errors import InputError
+    from p2pkoikoi.ui.app import require_terminal
+
+    config = load_config()
+    rules = rules_from_args(args, config)
     seed = parse_seed(args.seed) if args.seed is not None else None
     if args.seed is not None and args.record:
         raise InputError(
             "--record cannot go with --seed: a record proves the seed came from a fair draw"
         )
     record = Path(args.record).expanduser() if args.record else None
+    require_terminal(PRACTICE_ADVICE)  # before a record or an identity is made
     return practice(
         rules,
         seed,
@@ -163,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         record=record,
         keep_record=not args.no_record,
         tutorial=args.tutorial or first_run(),
+        name=config.name,
     )
 
 
@@ -188,6 +205,9 @@ def run_start_screen(args: argparse.Namespace) -> int:
     ascii = bool(getattr(args, "ascii", False))
 
     def practise(rules: RuleSet, level: str) -> int:
-        return practice(rules, None, level, ascii=ascii, tutorial=first_run())
+        from p2pkoikoi.cli.config_file import load_config
+
+        name = load_config().name  # the menu chose the rules; config.toml gives the name
+        return practice(rules, None, level, ascii=ascii, tutorial=first_run(), name=name)
 
     return start_screen(practice=practise, network=_network_command, ascii=ascii)

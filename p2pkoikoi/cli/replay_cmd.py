@@ -15,7 +15,16 @@ def register(sub: Any) -> None:
         "hands are shown, so you can study the match and see for yourself that the deal "
         "follows the seed (p2pkoikoi verify checks it all).",
     )
-    p.add_argument("record", help="the match record (a .koikoi file; see p2pkoikoi history)")
+    p.add_argument(
+        "record",
+        help="the match record: a .koikoi file, or its number in p2pkoikoi history "
+        "(N, or last: the newest)",
+    )
+    p.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="where a number N or last looks (default: the records directory)",
+    )
     p.add_argument(
         "--config-dir",
         metavar="DIR",
@@ -31,16 +40,17 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.ui.app import require_terminal
     from p2pkoikoi.ui.replay import Replay, positions, replay_app
 
-    from .history_cmd import _own_key
+    from .history_list import _own_key
+    from .record_list import resolve
     from .verify_cmd import read_record_bytes
 
-    record = decode_record(read_record_bytes(args.record))
+    record = decode_record(read_record_bytes(resolve(args.record, args.dir)))
     moves = positions(record)
     own = _own_key(args.config_dir)
     seat = 1 if own is not None and record.joiner is not None and record.joiner.key == own else 0
     failure = verify_record(record).first_failure
     note = f"does not verify: {failure.name}" if failure is not None else ""
-    require_terminal()
+    require_terminal("to check a record without one: p2pkoikoi verify RECORD")
     rp = Replay(record, seat, moves, ascii=args.ascii, note=note)
     rp.index = 0
     code = replay_app(rp).run()

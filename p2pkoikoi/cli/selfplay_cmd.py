@@ -8,13 +8,11 @@ reads arguments, draws a progress bar on a terminal and prints the report
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any
 
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
-from p2pkoikoi.engine.errors import InputError
 
 DESCRIPTION = (
     "Bot-vs-bot matches with seats alternated. Reports wins, draws and losses"
@@ -62,6 +60,8 @@ def register(subparsers: Any) -> None:
 
 def parse_bots(text: str) -> tuple[str, str]:
     # cmd: specs may contain commas; only the first comma outside cmd: separates
+    from p2pkoikoi.engine.errors import InputError
+
     parts = text.split(",", 1)
     if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
         raise InputError(f"--bots needs two bots separated by a comma, not {text!r}")
@@ -75,7 +75,10 @@ def parse_bots(text: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+
     from p2pkoikoi.bots.tournament import format_summary, run_games, summarize
+    from p2pkoikoi.engine.errors import InputError
 
     spec_a, spec_b = parse_bots(args.bots)
     if args.games < 1:

@@ -14,11 +14,8 @@ Exit status (so that ``verify && ...`` means "a whole, valid match"):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
-
-from p2pkoikoi.session.errors import RecordError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -28,8 +25,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Replay a match record and check the commit-reveal seed, every "
         "action, every state hash, the result and both players' signatures.",
     )
-    p.add_argument("record", help="the record file (JSON) written after a network match")
+    p.add_argument(
+        "record",
+        help="the record file, or its number in p2pkoikoi history (N, or last: the newest)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="where a number N or last looks (default: the records directory)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -45,6 +50,7 @@ def read_record_bytes(path: str) -> bytes:
     """A record file's bytes, read no further than a record can be long (so
     ``/dev/zero`` or a huge file is refused by :func:`decode_record`, not read
     until memory runs out); :class:`RecordError` if it cannot be read."""
+    from p2pkoikoi.session.errors import RecordError
     from p2pkoikoi.session.record import MAX_RECORD_BYTES
 
     try:
@@ -55,12 +61,29 @@ def read_record_bytes(path: str) -> bytes:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+
+    from p2pkoikoi.engine.errors import KoiKoiError
     from p2pkoikoi.session.crypto import fingerprint
     from p2pkoikoi.session.journal import decode_record_file
     from p2pkoikoi.session.verify import verify_record
 
-    path: str = args.record
-    record, journal = decode_record_file(read_record_bytes(path))
+    path = args.record
+    try:
+        if path == "last" or path.isdigit():  # a history row (record_list says when)
+            from .record_list import resolve
+
+            path = resolve(args.record, args.dir)
+        record, journal = decode_record_file(read_record_bytes(path))
+    except KoiKoiError as exc:
+        if not args.json:
+            raise
+        # a script reads JSON on stdout whatever happens; the line goes to stderr too
+        status = exc.exit_code
+        error = {"ok": False, "complete": False, "error": str(exc), "record": path}
+        sys.stdout.write(json.dumps({**error, "exit_status": status}) + "\n")
+        sys.stderr.write(f"p2pkoikoi: {exc}\n")
+        return status
     report = verify_record(record)
     first = report.first_failure
     status = EXIT_FAILED if not report.ok else EXIT_COMPLETE if report.complete else EXIT_INCOMPLETE

@@ -212,18 +212,102 @@ CardLike = Card | int | str
 CARDS: Final[tuple[Card, ...]] = tuple(Card._make(i) for i in range(48))
 ALL_MASK: Final = (1 << 48) - 1
 
-_LOOKUP: dict[str, Card] = {}
+#: three-letter flower names for months 1..12 (index 0 unused): the table's tiles
+FLOWER3: Final = (
+    "",
+    "Pin",
+    "Plm",
+    "Chy",
+    "Wis",
+    "Irs",
+    "Pny",
+    "Clv",
+    "Pmp",
+    "Chr",
+    "Mpl",
+    "Wlw",
+    "Pau",
+)
+#: the table's mark for each variety (``bright``, ``animal``, ``poem``, ``blue``, ``red``,
+#: ``chaff``): Unicode, then ASCII (``--ascii``)
+TILE_MARKS: Final = {
+    "bright": ("★", "*"),
+    "animal": ("◆", "@"),
+    "poem": ("p", "p"),
+    "blue": ("b", "b"),
+    "red": ("r", "r"),
+    "chaff": ("·", "."),
+}
+_POEM_CODES: Final = frozenset(("1r", "2r", "3r"))
+_BLUE_CODES: Final = frozenset(("6r", "9r", "10r"))
+
+
+def variety(card: Card) -> str:
+    """``bright``, ``animal``, ``poem``, ``blue``, ``red`` (a plain red ribbon) or ``chaff``."""
+    if card.kind is Kind.RIBBON:
+        if card.code in _POEM_CODES:
+            return "poem"
+        return "blue" if card.code in _BLUE_CODES else "red"
+    return card.kind.label
+
+
+def table_label(card: Card, ascii: bool = False) -> str:
+    """The label of the card's tile on the table, e.g. ``"3Chy★"`` (``"3Chy*"`` with
+    ``ascii``): month, three-letter flower, the mark of its variety.  The chaff of a
+    month share a label (they are interchangeable)."""
+    return f"{card.month}{FLOWER3[card.month]}{TILE_MARKS[variety(card)][1 if ascii else 0]}"
+
+
+#: every name of a card, normalised (see :func:`_normalise`), to the cards it may mean:
+#: one card, or a month's chaff in order (``pine-chaff``, ``1Pin·``): the first free one
+_LOOKUP: dict[str, tuple[Card, ...]] = {}
+
+
+def _normalise(text: str) -> str:
+    return "-".join(text.strip().lower().replace("_", "-").replace(" ", "-").split("-"))
+
+
+def _claim(name: str, card: Card) -> None:
+    key = _normalise(name)
+    cards = _LOOKUP.get(key, ())
+    if card not in cards:
+        _LOOKUP[key] = (*cards, card)
+
+
 for _c in CARDS:
-    _LOOKUP[_c.code] = _c
+    _LOOKUP[_c.code] = (_c,)
+for _c in CARDS:
     for _a in _c.aliases:
-        # The first card to claim a generic alias keeps it ("pine-chaff" is 1c1).
-        _LOOKUP.setdefault(_a.lower(), _c)
-    _LOOKUP.setdefault(_c.english.lower().replace(" ", "-"), _c)
-_LOOKUP.setdefault("sakura-curtain", CARDS[8])
+        _claim(_a, _c)  # a generic one ("pine-chaff") is the month's chaff, first free first
+    for _name in (_c.english, _c.romaji, _c.japanese):
+        _claim(_name, _c)
+    for _ascii in (False, True):
+        _label = table_label(_c, _ascii)
+        _claim(_label, _c)
+        _claim(f"{_c.month}{TILE_MARKS[variety(_c)][1 if _ascii else 0]}", _c)  # a pile's tile
+        _claim(f"{_c.english} [{_label}]", _c)  # the log's form: "Crane [1Pin★]"
+_claim("sakura-curtain", CARDS[8])
+#: a tile's month and flower without its mark ("3Chy"): month
+_MONTH_TILES: Final = {f"{m}{FLOWER3[m]}".lower(): m for m in range(1, 13)}
+#: the longest name in words, to find an unquoted name ("sake cup") in a command line
+_MOST_WORDS: Final = max(len(k.split("-")) for k in _LOOKUP)
+
+
+def _candidates(key: str) -> tuple[Card, ...]:
+    exact = _LOOKUP.get(key)  # a code as records and actions write it ("1b", "12c3")
+    if exact is not None:
+        return exact
+    norm = _normalise(key)
+    cards = _LOOKUP.get(norm)
+    if cards is None and len(norm) > 1 and norm[-1] in "123" and not norm[-2].isdigit():
+        # a tile with the table's 1/2 choice marker after it ("12Pau·2")
+        cards = _LOOKUP.get(norm[:-1])
+    return cards or ()
 
 
 def parse_card(key: CardLike) -> Card:
-    """Return the card named by a code (``"9a"``), an alias (``"sake-cup"``) or an id.
+    """Return the card named by a code (``"9a"``), a name (``"sake cup"``, ``"sake-cup"``,
+    ``"Kiku ni Sakazuki"``), the table's label (``"9Chr◆"``, ``"9Chr@"``) or an id.
 
     Raises :class:`InputError` with a message naming the bad input.
     """
@@ -234,27 +318,69 @@ def parse_card(key: CardLike) -> Card:
             return CARDS[key]
         raise InputError(f"card id out of range: {key} (0..47)")
     if isinstance(key, str):
-        norm = key.strip().lower().replace("_", "-").replace(" ", "-")
-        card = _LOOKUP.get(norm)
-        if card is not None:
-            return card
+        cards = _candidates(key)
+        if cards:
+            return cards[0]
+        month = _MONTH_TILES.get(_normalise(key))
+        if month is not None:
+            options = ", ".join(dict.fromkeys(table_label(c) for c in CARDS if c.month == month))
+            raise InputError(f"which card of {MONTHS[month][0]}? {key!r} needs its mark: {options}")
         raise InputError(
-            f"unknown card: {key!r} (use a code like 1b, 9a, 12c3 or a name like crane)"
+            f"unknown card: {key!r} (use a code like 1b, 9a, 12c3, a name like crane or "
+            "'sake cup', or the table's label like 3Chy★; 'p2pkoikoi cards' lists them)"
         )
     raise InputError(f"not a card: {key!r}")
 
 
+def _split_name(keys: list[CardLike], i: int) -> str | None:
+    """The words around ``keys[i]`` that together name one card ("sake" "cup"), quoted."""
+    words = [k if isinstance(k, str) else "" for k in keys]
+    for n in range(min(_MOST_WORDS, len(words)), 1, -1):
+        for start in range(max(0, i - n + 1), min(i, len(words) - n) + 1):
+            phrase = " ".join(words[start : start + n])
+            if all(words[start : start + n]) and _normalise(phrase) in _LOOKUP:
+                return phrase
+    return None
+
+
 def parse_cards(keys: Iterable[CardLike], *, unique: bool = True) -> tuple[Card, ...]:
-    """Parse many cards; with ``unique`` a repeated card is an :class:`InputError`."""
+    """Parse many cards; with ``unique`` a repeated card is an :class:`InputError`.
+
+    A name shared by a month's chaff (``pine-chaff``, ``1Pin·``) means the first of
+    them not named yet.  A name of several words split over several keys (``sake``,
+    ``cup``, as an unquoted command line gives it) is an error that says to quote it.
+    """
+    items = list(keys)
     out: list[Card] = []
     seen = 0
-    for key in keys:
-        card = parse_card(key)
-        if unique and seen & card.bit:
-            raise InputError(f"duplicate card: {card.code}")
+    for i, key in enumerate(items):
+        try:
+            cards = (parse_card(key),) if not isinstance(key, str) else _candidates(key)
+            if not cards:
+                parse_card(key)  # raises: unknown card
+        except InputError:
+            phrase = _split_name(items, i)
+            if phrase is not None:
+                raise InputError(_quote_advice(phrase)) from None
+            raise
+        free = [c for c in cards if not seen & c.bit] if unique else list(cards)
+        if not free:
+            phrase = _split_name(items, i)
+            if phrase is not None:
+                raise InputError(_quote_advice(phrase))
+            raise InputError(f"duplicate card: {cards[-1].code}")
+        card = free[0]
         seen |= card.bit
         out.append(card)
     return tuple(out)
+
+
+def _quote_advice(phrase: str) -> str:
+    card = _LOOKUP[_normalise(phrase)][0]
+    return (
+        f'{phrase!r} is one card\'s name ({card.code}): quote it ("{phrase}") '
+        f"or join its words ({_normalise(phrase)})"
+    )
 
 
 def _mask(pred: object) -> int:

@@ -25,6 +25,10 @@ class RulesMismatchError(RemoteProtocolError):
     """The two players do not agree on the rules (a difference, or a decline)."""
 
 
+class RulesDeclinedError(RulesMismatchError):
+    """The joiner's person chose Decline on the rules screen: an answer, not a fault."""
+
+
 class CheatingError(RemoteProtocolError):
     """The peer provably cheated: a wrong reveal, a forged signature."""
 

@@ -31,6 +31,7 @@ from p2pkoikoi.session.errors import (
     LocalProtocolError,
     RemoteProtocolError,
     ResumeError,
+    RulesDeclinedError,
     RulesMismatchError,
     WrongSecretError,
 )
@@ -488,7 +489,7 @@ class Handshake:
                 text = describe_diff(self._rules, expected, "you propose", "the joiner expects")
                 raise RulesMismatchError(f"the joiner expects other rules:\n{text}")
         reason = sanitize(msg.reason) or "no reason given"
-        raise RulesMismatchError(f"the joiner declined the rules: {reason}")
+        raise RulesDeclinedError(f"the joiner declined the rules: {reason}")
 
     def send_rules_decision(self, event: AcceptRules | DeclineRules) -> None:
         if (

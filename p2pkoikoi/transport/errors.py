@@ -48,6 +48,10 @@ class IdentityChangedError(TransportError):
     """A known name arrived with another key, and the user did not accept it."""
 
 
+class DeclinedError(TransportError):
+    """This player chose not to play (Decline on the rules screen): an answer, not a fault."""
+
+
 class ConfigError(TransportError):
     """The identity or known-peers file cannot be read or written."""
 

@@ -33,7 +33,7 @@ from p2pkoikoi.session import (
     State,
     fingerprint,
 )
-from p2pkoikoi.transport.errors import TransportError
+from p2pkoikoi.transport.errors import DeclinedError, TransportError
 from p2pkoikoi.transport.limits import Timeouts, step_limit
 from p2pkoikoi.transport.notes import Note
 from p2pkoikoi.transport.pulse import Pulse
@@ -139,7 +139,7 @@ class Handshake:
             hooks.process()
         else:
             hooks.write(s.send(DeclineRules("they chose Decline on the rules screen")))
-            hooks.fail(TransportError("you declined the host's rules"))
+            hooks.fail(DeclinedError("you declined the host's rules"))
 
     def on_complete(self, ev: HandshakeComplete) -> None:
         """Both sides proved who they are and agreed the rules: names, notes, known peers."""

@@ -159,12 +159,27 @@ def emit_events(events: tuple[Event, ...], actor: int | None, emit: Emit) -> Non
             emit(_event_line(ev, actor))
 
 
+#: fields of the engine's events that name a seat (0, 1; None for nobody)
+_SEAT_FIELDS: Final = ("seat", "dealer", "winner")
+#: fields that hold a value per seat, (seat 0's, seat 1's)
+_PAIR_FIELDS: Final = ("scores", "gained")
+
+
 def _event_line(ev: Event, actor: int | None) -> dict[str, Any]:
-    """The JSON object of one event (``by``: who caused it)."""
+    """The JSON object of one event (``by``: who caused it), in the shapes of
+    docs/headless-events.schema.json: a seat is its role ("host", "joiner"), a
+    value per seat is ``{"host": N, "joiner": N}``, in every event alike."""
     out = ev.to_dict()
-    if out.get("event") == "match_ended":  # one shape for scores, as match_over
-        sc = out["scores"]
-        out["scores"] = {ROLES[0]: sc[0], ROLES[1]: sc[1]}
+    for key in _SEAT_FIELDS:
+        seat = out.get(key)
+        if type(seat) is int:
+            out[key] = ROLES[seat]
+    for key in _PAIR_FIELDS:
+        pair = out.get(key)
+        if type(pair) is list:
+            out[key] = {ROLES[0]: pair[0], ROLES[1]: pair[1]}
+    if out["event"] == "dealer_chosen":
+        out["draws"] = [{ROLES[0]: a, ROLES[1]: b} for a, b in out["draws"]]
     if actor is not None:
         out.setdefault("by", ROLES[actor])
     return out

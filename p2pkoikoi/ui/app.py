@@ -837,12 +837,11 @@ class TerminalRequiredError(KoiKoiError):
     exit_code = 2
 
 
-def require_terminal() -> None:
-    """Refuse, in one line, to open a full-screen interface without a terminal."""
+def require_terminal(advice: str = "for scripts use --headless") -> None:
+    """Refuse, in one line, to open a full-screen interface without a terminal;
+    ``advice`` says what to use instead (each command has its own)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise TerminalRequiredError(
-            "the table needs a terminal (stdin and stdout); for scripts use --headless"
-        )
+        raise TerminalRequiredError(f"the table needs a terminal (stdin and stdout); {advice}")
 
 
 def run_table(

@@ -355,9 +355,11 @@ def start_screen(*, practice: Practice, network: NetworkCommand, ascii: bool = F
     command line that sits beside it.
     """
     from p2pkoikoi.engine import KoiKoiError
+    from p2pkoikoi.session.errors import RulesDeclinedError
+    from p2pkoikoi.transport.errors import DeclinedError
     from p2pkoikoi.ui.app import require_terminal
 
-    require_terminal()
+    require_terminal("for scripts use a command: p2pkoikoi host --headless, join --headless")
     note: tuple[str, list[tuple[str, str]]] | None = None
     while True:
         screen = StartScreen(ascii=ascii)
@@ -383,5 +385,7 @@ def start_screen(*, practice: Practice, network: NetworkCommand, ascii: bool = F
                 code = network(argv)
                 if code is None:
                     note = ("Network play is not available in this build.", [])
+        except (DeclinedError, RulesDeclinedError) as exc:  # an answer, not a failure
+            note = ("No match was played:", [("class:message", str(exc))])
         except KoiKoiError as exc:
             note = ("That did not work:", [("class:message", str(exc))])
