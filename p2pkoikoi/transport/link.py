@@ -195,7 +195,13 @@ class LocalLink:
 
     async def chat(self, text: str) -> None:
         await self._send.send(
-            Update("chat", self.state.view(self.seat), text=text, sender=self.names[self.seat])
+            Update(
+                "chat",
+                self.state.view(self.seat),
+                text=text,
+                sender=self.names[self.seat],
+                actor=self.seat,
+            )
         )
 
     async def resign(self) -> None:

@@ -318,7 +318,10 @@ class NetworkLink:
             raise IllegalActionError(str(exc)) from None
         self._write(data)
         if self._session.match is not None:
-            self._push(Update("chat", self.view, text=text.strip(), sender=self._session.name))
+            own = Update(
+                "chat", self.view, text=text.strip(), sender=self._session.name, actor=self.seat
+            )
+            self._push(own)
 
     # ------------------------------------------------------------------ internals
     async def _wait_online(self) -> None:
@@ -527,7 +530,9 @@ class NetworkLink:
                 peer = self.names[1 - self.seat]
                 self._notify({"event": "chat", "sender": peer, "text": ev.text})
                 if s.match is not None:
-                    self._push(Update("chat", self.view, text=ev.text, sender=peer))
+                    self._push(
+                        Update("chat", self.view, text=ev.text, sender=peer, actor=1 - self.seat)
+                    )
             elif isinstance(ev, MatchOver):
                 self._on_over(ev)
             elif isinstance(ev, RematchOffered):

@@ -58,7 +58,8 @@ from prompt_toolkit.widgets import Frame
 from p2pkoikoi.engine import Action, KoiKoiError, RuleSet
 from p2pkoikoi.transport.link import GameLink
 from p2pkoikoi.ui import render as R
-from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer
+from p2pkoikoi.ui.fold import SIDE, TALL, SizedText, board_width, folded_window
+from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer, table_names
 from p2pkoikoi.ui.sync_output import synchronize_output
 from p2pkoikoi.ui.tutorial import tutorial_tip
 
@@ -269,6 +270,20 @@ class TableApp:
             return 80, 24
         return size.columns, size.rows
 
+    def _board_width(self) -> int:
+        """The cards' part of the table: what the side panel leaves, at most BOARD_MAX."""
+        return board_width(self._size()[0])
+
+    def _tall(self) -> bool:
+        return self._size()[1] >= TALL
+
+    def _log_lines(self, width: int, height: int) -> StyleAndTextTuples:
+        st = self.state
+        total = sum(len(R.wrap_line([("", " " + t)], width, hang=2)) for _, t in st.log)
+        st.log_scroll = max(0, min(st.log_scroll, total - height))
+        st.log_height = height
+        return R.log_fragments(st, height, width)
+
     def _big_enough(self) -> bool:
         columns, rows = self._size()
         return columns >= MIN_COLUMNS and rows >= MIN_ROWS
@@ -309,29 +324,24 @@ class TableApp:
         big = Condition(self._big_enough)
         has_dialog = Condition(lambda: bool(R.dialog_fragments(st)))
 
-        def log_height() -> int:
-            return 6
+        def fixed(fn: Callable[[], StyleAndTextTuples], **kw: Any) -> Window:
+            return folded_window(fn, self._board_width, **kw)
 
         main = HSplit(
             [
-                Window(self._ft(lambda: R.opponent_fragments(st)), height=3, wrap_lines=False),
+                fixed(lambda: R.opponent_fragments(st, self._tall())),
                 Window(
-                    self._ft(lambda: R.field_fragments(st, self._click)),
-                    height=Dimension(min=3, max=5),
+                    self._ft(lambda: R.field_fragments(st, self._click, self._board_width())),
+                    height=lambda: Dimension.exact(
+                        max(3, len(R.fold(R.field_fragments(st, None, self._board_width()), 9999)))
+                    ),
                     wrap_lines=False,
                 ),
-                Window(self._ft(lambda: R.mine_fragments(st)), height=3, wrap_lines=False),
-                Window(
-                    self._ft(lambda: R.hand_fragments(st, self._click), focusable=True),
-                    height=4,
-                    wrap_lines=False,
-                ),
-                Window(
-                    self._ft(lambda: R.log_fragments(st, log_height())),
-                    height=Dimension(min=1, max=6),
-                    wrap_lines=False,
-                ),
-            ]
+                fixed(lambda: R.mine_fragments(st, self._tall())),
+                fixed(lambda: R.hand_fragments(st, self._click), focusable=True),
+                Window(SizedText(self._log_lines), height=Dimension(min=1), wrap_lines=False),
+            ],
+            width=lambda: Dimension.exact(self._board_width()),
         )
         board = FloatContainer(
             content=main,
@@ -357,7 +367,8 @@ class TableApp:
             [
                 board,
                 Window(width=1, char=side_rule, style="class:rule"),
-                Window(self._ft(lambda: R.side_fragments(st)), width=22, wrap_lines=False),
+                Window(self._ft(lambda: R.side_fragments(st)), width=SIDE, wrap_lines=False),
+                Window(),  # a wide terminal: the side panel stays beside the cards
             ]
         )
         page = Window(self._ft(self._page_text), wrap_lines=False)
@@ -450,13 +461,19 @@ class TableApp:
         def _(event: KeyPressEvent) -> None:
             st.move(1)
 
-        @kb.add("pageup", filter=not_chatting)
+        @kb.add("pageup")
         def _(event: KeyPressEvent) -> None:
-            st.move(-10)
+            if st.page is None:
+                st.scroll_log(-1)  # the table: the log (and chat) back
+            elif not self._chatting:
+                st.move(-10)
 
-        @kb.add("pagedown", filter=not_chatting)
+        @kb.add("pagedown")
         def _(event: KeyPressEvent) -> None:
-            st.move(10)
+            if st.page is None:
+                st.scroll_log(1)
+            elif not self._chatting:
+                st.move(10)
 
         for n in range(1, 9):
 
@@ -695,7 +712,8 @@ class TableApp:
     async def _serve(self, link: GameLink) -> None:
         """Feed the link's updates to the state until the person leaves the table."""
         self.link = link
-        self.state.attach(link.seat, link.names, link.rules)
+        fingerprint = str(getattr(link, "peer_fingerprint", "") or "")
+        self.state.attach(link.seat, table_names(link.seat, link.names, fingerprint), link.rules)
         assert self._leave is not None
         async with trio.open_nursery() as inner:
 

@@ -132,6 +132,19 @@ def make_offer(
     )
 
 
+def table_names(seat: int, names: tuple[str, str], peer_fingerprint: str = "") -> tuple[str, str]:
+    """The names a table shows: its own seat is always "You"; the other player goes by
+    their name, with the first group of their fingerprint when that name could be
+    mistaken for yours (the same name, or "You")."""
+    other = names[1 - seat]
+    if other.casefold() in (names[seat].casefold(), "you"):
+        tag = peer_fingerprint.split("-")[0] if peer_fingerprint else "other player"
+        other = f"{other} ({tag})"
+    out = ["", ""]
+    out[seat], out[1 - seat] = "You", other
+    return (out[0], out[1])
+
+
 @dataclass(frozen=True, slots=True)
 class RoundSummary:
     """A finished round as the round-end page shows it."""
@@ -188,6 +201,8 @@ class TableState:
     opp_last: tuple[str, ...] = ()  # the opponent's last play and draw, as text
     opp_moves: tuple[tuple[str, Card, tuple[Card, ...]], ...] = ()  # (verb, card, captured)
     log: list[tuple[str, str]] = field(default_factory=list)  # (style, text)
+    log_scroll: int = 0  # folded rows of the log scrolled back from the newest
+    log_height: int = 6  # rows the log had when last drawn (a PgUp's step)
     listeners: list[Callable[[], None]] = field(default_factory=list)
     _piles: list[int] = field(default_factory=lambda: [0, 0])
     _round_dealer: int = 0
@@ -271,7 +286,9 @@ class TableState:
 
     def apply_update(self, upd: Update, now: float = 0.0) -> None:
         if upd.kind == "chat":
-            self._log("class:log.chat", f"<{upd.sender}> {upd.text}")
+            # the link says whose line it is by seat (both players may be "root")
+            sender = self.name(upd.actor) if upd.actor is not None else upd.sender
+            self._log("class:log.chat", f"<{sender}> {upd.text}")
         elif upd.kind == "status":
             self.status = upd.text
             bad_words = (
@@ -324,6 +341,14 @@ class TableState:
     def _log(self, style: str, text: str) -> None:
         self.log.append((style, self.p(text)))
         del self.log[:-200]
+        if self.log_scroll:  # reading back: the rows on show stay put
+            self.log_scroll += 1
+
+    def scroll_log(self, pages: int) -> None:
+        """PgUp (-1) / PgDn (+1) on the table: the log back or forward by a window less a row."""
+        step = max(1, self.log_height - 1)
+        self.log_scroll = max(0, self.log_scroll - pages * step)
+        self.changed()
 
     def _events(self, events: tuple[Event, ...]) -> None:
         them = 1 - self.seat
@@ -399,7 +424,8 @@ class TableState:
                 if ev.winner is None:
                     self._log("class:log.round", "The match is over: a draw.")
                 else:
-                    self._log("class:log.round", f"The match is over: {self.name(ev.winner)} won.")
+                    won = "you won" if ev.winner == self.seat else f"{self.name(ev.winner)} won"
+                    self._log("class:log.round", f"The match is over: {won}.")
             elif isinstance(ev, Resigned):
                 self._log("class:log.round", f"{who} resigned.")
         if opp_moves:

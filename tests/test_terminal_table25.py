@@ -1,0 +1,153 @@
+"""Issue 25's table, as a newcomer meets it: real ``p2pkoikoi`` processes on
+pseudo-terminals (see pty_terminal), at the documented 80x24 and at 200x50."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from pty_terminal import (
+    DEADLINE,
+    ENTER,
+    Terminal,
+    answer,
+    command_from_screen,
+    continue_line,
+    decision_line,
+)
+
+from p2pkoikoi.engine.errors import KoiKoiError
+
+SIZES = [(80, 24), (200, 50)]
+CHAT = (
+    "this is a rather long chat message to see whether it folds onto a second row"
+    " of the event log instead of being cut at the side panel"
+)
+
+
+@pytest.fixture
+def terms():
+    made: list[Terminal] = []
+    yield made
+    for t in made:
+        t.close()
+
+
+def spawn(terms: list[Terminal], home: Path, *argv: str, **kw: int) -> Terminal:
+    home.mkdir(parents=True, exist_ok=True)
+    t = Terminal(argv, home, **kw)
+    terms.append(t)
+    return t
+
+
+def _invite(t: Terminal) -> str:
+    from p2pkoikoi.session import decode_invite
+
+    def drawn(screen: str) -> bool:
+        if "p2pkoikoi join " not in screen:
+            return False
+        try:
+            decode_invite(command_from_screen(screen, "p2pkoikoi join ").split(" ", 2)[2])
+        except (KoiKoiError, IndexError):
+            return False
+        return True
+
+    return command_from_screen(t.wait_for(drawn), "p2pkoikoi join ").split(" ", 2)[2]
+
+
+def board(screen: str) -> list[str]:
+    """The rows of the cards' part of the table (left of the side panel's rule)."""
+    return [line.split("│")[0] for line in screen.splitlines() if "│" in line]
+
+
+#: a name on the table that could be either player: "root" without its fingerprint
+AMBIGUOUS = re.compile(r"\broot\b(?! \([0-9a-z]{4}[)-])")
+
+
+def _log_rows_are_whole(screen: str) -> None:
+    """Every log sentence on the board ends on its row or goes on, indented, below."""
+    rows = board(screen)
+    rows = rows[next(i for i, r in enumerate(rows) if "Your hand" in r) + 4 :]  # the log
+    starts = ("You ", "root (", "<You>", "<root (")
+    for i, row in enumerate(rows):
+        body = row.rstrip()
+        if not body.startswith(tuple(" " + s for s in starts)):
+            continue
+        if body.endswith((".", "!", ")")) or body.endswith(CHAT.split()[-1]):
+            continue
+        nxt = rows[i + 1] if i + 1 < len(rows) else ""
+        assert nxt.startswith("   ") and nxt.strip(), f"cut log row {body!r}:\n{screen}"
+
+
+@pytest.mark.parametrize(("columns", "rows"), SIZES)
+def test_two_roots_see_you_and_long_lines_fold(
+    tmp_path: Path, terms, columns: int, rows: int
+) -> None:
+    kw = {"columns": columns, "rows": rows}
+    host = spawn(
+        terms, tmp_path / "a", "host", "--bind", "127.0.0.1", "--port", "0", "--rounds", "1",
+        "--name", "root", "--record", str(tmp_path / "a.koikoi"), "--quiet", **kw,
+    )  # fmt: skip
+    invite = _invite(host)
+    join = spawn(
+        terms, tmp_path / "b", "join", *invite.split(), "--name", "root", "--record", str(tmp_path / "b.koikoi"),
+        "--quiet", **kw,
+    )  # fmt: skip
+    join.wait_for("Play by these rules?")
+    join.send("a")
+    for t in (host, join):
+        t.wait_for(lambda s: "Your hand" in s or "Round 1 of 1:" in s)
+    # a long chat line folds on both tables, under the first row's words
+    count = 3 if rows < 30 else 15  # more than the log shows at once
+    for n in range(count):
+        host.send("c")
+        host.wait_for(" say:")
+        host.send(f"{n}: {CHAT}{ENTER}")
+        host.wait_for(lambda s: " say:" not in s)
+    last = f"{count - 1}: {CHAT}"
+    for t, who in ((host, "<You>"), (join, "<root (")):
+        screen = t.wait_for(lambda s, w=who: w in s and f"{count - 1}: this" in s)
+        left = " ".join(" ".join(board(screen)).split())
+        assert last in left, screen  # every word, in order, on the cards' side
+    # PgUp reads the log back; PgDn returns
+    join.send("\x1b[5~")
+    join.wait_for("newer line")
+    join.send("\x1b[6~")
+    join.wait_for(lambda s: "newer line" not in s)
+    seen: list[str] = []
+    over = {id(host): False, id(join): False}
+    end = time.monotonic() + DEADLINE
+    while not all(over.values()):
+        assert time.monotonic() < end, f"host:\n{host.text()}\n\njoiner:\n{join.text()}"
+        for t in (host, join):
+            if over[id(t)]:
+                continue
+            assert t.pump(0.05), t.text()
+            screen = t.text()
+            seen.append(screen)
+            if "The match is over" in screen and "how it ended" in screen:
+                over[id(t)] = True
+            elif ("Round 1 of 1:" in screen and continue_line(screen)) or decision_line(screen):
+                answer(t, screen)
+    for screen in seen:
+        bad = [
+            line
+            for line in screen.splitlines()
+            if AMBIGUOUS.search(line.replace("pytest-of-root", "pytest"))
+        ]
+        assert not bad, "\n".join(bad) + "\n\n" + screen
+        if "Your hand" in screen:
+            _log_rows_are_whole(screen)
+    for t in (host, join):
+        screen = t.text()
+        assert "You" in screen and "root (" in screen, screen  # the end page: both named
+        t.send("q")
+        assert t.finish() == 0
+    everything = "\n".join(seen)
+    assert "Dealer: You" in everything  # the side panel of one of the two tables
+    if columns == 200:  # the space is used: the side panel near the cards, more log rows
+        table = next(s for s in seen if "Your hand" in s)
+        assert all(line.find("│") < 80 for line in table.splitlines() if "│" in line)
+        assert len(board(table)) > 40

@@ -1,0 +1,88 @@
+"""Issue 25's table defects, on the pure state and renderer (the pty tests are in
+tests/test_terminal_table25.py)."""
+
+from __future__ import annotations
+
+import re
+
+from test_ui_newcomer import find, text
+
+from p2pkoikoi.engine import ActionKind, Phase, get_preset
+from p2pkoikoi.transport.link import Update
+from p2pkoikoi.ui import render as R
+from p2pkoikoi.ui.state import Decision, TableState, table_names
+
+
+def test_your_own_seat_is_you_and_an_equal_name_gets_a_fingerprint() -> None:
+    assert table_names(0, ("root", "root"), "crts-mkt6-s4ty-tc74") == ("You", "root (crts)")
+    assert table_names(1, ("root", "root"), "ab12-cd34") == ("root (ab12)", "You")
+    assert table_names(1, ("Alice", "Bob"), "ab12-cd34") == ("Alice", "You")
+    # a player who calls themselves "You" cannot pass for you either
+    assert table_names(0, ("Bob", "you"), "ab12-cd34") == ("You", "you (ab12)")
+
+
+def test_chat_lines_say_who_by_seat() -> None:
+    st = TableState()
+    st.attach(1, table_names(1, ("root", "root"), "ab12-cd34"), get_preset("online"))
+    st, _ = find(lambda m, ev: True)
+    st.attach(1, table_names(1, ("root", "root"), "ab12-cd34"), get_preset("online"))
+    view = st.view
+    assert view is not None
+    st.apply_update(Update("chat", view, text="hello", sender="root", actor=1))
+    st.apply_update(Update("chat", view, text="hi", sender="root", actor=0))
+    assert st.log[-2][1] == "<You> hello"
+    assert st.log[-1][1] == "<root (ab12)> hi"
+
+
+def _choosing_between_two() -> TableState:
+    def two(m, ev) -> bool:  # type: ignore[no-untyped-def]
+        if m.to_act != 0 or m.phase is not Phase.PLAY:
+            return False
+        plays = [a for a in m.legal_actions() if a.kind is ActionKind.PLAY and a.target]
+        return any(sum(1 for b in plays if b.card is a.card) == 2 for a in plays)
+
+    st, m = find(two)
+    card = next(
+        a.card
+        for a in m.legal_actions()
+        if a.kind is ActionKind.PLAY
+        and sum(1 for b in m.legal_actions() if b.card is a.card and b.target) == 2
+    )
+    st.cursor = st.hand.index(card)
+    assert st.enter() is None and st.decision is Decision.TARGET
+    return st
+
+
+def test_the_choice_markers_stand_apart_from_the_tiles() -> None:
+    st = _choosing_between_two()
+    rows = text(R.field_fragments(st)).splitlines()[1:]
+    shown = "\n".join(rows)
+    assert "1:" in shown and "2:" in shown
+    # every tile (month, flower, mark) is whole and set off by spaces or a "N:" marker
+    for tile in re.findall(r"\S+", shown):
+        assert re.fullmatch(r"([12]:)?\d{1,2}[A-Z][a-z]{2}\S", tile), (tile, shown)
+
+
+def test_the_preview_says_one_card_when_one_of_two_is_taken() -> None:
+    st = _choosing_between_two()
+    st.choosing = None  # back to choosing the hand card: the preview line
+    line = text(R.hand_fragments(st)).splitlines()[-1]
+    assert "→ takes" in line
+    taken = line.split("→ takes ")[1]
+    assert ("one " in taken and "of the two" in taken) or " or " in taken, line
+    assert "," not in taken  # not "Peony chaff, Peony chaff"
+
+
+def test_log_lines_fold_to_the_width_and_scroll_back() -> None:
+    st = TableState()
+    for i in range(30):
+        st._log("", f"line {i} " + "word " * 20)  # noqa: SLF001 - feeding the log
+    rows = [text(r) for r in R.log_lines(st, 57, 6)]
+    assert len(rows) == 6 and all(len(r) <= 57 for r in rows)
+    assert "line 29" in "".join(rows)
+    st.log_height = 6
+    st.scroll_log(-1)
+    back = [text(r) for r in R.log_lines(st, 57, 6)]
+    assert "line 29" not in "".join(back) and "newer lines: PgDn" in back[-1]
+    st.scroll_log(1)
+    assert [text(r) for r in R.log_lines(st, 57, 6)] == rows
