@@ -143,6 +143,7 @@ def test_two_roots_see_you_and_long_lines_fold(
     for t in (host, join):
         screen = t.text()
         assert "You" in screen and "root (" in screen, screen  # the end page: both named
+        assert "connected to" not in screen  # news of the start is not news at the end
         t.send("q")
         assert t.finish() == 0
     everything = "\n".join(seen)
@@ -151,3 +152,30 @@ def test_two_roots_see_you_and_long_lines_fold(
         table = next(s for s in seen if "Your hand" in s)
         assert all(line.find("│") < 80 for line in table.splitlines() if "│" in line)
         assert len(board(table)) > 40
+
+
+def test_the_hosts_status_after_a_wrong_code_is_shown_whole(tmp_path: Path, terms) -> None:
+    from hostile_peer import HostilePeer
+
+    host = spawn(terms, tmp_path, "host", "--bind", "127.0.0.1", "--port", "0")
+    invite = _invite(host)
+    screen = host.wait_for(lambda s: re.search(r"join \d+-[a-z]+-[a-z]+", s) is not None)
+    code = re.search(r"join (\d+-[a-z]+-[a-z]+)", screen)
+    assert code is not None
+    number, first, second = code.group(1).split("-")
+    wrong = f"{number}-{first}-{'zulu' if second != 'zulu' else 'aardvark'}"
+    peer = HostilePeer.join(invite, code=wrong)
+    peer.flush()
+    with pytest.raises(KoiKoiError, match="the code does not match"):
+        while peer.pump_once():
+            pass
+    peer.close()
+    screen = host.wait_for("the code does not match")
+    said = " ".join(screen.split())
+    # the whole advice, folded, in view (it was cut at the 80th column, or below the page)
+    assert re.search(r"the code does not match: check it with the host \(each wrong code", said), (
+        screen
+    )
+    assert all(len(line) <= 80 for line in screen.splitlines())
+    host.send("q")
+    host.finish()

@@ -86,3 +86,50 @@ def test_log_lines_fold_to_the_width_and_scroll_back() -> None:
     assert "line 29" not in "".join(back) and "newer lines: PgDn" in back[-1]
     st.scroll_log(1)
     assert [text(r) for r in R.log_lines(st, 57, 6)] == rows
+
+
+def test_news_in_the_status_line_lasts_until_the_next_move() -> None:
+    st, m = find(lambda m, ev: m.to_act == 1 and m.phase is Phase.PLAY)
+    view = st.view
+    assert view is not None
+    for news in ("connected to Bob (ab12-cd34)", "reconnected", "match 2 on this connection"):
+        st.apply_update(Update("status", view, text=news))
+        assert st.status == news and not st.status_bad
+        after = m.apply(m.legal_actions()[0])
+        st.apply_update(Update("state", after[0].view(0), after[1]))
+        assert st.status == "", news
+    st.apply_update(Update("status", view, text="connection lost: reconnecting"))
+    assert st.status_bad
+    after = m.apply(m.legal_actions()[0])
+    st.apply_update(Update("state", after[0].view(0), after[1]))
+    assert st.status_bad and st.status  # trouble stays until news replaces it
+
+
+def test_the_end_page_and_a_departure_clear_the_status() -> None:
+    st, m = find(lambda m, ev: m.to_act == 0 and m.phase is Phase.PLAY)
+    view = st.view
+    assert view is not None
+    st.apply_update(Update("status", view, text="you will resign when your turn comes"))
+    st.apply_update(Update("over", view, text="resigned"))
+    assert st.status == ""
+    st.apply_update(Update("status", view, text="connected to Bob (ab12-cd34)"))
+    st.set_rematch("The other player has left.", possible=False)
+    assert st.status == ""
+
+
+def test_the_rules_screen_lists_the_differences_under_their_head() -> None:
+    from p2pkoikoi.ui.state import make_offer
+
+    rules = get_preset("online").with_settings(goko=15, rounds=2)
+    offer = make_offer("Alice", "crts-mkt6", rules, seen_before=False, turn_limit=60)
+    rows = [text(line) for line in R.offer_lines(TableState(), offer)]
+    head = next(i for i, r in enumerate(rows) if "2 settings differ:" in r)
+    assert rows[head + 1].startswith("  * "), rows[head - 2 : head + 3]
+    assert any("Time per decision: 1 min" in r for r in rows[:head])
+
+
+def test_a_found_note_says_what_was_found() -> None:
+    from p2pkoikoi.transport.notes import describe_note
+
+    text_ = describe_note({"event": "found", "hosts": [{"name": "Bob", "rules": "online"}]})
+    assert "found 1 match waiting" in text_

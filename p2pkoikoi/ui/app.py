@@ -393,9 +393,9 @@ class TableApp:
                     self._ft(lambda: R.prompt_fragments(st, time.monotonic(), self._click)),
                     height=1,
                 ),
-                ConditionalContainer(
-                    Window(self._ft(lambda: R.status_fragments(st)), height=1),
-                    filter=Condition(lambda: bool(st.status)),
+                ConditionalContainer(  # folded: a wrong code's advice is a long line
+                    folded_window(lambda: R.status_fragments(st), lambda: self._size()[0]),
+                    filter=Condition(lambda: bool(st.status) and st.page is not Page.WAITING),
                 ),
                 ConditionalContainer(
                     Window(
@@ -428,7 +428,10 @@ class TableApp:
     def _page_text(self) -> StyleAndTextTuples:
         columns, rows = self._size()
         guide = len(self._guide_lines())  # the guided round's tip sits under the page too
-        height = max(1, rows - 2 - (1 if self.state.status else 0) - guide)
+        status = len(R.fold(R.status_fragments(self.state), columns))
+        if self.state.page is Page.WAITING:
+            status = 0  # the waiting page shows the status among its own lines
+        height = max(1, rows - 2 - (status if self.state.status else 0) - guide)
         now = time.monotonic()
         # keep the scroll where the last line is still in view, so Up works at once
         lines = R.wrapped_page_lines(self.state, now, columns)

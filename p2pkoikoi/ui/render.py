@@ -786,16 +786,16 @@ def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
         head = f" Rules: exactly the {offer.preset} preset."
     else:
         head = f" Rules: {where}, {n} setting{'s' if n != 1 else ''} differ{'' if n != 1 else 's'}:"
-    lines.append([("class:heading", st.p(head))])
     limit = offer.turn_limit
     clock = f"{limit // 60} min" if limit and limit % 60 == 0 else f"{limit} s"
-    lines.append(
+    lines.append(  # before the rules' head: the differences follow it directly
         [
             ("class:label", st.p(" Time per decision: ")),
             ("class:name", st.p(clock if limit else "no limit")),
             ("class:dim", st.p("  (running out forfeits the match)" if limit else "")),
         ]
     )
+    lines.append([("class:heading", st.p(head))])
     for setting, mine, theirs in offer.diffs:
         lines.append(
             [
@@ -840,10 +840,9 @@ def waiting_lines(st: TableState, now: float = 0.0) -> list[StyleAndTextTuples]:
     if indicator:
         title.append(("class:status", "   " + indicator))
     lines: list[StyleAndTextTuples] = [title, []]
+    if st.status:  # under the title: at the foot of a long page it would be out of view
+        lines.extend([status_fragments(st), []])
     lines.extend([[("", " " + line)] for line in st.waiting_lines])
-    if st.status:
-        lines.append([])
-        lines.extend([status_fragments(st)])
     return lines
 
 
@@ -916,6 +915,11 @@ def wrap_line(line: StyleAndTextTuples, width: int, hang: int = 0) -> list[Style
             space = text.rfind(" ", start, end)
             if space > start and space - start >= room // 3:
                 end = space + 1
+            elif not command and "://" in text[start:end]:
+                # a web address longer than the row: break after a "/" (a path's step)
+                slash = text.rfind("/", start, end - 1)
+                if slash - start >= room // 3:
+                    end = slash + 1
             end = max(end, start + 1)
         piece = cells[start:end]
         mid_word = end < n and cells[end - 1][1] != " " and cells[end][1] != " "

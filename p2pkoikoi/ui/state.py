@@ -192,6 +192,7 @@ class TableState:
     message: str = ""  # the latest error or note for the person
     status: str = ""  # the latest connection status ("" = fine)
     status_bad: bool = False
+    status_news: bool = False  # the status is news, cleared by the next move
     over: Update | None = None
     closed: bool = False  # the link's updates ended before the match did
     #: network matches: the end page offers "r: play again" (protocol section 13)
@@ -301,12 +302,17 @@ class TableState:
                 "closed",
                 "error",
             )
-            self.status_bad = any(w in upd.text.lower() for w in bad_words)
+            low = upd.text.lower()
+            self.status_bad = any(w in low for w in bad_words) and not low.startswith("reconnected")
+            # news ("connected to Bob", "reconnected", "match 2 ...: dealing") lasts
+            # until the next move; trouble stays until news replaces it
+            self.status_news = not self.status_bad
             if upd.text:
                 self._log("class:log.status", upd.text)
         elif upd.kind == "over":
             self.over = upd
             self.busy = False
+            self._clear_news()  # e.g. "you will resign when your turn comes": it is over
             if Page.OVER not in self.pages:
                 self.pages.insert(0, Page.OVER)  # below any round summary still to read
                 if len(self.pages) == 1:
@@ -337,6 +343,10 @@ class TableState:
                 self.wait_since = now
         n = len(view.hand)
         self.cursor = min(self.cursor, max(0, n - 1))
+
+    def _clear_news(self) -> None:
+        if self.status_news:
+            self.status, self.status_news = "", False
 
     def _log(self, style: str, text: str) -> None:
         self.log.append((style, self.p(text)))
@@ -380,6 +390,7 @@ class TableState:
                     f"{self.does(ev.seat, 'holds')} {ev.yaku.romaji} ({ev.yaku.points}).",
                 )
             elif isinstance(ev, Played):
+                self._clear_news()
                 text = self._capture_text("played", ev.card, ev.captured)
                 self._log("", f"{who} {text}.")
                 if ev.captured:
@@ -753,6 +764,8 @@ class TableState:
     def set_rematch(self, text: str, *, possible: bool = True) -> None:
         """The end page's line about playing again (and whether ``r`` still can)."""
         self.rematch, self.rematch_possible = text, possible
+        if not possible and "left" in text:  # "connected to Bob" is no longer true
+            self.status, self.status_bad, self.status_news = "", False, False
         self.changed()
 
     def next_match(self, number: int) -> None:
