@@ -179,3 +179,42 @@ def test_the_hosts_status_after_a_wrong_code_is_shown_whole(tmp_path: Path, term
     assert all(len(line) <= 80 for line in screen.splitlines())
     host.send("q")
     host.finish()
+
+
+def test_failed_practice_starts_leave_no_record(tmp_path: Path, terms) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from pty_terminal import ROOT
+
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        HOME=str(tmp_path),
+        P2PKOIKOI_CONFIG_DIR=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
+    for argv in (["--opponent", "godlike"], ["--opponent", "cmd:/no/such"], []):
+        done = subprocess.run(
+            [sys.executable, "-m", "p2pkoikoi", "practice", *argv],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    for argv in (["--opponent", "godlike"], ["--opponent", "cmd:/no/such"]):  # on a terminal
+        t = spawn(terms, tmp_path, "practice", *argv)
+        assert t.finish() != 0
+    records = tmp_path / "data" / "p2pkoikoi" / "records"
+    assert not records.exists() or not list(records.iterdir())
+    history = subprocess.run(
+        [sys.executable, "-m", "p2pkoikoi", "history"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert "unfinished" not in history.stdout + history.stderr

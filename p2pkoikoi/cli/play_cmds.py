@@ -122,16 +122,21 @@ def practice(
     """A practice match.  Without ``match_seed`` the seed comes from the in-memory
     commit-reveal that records the match (``keep_record``), else from os.urandom."""
     from p2pkoikoi.transport.link import GameLink, LocalLink
-    from p2pkoikoi.ui.app import TableContext, run_table
+    from p2pkoikoi.ui.app import TableContext, require_terminal, run_table
 
+    # everything that can refuse the match does so before its record is begun: a
+    # start that fails (an unknown or missing computer player, no terminal) leaves none
+    if bot_seed is None:  # without --seed, the match seed comes from the record, later
+        bot_seed = int.from_bytes(
+            match_seed[:8] if match_seed is not None else os.urandom(8), "big"
+        )
+    choose, kind = make_opponent(level, bot_seed)
+    require_terminal()
     recorder = None
     if match_seed is None and keep_record:
         recorder = _recorder(rules, level, record)
         match_seed = recorder.match_seed
     seed = match_seed if match_seed is not None else os.urandom(32)
-    choose, kind = make_opponent(
-        level, int.from_bytes(seed[:8], "big") if bot_seed is None else bot_seed
-    )
 
     async def factory(ctx: TableContext) -> GameLink:
         link = LocalLink(rules, seed, choose, names=("You", "Computer"), recorder=recorder)
