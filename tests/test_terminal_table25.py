@@ -218,3 +218,110 @@ def test_failed_practice_starts_leave_no_record(tmp_path: Path, terms) -> None:
         timeout=60,
     )
     assert "unfinished" not in history.stdout + history.stderr
+
+
+# ---------------------------------------------------------------------- the start screen
+def _netns_reason() -> str | None:
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
+        return "needs root, unshare and ip (a network namespace of its own)"
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30)
+    return None if probe.returncode == 0 else "unshare -n is not allowed here"
+
+
+class NetlessTerminal(Terminal):
+    """The start screen in a network namespace of its own: it browses mDNS, and its
+    queries must not reach this machine's networks."""
+
+    def __init__(self, home: Path, *, columns: int = 80, rows: int = 24) -> None:
+        import os
+        import sys
+
+        from pty_terminal import ROOT
+
+        env = dict(os.environ)
+        env.update(
+            PYTHONPATH=str(ROOT),
+            HOME=str(home),
+            P2PKOIKOI_CONFIG_DIR=str(home / "config"),
+            XDG_DATA_HOME=str(home / "data"),
+            TERM="xterm",
+            LANG="C.UTF-8",
+            LC_ALL="C.UTF-8",
+        )
+        self.screen = pyte.Screen(columns, rows)
+        self.screen.write_process_input = self._answer
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = b""
+        self._held = b""
+        self.argv = ["start screen"]
+        self.child = pexpect.spawn(
+            "unshare",
+            ["-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", sys.executable,
+             "-m", "p2pkoikoi"],
+            env=env,
+            dimensions=(rows, columns),
+            cwd=str(home),
+        )  # fmt: skip
+
+
+pexpect = pytest.importorskip("pexpect")
+pyte = pytest.importorskip("pyte")
+
+
+def _start(terms: list[Terminal], home: Path, columns: int = 80) -> Terminal:
+    reason = _netns_reason()
+    if reason:
+        pytest.skip(reason)
+    home.mkdir(parents=True, exist_ok=True)
+    t = NetlessTerminal(home, columns=columns)
+    terms.append(t)
+    t.wait_for("Quit")
+    return t
+
+
+@pytest.mark.parametrize(("key", "typed"), [("3", "7-crosso"), ("5", "some/record.koikoi")])
+def test_the_start_screens_field_echoes_under_its_prompt(
+    tmp_path: Path, terms, key: str, typed: str
+) -> None:
+    t = _start(terms, tmp_path)
+    t.send(key)
+    prompt = "The code or invite" if key == "3" else "Path of the record"
+    t.wait_for(prompt)
+    t.send(typed)
+    screen = t.wait_for(typed)
+    rows = screen.splitlines()
+    at = next(i for i, r in enumerate(rows) if prompt in r)
+    assert typed in rows[at + 1], screen  # on the row under the prompt, not at the foot
+    if key == "3":  # Tab completes the code's words: the first from the odd list...
+        t.send("\t")
+        screen = t.wait_for("7-crossover-")
+        assert "7-crossover-" in screen.splitlines()[at + 1]
+        t.send("clo\t")  # ...the second from the even list
+        t.wait_for("7-crossover-clockwork")
+        t.send("\x158-a\t")  # ^U: a fresh line; "a" has many: they are listed below
+        screen = t.wait_for(lambda s: "words)" in s or "aardvark" in s)
+    t.send("\x1b")
+    t.wait_for("Quit")
+    t.send("q")
+    assert t.finish() == 0
+
+
+def test_the_menu_folds_between_words_at_60_columns(tmp_path: Path, terms) -> None:
+    from p2pkoikoi.ui.start import MENU
+
+    t = _start(terms, tmp_path, columns=60)
+    screen = t.text()
+    said = " ".join(screen.split())
+    for _, label in MENU:
+        assert label in said, screen  # whole: a word cut across two rows would not match
+    t.send("2")  # the host form: name, rules, rounds, deal
+    screen = t.wait_for("[ Start ]")
+    for row in ("Your name", "Rules", "Rounds", "Deal"):
+        assert row in screen
+    t.send("q")
+    t.send("q")
+    assert t.finish() == 0

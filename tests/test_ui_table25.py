@@ -133,3 +133,26 @@ def test_a_found_note_says_what_was_found() -> None:
 
     text_ = describe_note({"event": "found", "hosts": [{"name": "Bob", "rules": "online"}]})
     assert "found 1 match waiting" in text_
+
+
+def test_the_host_form_stands_for_a_host_command() -> None:
+    from p2pkoikoi.ui.start import StartState, host_argv
+
+    s = StartState()
+    assert host_argv(s) == ("host", "--rules", s.preset_name)
+    s.host_name, s.rounds, s.deal = "Alice", 3, 2
+    assert host_argv(s)[3:] == ("--name", "Alice", "--rounds", "3", "--set", "deal=hidden")
+    from p2pkoikoi.cli import build_parser
+
+    args = build_parser().parse_args(list(host_argv(s)))  # the host command takes it
+    assert args.name == "Alice" and args.rounds == 3
+
+
+def test_tab_completes_a_codes_words_from_their_lists() -> None:
+    from p2pkoikoi.ui.start import complete_code
+
+    assert complete_code("7-crosso") == ("7-crossover-", [])
+    assert complete_code("7-crossover-clo") == ("7-crossover-clockwork", [])
+    done, choices = complete_code("7-a")
+    assert done == "7-a" and len(choices) > 1 and all(w.startswith("a") for w in choices)
+    assert complete_code("koi2-10.0.0.1") == ("koi2-10.0.0.1", [])  # an invite: nothing
