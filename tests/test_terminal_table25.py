@@ -325,3 +325,19 @@ def test_the_menu_folds_between_words_at_60_columns(tmp_path: Path, terms) -> No
     t.send("q")
     t.send("q")
     assert t.finish() == 0
+
+
+def test_the_table_exits_130_after_ctrl_c_and_0_after_q(tmp_path: Path, terms) -> None:
+    seed = "ab" * 32
+    t = spawn(terms, tmp_path / "c", "practice", "--seed", seed)
+    t.wait_for("Your hand")
+    t.send("\x03")
+    t.wait_for("Leave now?")
+    t.send("y")
+    assert t.finish() == 130
+    t = spawn(terms, tmp_path / "q", "practice", "--seed", seed)
+    t.wait_for("Your hand")
+    t.send("q")
+    t.wait_for("Leave now?")
+    t.send("y")
+    assert t.finish() == 0

@@ -221,6 +221,7 @@ class TableApp:
     _chat: Buffer = field(init=False)
     _chatting: bool = field(default=False, init=False)
     _renders: int = field(default=0, init=False)
+    interrupted: bool = field(default=False, init=False)  # Ctrl-C asked to leave
 
     def __post_init__(self) -> None:
         self.state = TableState(ascii=self.ascii, bell=self.bell)
@@ -550,7 +551,9 @@ class TableApp:
             if self._chatting:
                 self._stop_chat()
                 return
+            ctrl_c = event.key_sequence[0].key == "c-c"
             if st.over is not None or st.closed or st.view is None:
+                self.interrupted = ctrl_c
                 self.exit()
             elif st.dialog is Dialog.QUIT and event.key_sequence[0].key == "c-c":
                 self._dialog_yes(Dialog.QUIT)  # a second Ctrl-C means it: leave
@@ -560,6 +563,7 @@ class TableApp:
             else:
                 if st.page is Page.HELP:
                     st.toggle_help()
+                self.interrupted = ctrl_c  # a leave begun by Ctrl-C exits 130, as headless
                 st.open_dialog(Dialog.QUIT)
 
         @kb.add("c", filter=not_chatting)
@@ -750,8 +754,10 @@ class TableApp:
 
     # ------------------------------------------------------------------ running
     def exit(self) -> None:
+        """Close the table: status 130 when Ctrl-C began the leaving (as a shell and
+        headless report an interrupt), else 0."""
         if not self.app.is_done and self.app.is_running:
-            self.app.exit(result=0)
+            self.app.exit(result=130 if self.interrupted else 0)
 
     def _after_render(self, app: Application[int]) -> None:
         self._renders += 1
