@@ -341,3 +341,27 @@ def test_the_table_exits_130_after_ctrl_c_and_0_after_q(tmp_path: Path, terms) -
     t.wait_for("Leave now?")
     t.send("y")
     assert t.finish() == 0
+
+
+def test_your_own_turn_counts_down_when_a_limit_is_set(tmp_path: Path, terms) -> None:
+    host = spawn(
+        terms, tmp_path / "a", "host", "--bind", "127.0.0.1", "--port", "0", "--rounds", "1",
+        "--turn-limit", "90", "--record", str(tmp_path / "a.koikoi"), "--quiet",
+    )  # fmt: skip
+    invite = _invite(host)
+    join = spawn(
+        terms, tmp_path / "b", "join", *invite.split(), "--record", str(tmp_path / "b.koikoi"),
+        "--quiet",
+    )  # fmt: skip
+    join.wait_for("Play by these rules?")
+    join.send("a")
+    end = time.monotonic() + DEADLINE
+    shown: list[str] = []
+    while not shown:
+        assert time.monotonic() < end, f"host:\n{host.text()}\n\njoiner:\n{join.text()}"
+        for t in (host, join):
+            t.pump(0.05)
+            line = decision_line(t.text())
+            if line is not None:
+                shown.append(line)
+    assert re.search(r" 1:[23]\d left$", shown[0]), shown  # 90 s: 1:30 and counting down

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -390,9 +391,9 @@ class TableApp:
                     filter=on_table & ~big,
                 ),
                 ConditionalContainer(page, filter=on_page),
-                Window(
-                    self._ft(lambda: R.prompt_fragments(st, time.monotonic(), self._click)),
-                    height=1,
+                folded_window(  # with the countdown a prompt may need a second row
+                    lambda: R.prompt_fragments(st, time.monotonic(), self._click),
+                    lambda: self._size()[0],
                 ),
                 ConditionalContainer(  # folded: a wrong code's advice is a long line
                     folded_window(lambda: R.status_fragments(st), lambda: self._size()[0]),
@@ -702,6 +703,12 @@ class TableApp:
         self.state.set_rematch(text + " Press q to leave.", possible=why is not None)
         self.app.invalidate()
 
+    def _clock(self, link: GameLink) -> None:
+        """Your own turn's deadline, from the link's (trio's) clock to the table's."""
+        deadline = getattr(link, "turn_deadline", None)
+        left = deadline() - trio.current_time() if deadline is not None else math.inf
+        self.state.turn_deadline = time.monotonic() + left if math.isfinite(left) else None
+
     async def _trio_main(self) -> None:
         self._leave = trio.Event()
         async with trio.open_nursery() as nursery:
@@ -729,6 +736,7 @@ class TableApp:
                     async for upd in link.updates:
                         was_my_turn = self.state.my_turn
                         self.state.apply_update(upd, time.monotonic())
+                        self._clock(link)
                         if self.state.bell and self.state.my_turn and not was_my_turn:
                             self.app.output.bell()  # "your turn", noticed in another window
                             self.app.output.flush()

@@ -8,13 +8,14 @@ in; tests call these functions without one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 
-from p2pkoikoi.engine import Card, CardSet, Kind, Phase, RuleSet
+from p2pkoikoi.engine import Card, CardSet, Kind, Phase, PlayerView, RuleSet
 from p2pkoikoi.engine.rules import Scoring
 from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore, score
 from p2pkoikoi.ui.progress import near_yaku
@@ -393,6 +394,29 @@ def prompt_fragments(st: TableState, now: float = 0.0, click: Clicker = None) ->
         return [("class:message", " " + st.p(st.message))]
     if st.busy:
         return [("class:dim", " Sending...")]
+    line = _decision_prompt(st, v)
+    if line and st.turn_deadline is not None and now:
+        left = max(0, math.ceil(st.turn_deadline - now))
+        line.append(("class:message" if left <= 10 else "class:dim", f"  {clock_text(left)} left"))
+    if line or v.to_act is None or v.to_act == st.seat:
+        return line
+    secs = max(0, int(now - st.wait_since)) if now else 0
+    dots = "." * (1 + secs % 3)
+    return [
+        (
+            "class:dim",
+            f" Waiting for {st.them}{dots:<3} {secs}s" if secs else f" Waiting for {st.them}...",
+        )
+    ]
+
+
+def clock_text(seconds: int) -> str:
+    """``0:42``: minutes and seconds of a countdown."""
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def _decision_prompt(st: TableState, v: PlayerView) -> StyleAndTextTuples:
+    """The line asking for your decision ([] when there is none)."""
     d = st.decision
     if d is Decision.PLAY:
         n = len(st.hand)
@@ -418,17 +442,6 @@ def prompt_fragments(st: TableState, now: float = 0.0, click: Clicker = None) ->
         return [("class:prompt", " You made a yaku: koi-koi or stop?")]
     if d is Decision.SWAP:
         return [("class:prompt", " Before looking: swap hands with the dealer, or keep?")]
-    if v.to_act is not None and v.to_act != st.seat:
-        secs = max(0, int(now - st.wait_since)) if now else 0
-        dots = "." * (1 + secs % 3)
-        return [
-            (
-                "class:dim",
-                f" Waiting for {st.them}{dots:<3} {secs}s"
-                if secs
-                else f" Waiting for {st.them}...",
-            )
-        ]
     return []
 
 

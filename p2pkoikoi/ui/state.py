@@ -199,6 +199,9 @@ class TableState:
     rematch_possible: bool = False
     rematch: str = ""  # where a rematch stands, for the end page ("" = not asked yet)
     wait_since: float = 0.0  # when the opponent's turn began (monotonic seconds)
+    #: when your own decision must be made under the agreed turn limit (monotonic
+    #: seconds; None: no limit, or not your turn)
+    turn_deadline: float | None = None
     opp_last: tuple[str, ...] = ()  # the opponent's last play and draw, as text
     opp_moves: tuple[tuple[str, Card, tuple[Card, ...]], ...] = ()  # (verb, card, captured)
     log: list[tuple[str, str]] = field(default_factory=list)  # (style, text)
