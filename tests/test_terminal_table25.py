@@ -365,3 +365,49 @@ def test_your_own_turn_counts_down_when_a_limit_is_set(tmp_path: Path, terms) ->
             if line is not None:
                 shown.append(line)
     assert re.search(r" 1:[23]\d left$", shown[0]), shown  # 90 s: 1:30 and counting down
+
+
+# ---------------------------------------------------------------------- practice
+def test_practice_hint_undo_and_resume(tmp_path: Path, terms) -> None:
+    import subprocess
+    import sys
+
+    from pty_terminal import play_until
+
+    argv = ("practice", "--opponent", "random", "--rounds", "1", "--set", "teshi=0",
+            "--set", "kuttsuki=0")  # fmt: skip
+    t = spawn(terms, tmp_path, *argv)
+    t.wait_for("(←→ or 1-8)")
+    t.send("h")  # what medium would play, and why, in one line
+    screen = t.wait_for("Hint (medium): ")
+    said = " ".join(screen.split()).split("Hint (medium): ")[1]
+    assert said.startswith(("Play ", "Take ")) and ": " in said, said
+    t.send(ENTER)  # play the card the hint selected
+    t.wait_for("(←→ or 1-7)")  # our next turn: one card fewer
+    t.send("z")
+    screen = t.wait_for("Undo: your last turn")
+    t.wait_for("(←→ or 1-8)")  # back to eight cards: the turn is taken back
+    t.send("q")
+    t.wait_for("The match is kept")
+    t.send("y")
+    assert t.finish() == 0
+    out = t.raw.decode("utf-8", "replace")
+    path = out.split("Play on with: p2pkoikoi practice --resume ")[1].split()[0]
+    # the same match, later: where it was left, then to its end
+    t = spawn(terms, tmp_path, "practice", "--resume", path)
+    t.wait_for("Resumed: round 1")
+    t.wait_for("(←→ or 1-8)")
+    play_until(t, lambda s: "Round 1 of 1:" in s)
+    t.send(ENTER)
+    t.wait_for("p2pkoikoi verify ")
+    t.send("q")
+    assert t.finish() == 0
+    ok = subprocess.run(
+        [sys.executable, "-m", "p2pkoikoi", "verify", path],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "HOME": str(tmp_path)},
+    )
+    assert ok.returncode == 0 and "verified" in ok.stdout, ok.stdout + ok.stderr
+    assert not Path(path + ".resume").exists()  # a finished match leaves no resume file

@@ -156,3 +156,22 @@ def test_tab_completes_a_codes_words_from_their_lists() -> None:
     done, choices = complete_code("7-a")
     assert done == "7-a" and len(choices) > 1 and all(w.startswith("a") for w in choices)
     assert complete_code("koi2-10.0.0.1") == ("koi2-10.0.0.1", [])  # an invite: nothing
+
+
+def test_a_hint_is_what_medium_plays_from_the_players_view() -> None:
+    from test_ui_newcomer import random_play
+
+    from p2pkoikoi.bots.base import MediumBot
+    from p2pkoikoi.ui.hint import hint
+
+    seen = set()
+    for seed in range(3):
+        for m, _ in random_play(seed):
+            if m.is_over or m.to_act != 0:
+                continue
+            view = m.view(0)  # the player's view: all a hint may know
+            action, text = hint(view)
+            assert action == MediumBot(0).choose(view)
+            assert "\n" not in text and text.endswith(".") and len(text) < 160, text
+            seen.add(text.split(" ")[0])
+    assert {"Play", "Stop:"} <= seen or {"Play", "Koi-koi:"} <= seen, seen

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
-from p2pkoikoi.engine.errors import InputError
+from p2pkoikoi.engine.errors import InputError, KoiKoiError
 
 if TYPE_CHECKING:
     from p2pkoikoi.engine import Action, PlayerView, RuleSet
@@ -48,6 +48,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--no-record",
         action="store_true",
         help="keep no record of this match (a match with --seed never has one)",
+    )
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="last",
+        metavar="RECORD",
+        help="play on with a practice match left unfinished (its record; default: the"
+        " latest one in the records directory)",
     )
     p.add_argument(
         "--tutorial",
@@ -105,7 +113,7 @@ def _recorder(rules: RuleSet, level: str, path: Path | None) -> PracticeRecorder
         raise InputError(f"{path} already exists: give --record a new file name")
     identity = load_or_create_identity(config_dir(None))
     opponent = f"Computer ({level})"[:32] if len(level) < 20 else "Computer"
-    return PracticeRecorder(rules, identity, (login_name(), opponent), path)
+    return PracticeRecorder(rules, identity, (login_name(), opponent), path, level=level)
 
 
 def practice(
@@ -118,6 +126,7 @@ def practice(
     record: Path | None = None,
     keep_record: bool = True,
     tutorial: bool = False,
+    resumed: PracticeRecorder | None = None,
 ) -> int:
     """A practice match.  Without ``match_seed`` the seed comes from the in-memory
     commit-reveal that records the match (``keep_record``), else from os.urandom."""
@@ -132,14 +141,24 @@ def practice(
         )
     choose, kind = make_opponent(level, bot_seed)
     require_terminal()
-    recorder = None
-    if match_seed is None and keep_record:
+    recorder = resumed
+    if recorder is None and match_seed is None and keep_record:
         recorder = _recorder(rules, level, record)
+    if recorder is not None:
         match_seed = recorder.match_seed
     seed = match_seed if match_seed is not None else os.urandom(32)
+    moves = list(resumed.moves) if resumed is not None else []
 
     async def factory(ctx: TableContext) -> GameLink:
-        link = LocalLink(rules, seed, choose, names=("You", "Computer"), recorder=recorder)
+        link = LocalLink(
+            rules,
+            seed,
+            choose,
+            names=("You", "Computer"),
+            recorder=recorder,
+            moves=moves,
+            resumed=resumed is not None,
+        )
         ctx.state.log.append(("class:dim", f"Practice against the {kind} computer player."))
         if tutorial:
             ctx.state.start_tutorial()
@@ -152,7 +171,69 @@ def practice(
     return code
 
 
+def resume_record(which: str) -> PracticeRecorder:
+    """The unfinished practice match ``which`` names (a record's path, or ``last``),
+    made again from its record and resume file, ready to play on."""
+    from p2pkoikoi.engine import Action
+    from p2pkoikoi.session.crypto import fingerprint
+    from p2pkoikoi.session.record import decode_record
+    from p2pkoikoi.transport.identity import config_dir, load_or_create_identity, own_fingerprint
+    from p2pkoikoi.transport.practice_record import PracticeRecorder, read_practice_sidecar
+
+    if which == "last":
+        from p2pkoikoi.transport.identity import records_dir
+
+        kept = sorted(
+            (p for p in records_dir().glob("*-practice-*.koikoi") if read_practice_sidecar(p)),
+            key=lambda p: p.stat().st_mtime,
+        )
+        if not kept:
+            raise InputError("no practice match is waiting to be resumed")
+        path = kept[-1]
+    else:
+        path = Path(which).expanduser()
+    side = read_practice_sidecar(path)
+    if side is None:
+        raise InputError(
+            f"{path}: no practice match to resume there (finished, or not a practice record)"
+        )
+    try:
+        record = decode_record(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    identity = load_or_create_identity(config_dir(None))
+    if record.rules is None or record.host is None or record.joiner is None:
+        raise InputError(f"{path}: the record stops before the match began")
+    if fingerprint(record.host.key) != own_fingerprint(identity):
+        raise InputError(f"{path}: recorded with another identity than yours")
+    try:
+        stream = bytes.fromhex(side["stream"])
+        moves = [
+            (a.seat, None if a.action == "resign" else Action.parse(a.action))
+            for a in record.actions
+        ]
+    except (ValueError, KoiKoiError) as exc:
+        raise InputError(f"{path}: cannot be resumed: {exc}") from None
+    names = (record.host.name, record.joiner.name)
+    recorder = PracticeRecorder(
+        record.rules, identity, names, path, stream_seed=stream, level=side["level"]
+    )
+    if recorder.match_seed != record.match_seed:
+        raise InputError(f"{path}: its resume file belongs to another match")
+    recorder.rebuild(moves)
+    return recorder
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.resume is not None:
+        from p2pkoikoi.ui.app import require_terminal
+
+        require_terminal()  # before the record is made again
+        resumed = resume_record(args.resume)
+        rules = resumed.sessions[0].rules
+        if rules is None:
+            raise InputError("the resumed record has no rules")
+        return practice(rules, None, resumed.level or "medium", ascii=args.ascii, resumed=resumed)
     rules = rules_from_args(args)
     seed = parse_seed(args.seed) if args.seed is not None else None
     if args.seed is not None and args.record:

@@ -520,6 +520,18 @@ class TableApp:
         def _(event: KeyPressEvent) -> None:
             st.toggle_tutorial()
 
+        @kb.add("h", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            if st.practice and st.decision is not None and st.page is None:
+                st.message = "Hint: thinking..."
+                st.changed()
+                self._in_trio(self._hint_task)
+
+        @kb.add("z", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            if st.practice and st.page is None and st.dialog is None:
+                self._in_trio(self._undo_task)
+
         @kb.add("u", filter=not_chatting)
         def _(event: KeyPressEvent) -> None:
             st.toggle_unseen()
@@ -649,6 +661,27 @@ class TableApp:
             self.state.action_failed(str(exc))
         self.app.invalidate()
 
+    async def _hint_task(self) -> None:
+        """What medium would play here (in a thread: it looks ahead a little)."""
+        from p2pkoikoi.ui.hint import hint
+
+        view = self.state.view
+        if view is None:
+            return
+        action, text = await trio.to_thread.run_sync(hint, view, 0, self.state.ascii)
+        self.state.show_hint(view, action, text)
+        self.app.invalidate()
+
+    async def _undo_task(self) -> None:
+        link: Any = self.link
+        if link is None or not hasattr(link, "take_back"):
+            return
+        try:
+            await link.take_back()
+        except KoiKoiError as exc:
+            self.state.action_failed(str(exc))
+        self.app.invalidate()
+
     async def _chat_task(self, text: str) -> None:
         if self.link is not None:
             try:
@@ -659,7 +692,9 @@ class TableApp:
     async def _resign_task(self, then_exit: bool) -> None:
         if self.link is not None:
             try:
-                if then_exit:  # leaving: resign, and let the result be signed by both
+                if then_exit and self.state.resumable:
+                    await self.link.leave()  # a practice match kept for --resume
+                elif then_exit:  # leaving: resign, and let the result be signed by both
                     self.state.action_failed("leaving: resigning and waiting for the signatures")
                     self.app.invalidate()
                     await self.link.leave()
@@ -726,6 +761,10 @@ class TableApp:
     async def _serve(self, link: GameLink) -> None:
         """Feed the link's updates to the state until the person leaves the table."""
         self.link = link
+        self.state.practice = hasattr(link, "undo")  # a LocalLink: hints and undo
+        self.state.resumable = bool(getattr(link, "resumable", False))
+        recorder = getattr(link, "recorder", None)
+        self.state.record_path = str(getattr(recorder, "path", "") or "")
         fingerprint = str(getattr(link, "peer_fingerprint", "") or "")
         self.state.attach(link.seat, table_names(link.seat, link.names, fingerprint), link.rules)
         assert self._leave is not None
@@ -919,8 +958,14 @@ def run_table(
 
 def closing_lines(state: TableState) -> list[str]:
     """What stays in the shell after the table closes: where the record is and how
-    to verify it (the path is long and the table's copy is gone)."""
+    to verify it (the path is long and the table's copy is gone), or how to go on
+    with a practice match left unfinished."""
     over = state.over
+    if over is None and state.resumable and state.record_path:
+        return [
+            f"The match is kept in {state.record_path}",
+            f"Play on with: p2pkoikoi practice --resume {state.record_path}",
+        ]
     if over is None or not over.record:
         return []
     return [f"Match record: {over.record}", f"Verify it with: p2pkoikoi verify {over.record}"]

@@ -465,6 +465,8 @@ def footer_fragments(st: TableState) -> StyleAndTextTuples:
         text = " a/Enter: accept   d/Esc: decline   ←→: choose   ↑↓ PgUp PgDn: scroll"
     elif st.page is Page.WAITING:
         text = " q: cancel"
+    elif st.practice:
+        text = " ?: rules  u: unseen  h: hint  z: undo  PgUp/PgDn: log  r: resign  q: leave"
     else:
         text = " ?: yaku & rules  u: unseen  c: chat  PgUp/PgDn: log  r: resign  q: leave"
     return [("class:footer", st.p(text))]
@@ -548,11 +550,12 @@ def dialog_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuple
         ]
         return _lines(lines)
     if st.dialog is Dialog.QUIT:
-        text = (
-            " Leave the table?"
-            if st.over is not None or st.closed
-            else " Leave now? That resigns the match."
-        )
+        if st.over is not None or st.closed:
+            text = " Leave the table?"
+        elif st.resumable:
+            text = " Leave now? The match is kept: practice --resume plays on."
+        else:
+            text = " Leave now? That resigns the match."
         return _lines([[("class:heading", text)], _buttons(st, ["Yes, leave", "No"], click)])
     d = st.decision
     if d is Decision.KOIKOI:

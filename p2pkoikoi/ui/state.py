@@ -217,6 +217,9 @@ class TableState:
     round_reasons: dict[int, str] = field(default_factory=dict)
     bell: bool = False  # ring the terminal bell when it becomes your turn
     tutorial: bool = False  # the guided first round (ui/tutorial.py) is on
+    practice: bool = False  # against the computer here: hints and undo
+    resumable: bool = False  # leaving keeps the match for ``practice --resume``
+    record_path: str = ""  # where a practice match's record is being kept
 
     # ------------------------------------------------------------------ names
     @property
@@ -321,9 +324,26 @@ class TableState:
                 if len(self.pages) == 1:
                     self.scroll = 0
             self.dialog = None
-        if upd.kind == "state" or self.view is None:
+        if upd.kind in ("state", "jump") or self.view is None:
             self._apply_state(upd, now)
+        if upd.kind == "jump":
+            self._resync(upd.view, upd.text)
         self.changed()
+
+    def _resync(self, view: PlayerView, why: str) -> None:
+        """The match moved without its events (undo, resume): what the table keeps
+        from the events is taken from the view instead."""
+        self._piles = [view.piles[0].mask, view.piles[1].mask]
+        self._calls = (view.calls[0], view.calls[1])
+        self._round_dealer = view.dealer if view.dealer is not None else self._round_dealer
+        self._hand_yaku = []
+        self.opp_last, self.opp_moves = (), ()
+        self.choosing = None
+        self.message = ""
+        if why == "undo":
+            self._log("class:log.status", "Undo: your last turn (and the reply) taken back.")
+        else:
+            self._log("class:log.status", f"Resumed: round {view.round}, where you left it.")
 
     def _apply_state(self, upd: Update, now: float) -> None:
         old = self.view
@@ -758,6 +778,29 @@ class TableState:
                 self.dialog_cursor = index
                 return self.enter()
         return None
+
+    def show_hint(self, view: PlayerView, action: Action, text: str) -> None:
+        """A hint for ``view`` (if it is still the position on show): select what it
+        plays and say why on the prompt line."""
+        if self.view is not view or self.decision is None:
+            return
+        if action.card is not None and self.decision is Decision.PLAY:
+            hand = self.hand
+            if action.card in hand:
+                self.cursor = hand.index(action.card)
+        elif self.decision is Decision.TAKE and action.card in self.targets():
+            self.target_cursor = self.targets().index(action.card)
+        elif self.decision in (Decision.KOIKOI, Decision.SWAP):
+            label = {
+                ActionKind.KOIKOI: "Koi-koi",
+                ActionKind.STOP: "Stop",
+                ActionKind.SWAP: "Swap",
+                ActionKind.KEEP: "Keep",
+            }.get(action.kind)
+            if label in self.options():
+                self.dialog_cursor = self.options().index(label)
+        self.message = "Hint (medium): " + text
+        self.changed()
 
     def action_failed(self, text: str) -> None:
         self.busy = False
