@@ -411,3 +411,25 @@ def test_practice_hint_undo_and_resume(tmp_path: Path, terms) -> None:
     )
     assert ok.returncode == 0 and "verified" in ok.stdout, ok.stdout + ok.stderr
     assert not Path(path + ".resume").exists()  # a finished match leaves no resume file
+
+
+def test_replay_folds_the_other_players_hand_at_80x24(tmp_path: Path, terms) -> None:
+    from pty_terminal import play_until
+
+    record = tmp_path / "m.koikoi"
+    t = spawn(terms, tmp_path, "practice", "--opponent", "random", "--rounds", "1",
+              "--record", str(record))  # fmt: skip
+    play_until(t, lambda s: "Round 1 of 1:" in s)
+    t.send(ENTER)
+    t.wait_for("p2pkoikoi verify ")
+    t.send("q")
+    assert t.finish() == 0
+    r = spawn(terms, tmp_path, "replay", str(record))
+    screen = r.wait_for("'s hand:")  # the deal: the other player's eight cards
+    rows = board(screen)
+    at = next(i for i, row in enumerate(rows) if "'s hand:" in row)
+    shown = " ".join(rows[at : at + 2])
+    tiles = re.findall(r"\d{1,2}[A-Z][a-z]{2}\S", shown.split("'s hand:")[1])
+    assert len(tiles) == 8, screen  # all of them: the row folds instead of stopping at 57
+    r.send("q")
+    assert r.finish() == 0
