@@ -175,3 +175,14 @@ def test_a_hint_is_what_medium_plays_from_the_players_view() -> None:
             assert "\n" not in text and text.endswith(".") and len(text) < 160, text
             seen.add(text.split(" ")[0])
     assert {"Play", "Stop:"} <= seen or {"Play", "Koi-koi:"} <= seen, seen
+
+
+def test_news_the_link_factory_shows_is_news_too() -> None:
+    from p2pkoikoi.ui.app import TableContext
+
+    st, m = find(lambda m, ev: m.to_act == 1 and m.phase is Phase.PLAY)
+    ctx = TableContext(None, st, lambda: None)  # type: ignore[arg-type]
+    ctx.status("connected to Bob (ab12-cd34)")  # what net_run says at the handshake
+    after = m.apply(m.legal_actions()[0])
+    st.apply_update(Update("state", after[0].view(0), after[1]))
+    assert st.status == ""

@@ -184,7 +184,7 @@ class TableContext:
         return answer[0]
 
     def status(self, text: str) -> None:
-        self.state.status = text
+        self.state.set_status(text)
         self.state.changed()
         self._redraw()
 

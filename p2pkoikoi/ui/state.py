@@ -297,22 +297,7 @@ class TableState:
             sender = self.name(upd.actor) if upd.actor is not None else upd.sender
             self._log("class:log.chat", f"<{sender}> {upd.text}")
         elif upd.kind == "status":
-            self.status = upd.text
-            bad_words = (
-                "lost",
-                "disconnect",
-                "trouble",
-                "retry",
-                "reconnect",
-                "timeout",
-                "closed",
-                "error",
-            )
-            low = upd.text.lower()
-            self.status_bad = any(w in low for w in bad_words) and not low.startswith("reconnected")
-            # news ("connected to Bob", "reconnected", "match 2 ...: dealing") lasts
-            # until the next move; trouble stays until news replaces it
-            self.status_news = not self.status_bad
+            self.set_status(upd.text)
             if upd.text:
                 self._log("class:log.status", upd.text)
         elif upd.kind == "over":
@@ -329,6 +314,25 @@ class TableState:
         if upd.kind == "jump":
             self._resync(upd.view, upd.text)
         self.changed()
+
+    def set_status(self, text: str) -> None:
+        """Connection news or trouble for the status line.  News ("connected to Bob",
+        "reconnected", "match 2 ...: dealing") lasts until the next move; trouble
+        stays until news replaces it."""
+        self.status = text
+        bad_words = (
+            "lost",
+            "disconnect",
+            "trouble",
+            "retry",
+            "reconnect",
+            "timeout",
+            "closed",
+            "error",
+        )
+        low = text.lower()
+        self.status_bad = any(w in low for w in bad_words) and not low.startswith("reconnected")
+        self.status_news = not self.status_bad
 
     def _resync(self, view: PlayerView, why: str) -> None:
         """The match moved without its events (undo, resume): what the table keeps
