@@ -55,10 +55,15 @@ def explain(view: PlayerView, action: Action, ascii: bool = False) -> str:
         )
         return f"Stop: {gain} point{'s' if gain != 1 else ''} now, and {why}."
     if action.kind is ActionKind.KOIKOI:
-        gain = stop_gain(view)
+        gain, n = stop_gain(view), view.hand_size
+        risk = (
+            ", and the other player is far from a yaku"
+            if opponent_threat(view) < 1
+            else ", though the other player is near a yaku: a gamble"
+        )
         return (
-            f"Koi-koi: {view.hand_size} cards left to add to {gain} point{'s' if gain != 1 else ''},"
-            " and the other player is far from a yaku."
+            f"Koi-koi: {n} card{'s' if n != 1 else ''} in hand to add to {gain}"
+            f" point{'s' if gain != 1 else ''}{risk}."
         )
     if action.kind in (ActionKind.SWAP, ActionKind.KEEP):
         return "Keep: a swap is a blind guess, and this hand is as good as any."
@@ -81,7 +86,7 @@ def explain(view: PlayerView, action: Action, ascii: bool = False) -> str:
         for y in evaluate(after.mask, rules, view.field.mask, view.calls[me] > 0)
         if y.id not in before_ids
     ]
-    others = [c for c in gained if c is not card] if not taking else [card]
+    others = [c for c in gained if c is not card] if not taking else []
     took = f", taking {_names(others)}" if others else ""
     head = what[0].upper() + what[1:] + took
     if made:
