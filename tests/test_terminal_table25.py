@@ -177,6 +177,8 @@ def test_the_hosts_status_after_a_wrong_code_is_shown_whole(tmp_path: Path, term
         screen
     )
     assert all(len(line) <= 80 for line in screen.splitlines())
+    # the docs address on one row, whole (it wrapped inside a word at 80 columns)
+    assert "https://github.com/p2pkoikoi/p2pkoikoi/blob/main/docs/network.md" in screen
     host.send("q")
     host.finish()
 

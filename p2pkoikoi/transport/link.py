@@ -189,10 +189,9 @@ class LocalLink:
             else:
                 self.state, _ = self.state.apply(action)
             self._played.append((seat, action))
-        kind = "jump" if self.moves else "state"
-        self._send.send_nowait(
-            Update(kind, self.state.view(self.seat), () if self.moves else events)
-        )
+        kind = "jump" if self.resumed else "state"
+        first = () if self.resumed else events
+        self._send.send_nowait(Update(kind, self.state.view(self.seat), first))
         if self.state.is_over:  # the deal decided it (a hand yaku in a one-round match)
             self._send.send_nowait(
                 Update(

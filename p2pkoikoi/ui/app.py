@@ -341,7 +341,7 @@ class TableApp:
                 ),
                 fixed(lambda: R.mine_fragments(st, self._tall())),
                 fixed(lambda: R.hand_fragments(st, self._click), focusable=True),
-                Window(SizedText(self._log_lines), height=Dimension(min=1), wrap_lines=False),
+                Window(SizedText(self._log_lines), height=Dimension(min=0), wrap_lines=False),
             ],
             width=lambda: Dimension.exact(self._board_width()),
         )
