@@ -376,16 +376,17 @@ def test_practice_hint_undo_and_resume(tmp_path: Path, terms) -> None:
 
     from pty_terminal import play_until
 
+    # no yaku of two cards (nor a dealt one): nothing can end the round in one turn
     argv = ("practice", "--opponent", "random", "--rounds", "1", "--set", "teshi=0",
-            "--set", "kuttsuki=0")  # fmt: skip
+            "--set", "kuttsuki=0", "--set", "hanami=0", "--set", "tsukimi=0")  # fmt: skip
     t = spawn(terms, tmp_path, *argv)
     t.wait_for("(←→ or 1-8)")
     t.send("h")  # what medium would play, and why, in one line
     screen = t.wait_for("Hint (medium): ")
     said = " ".join(screen.split()).split("Hint (medium): ")[1]
     assert said.startswith(("Play ", "Take ")) and ": " in said, said
-    t.send(ENTER)  # play the card the hint selected
-    t.wait_for("(←→ or 1-7)")  # our next turn: one card fewer
+    t.send(ENTER)  # play the card the hint selected (and the draw's choice, if any)
+    play_until(t, lambda s: "(←→ or 1-7)" in s)  # our next turn: one card fewer
     t.send("z")
     screen = t.wait_for("Undo: your last turn")
     t.wait_for("(←→ or 1-8)")  # back to eight cards: the turn is taken back
