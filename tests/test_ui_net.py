@@ -213,7 +213,7 @@ def test_host_and_joiner_tables_chat_and_play_a_round_over_loopback(tmp_path: Pa
         inp.send_text("c")
         await on_screen(table, " say:")
         inp.send_text("hello from Alice" + ENTER)
-        await on_screen(table, "<Alice> hello from Alice")  # our own line in our log
+        await on_screen(table, "<You> hello from Alice")  # our own line in our log
         await play_to_round_end(table, inp)
 
     async def joiner(table: TableApp, inp: PipeInput) -> None:

@@ -56,7 +56,7 @@ def test_a_pending_drawn_card_is_shown_once() -> None:
     head, *rows = shown.splitlines()
     assert f"drawn: {tile_text(drawn, False)}" in head
     assert f"({len(m.view(0).field) - 1} cards" in head
-    flower = tile_text(drawn, False)[:5]  # month and flower: " 1Pin"
+    flower = tile_text(drawn, False)[:5].strip()  # month and flower: "1Pin"
     on_field = [c for c in m.view(0).field if c.month == drawn.month and c is not drawn]
     assert "".join(rows).count(flower) == len(on_field) == 2  # the two it may take
 

@@ -374,7 +374,7 @@ def invite_lines(
         *on_lan,
         *((reach[:1].upper() + reach[1:] + ".",) if reach else ()),
         f"TCP port {port}; for firewalls and routers see 'What works where' in",
-        f"  {doc_url('docs/network.md#what-works-where')}",
+        f"  {doc_url('docs/network.md')}",  # the section is named above: the line fits 80
         "(To copy with the mouse, hold Shift while selecting.)",
     )
 

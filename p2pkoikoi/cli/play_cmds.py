@@ -49,6 +49,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="keep no record of this match (a match with --seed never has one)",
     )
     p.add_argument(
+        "--resume",
+        nargs="?",
+        const="last",
+        metavar="RECORD",
+        help="play on with a practice match left unfinished (its record; default: the"
+        " latest one in the records directory)",
+    )
+    p.add_argument(
         "--tutorial",
         action="store_true",
         help="a guided first round that explains matching, captures, yaku and koi-koi",
@@ -107,7 +115,7 @@ def _recorder(
         raise InputError(f"{path} already exists: give --record a new file name")
     identity = load_or_create_identity(config_dir(None))
     opponent = f"Computer ({level})"[:32] if len(level) < 20 else "Computer"
-    return PracticeRecorder(rules, identity, (name or login_name(), opponent), path)
+    return PracticeRecorder(rules, identity, (name or login_name(), opponent), path, level=level)
 
 
 def practice(
@@ -121,23 +129,39 @@ def practice(
     keep_record: bool = True,
     tutorial: bool = False,
     name: str | None = None,
+    resumed: PracticeRecorder | None = None,
 ) -> int:
     """A practice match.  Without ``match_seed`` the seed comes from the in-memory
     commit-reveal that records the match (``keep_record``), else from os.urandom."""
     from p2pkoikoi.transport.link import GameLink, LocalLink
-    from p2pkoikoi.ui.app import TableContext, run_table
+    from p2pkoikoi.ui.app import TableContext, require_terminal, run_table
 
-    recorder = None
-    if match_seed is None and keep_record:
+    # everything that can refuse the match does so before its record is begun: a
+    # start that fails (an unknown or missing computer player, no terminal) leaves none
+    if bot_seed is None:  # without --seed, the match seed comes from the record, later
+        bot_seed = int.from_bytes(
+            match_seed[:8] if match_seed is not None else os.urandom(8), "big"
+        )
+    choose, kind = make_opponent(level, bot_seed)
+    require_terminal(PRACTICE_ADVICE)
+    recorder = resumed
+    if recorder is None and match_seed is None and keep_record:
         recorder = _recorder(rules, level, record, name)
+    if recorder is not None:
         match_seed = recorder.match_seed
     seed = match_seed if match_seed is not None else os.urandom(32)
-    choose, kind = make_opponent(
-        level, int.from_bytes(seed[:8], "big") if bot_seed is None else bot_seed
-    )
+    moves = list(resumed.moves) if resumed is not None else []
 
     async def factory(ctx: TableContext) -> GameLink:
-        link = LocalLink(rules, seed, choose, names=("You", "Computer"), recorder=recorder)
+        link = LocalLink(
+            rules,
+            seed,
+            choose,
+            names=("You", "Computer"),
+            recorder=recorder,
+            moves=moves,
+            resumed=resumed is not None,
+        )
         ctx.state.log.append(("class:dim", f"Practice against the {kind} computer player."))
         if tutorial:
             ctx.state.start_tutorial()
@@ -148,6 +172,60 @@ def practice(
     if recorder is not None and recorder.failed:
         sys.stderr.write(f"p2pkoikoi: the practice record stopped: {recorder.failed}\n")
     return code
+
+
+def resume_record(which: str) -> PracticeRecorder:
+    """The unfinished practice match ``which`` names (a record's path, or ``last``),
+    made again from its record and resume file, ready to play on."""
+    from p2pkoikoi.engine import Action
+    from p2pkoikoi.engine.errors import InputError, KoiKoiError
+    from p2pkoikoi.session.crypto import fingerprint
+    from p2pkoikoi.session.journal import decode_record
+    from p2pkoikoi.transport.identity import config_dir, load_or_create_identity, own_fingerprint
+    from p2pkoikoi.transport.practice_record import PracticeRecorder, read_practice_sidecar
+
+    if which == "last":
+        from p2pkoikoi.transport.identity import records_dir
+
+        kept = sorted(
+            (p for p in records_dir().glob("*-practice-*.koikoi") if read_practice_sidecar(p)),
+            key=lambda p: p.stat().st_mtime,
+        )
+        if not kept:
+            raise InputError("no practice match is waiting to be resumed")
+        path = kept[-1]
+    else:
+        path = Path(which).expanduser()
+    side = read_practice_sidecar(path)
+    if side is None:
+        raise InputError(
+            f"{path}: no practice match to resume there (finished, or not a practice record)"
+        )
+    try:
+        record = decode_record(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    identity = load_or_create_identity(config_dir(None))
+    if record.rules is None or record.host is None or record.joiner is None:
+        raise InputError(f"{path}: the record stops before the match began")
+    if fingerprint(record.host.key) != own_fingerprint(identity):
+        raise InputError(f"{path}: recorded with another identity than yours")
+    try:
+        stream = bytes.fromhex(side["stream"])
+        moves = [
+            (a.seat, None if a.action == "resign" else Action.parse(a.action))
+            for a in record.actions
+        ]
+    except (ValueError, KoiKoiError) as exc:
+        raise InputError(f"{path}: cannot be resumed: {exc}") from None
+    names = (record.host.name, record.joiner.name)
+    recorder = PracticeRecorder(
+        record.rules, identity, names, path, stream_seed=stream, level=side["level"]
+    )
+    if recorder.match_seed != record.match_seed:
+        raise InputError(f"{path}: its resume file belongs to another match")
+    recorder.rebuild(moves)
+    return recorder
 
 
 #: what to use instead of practice without a terminal (practice has no --headless)
@@ -162,6 +240,13 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.engine.errors import InputError
     from p2pkoikoi.ui.app import require_terminal
 
+    if args.resume is not None:
+        require_terminal(PRACTICE_ADVICE)  # before the record is made again
+        resumed = resume_record(args.resume)
+        rules = resumed.sessions[0].rules
+        if rules is None:
+            raise InputError("the resumed record has no rules")
+        return practice(rules, None, resumed.level or "medium", ascii=args.ascii, resumed=resumed)
     config = load_config()
     rules = rules_from_args(args, config)
     seed = parse_seed(args.seed) if args.seed is not None else None
@@ -170,7 +255,6 @@ def run(args: argparse.Namespace) -> int:
             "--record cannot go with --seed: a record proves the seed came from a fair draw"
         )
     record = Path(args.record).expanduser() if args.record else None
-    require_terminal(PRACTICE_ADVICE)  # before a record or an identity is made
     return practice(
         rules,
         seed,

@@ -14,7 +14,7 @@ so a table can always redraw from the latest update alone.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -27,6 +27,7 @@ from p2pkoikoi.engine import (
     IllegalActionError,
     KoiKoiError,
     MatchState,
+    Phase,
     PlayerView,
     RuleSet,
 )
@@ -36,7 +37,8 @@ from p2pkoikoi.engine.events import Resigned
 class Update:
     """One change at the table.
 
-    ``kind`` is ``"state"`` (a move happened or the match started), ``"status"``
+    ``kind`` is ``"state"`` (a move happened or the match started), ``"jump"`` (the
+    match moved to ``view`` without its events: a practice undo or resume), ``"status"``
     (connection news: ``text`` says what), ``"chat"`` (``text`` from ``sender``),
     or ``"over"`` (the match ended; ``text`` says why, ``record`` where its
     record lies).
@@ -152,6 +154,8 @@ class MoveRecorder(Protocol):
 
     def resign(self, seat: int) -> bool: ...
 
+    def rebuild(self, moves: Sequence[tuple[int, Action | None]]) -> None: ...
+
 
 @dataclass
 class LocalLink:
@@ -168,7 +172,13 @@ class LocalLink:
     seat: int = 0
     names: tuple[str, str] = ("You", "Computer")
     recorder: MoveRecorder | None = None  # writes a verifiable record as the match goes
+    #: moves already played (a resumed match): (seat, action), or (seat, None) resigned
+    moves: Sequence[tuple[int, Action | None]] = ()
+    resumed: bool = False  # a match left earlier: the first update is a "jump"
     state: MatchState = field(init=False)
+    #: the table's turns that can be taken back: (the state before, moves played then)
+    _turns: list[tuple[MatchState, int]] = field(init=False, default_factory=list)
+    _played: list[tuple[int, Action | None]] = field(init=False, default_factory=list)
     updates: trio.MemoryReceiveChannel[Update] = field(init=False)
     _send: trio.MemorySendChannel[Update] = field(init=False)
     _actions: trio.MemorySendChannel[Action | None] = field(init=False)
@@ -179,7 +189,15 @@ class LocalLink:
         self.state, events = MatchState.start(self.rules.with_open_deal(), self.match_seed)
         self._send, self.updates = trio.open_memory_channel[Update](1000)
         self._actions, self._action_rx = trio.open_memory_channel[Action | None](1)
-        self._send.send_nowait(Update("state", self.state.view(self.seat), events))
+        for seat, action in self.moves:  # a resumed match: where it was left
+            if action is None:
+                self.state, _ = self.state.resign(seat)
+            else:
+                self.state, _ = self.state.apply(action)
+            self._played.append((seat, action))
+        kind = "jump" if self.resumed else "state"
+        first = () if self.resumed else events
+        self._send.send_nowait(Update(kind, self.state.view(self.seat), first))
         if self.state.is_over:  # the deal decided it (a hand yaku in a one-round match)
             self._send.send_nowait(
                 Update(
@@ -197,23 +215,64 @@ class LocalLink:
             raise IllegalActionError("it is not your turn")
         if not self.state.is_legal(action):
             raise IllegalActionError(f"illegal action {action}")
+        if self.state.phase is Phase.PLAY:  # a turn begins: it can be taken back
+            self._turns.append((self.state, len(self._played)))
         await self._actions.send(action)
+
+    @property
+    def undo(self) -> bool:
+        """Whether :meth:`take_back` has a turn of this round to take back."""
+        return bool(self._turns) and self._turns[-1][0].round == self.state.round
+
+    async def take_back(self) -> None:
+        """Undo: back to the start of the table's last turn of this round (the computer's
+        replies go too); the record is made again without them."""
+        if self.state.is_over or self.state.to_act != self.seat:
+            raise IllegalActionError("undo works on your turn, while the match goes on")
+        if not self.undo:
+            raise IllegalActionError("nothing to undo in this round")
+        before, played = self._turns.pop()
+        self.state = before
+        del self._played[played:]
+        if self.recorder is not None:
+            self.recorder.rebuild(self._played)
+        await self._send.send(Update("jump", self.state.view(self.seat), text="undo"))
 
     async def chat(self, text: str) -> None:
         await self._send.send(
-            Update("chat", self.state.view(self.seat), text=text, sender=self.names[self.seat])
+            Update(
+                "chat",
+                self.state.view(self.seat),
+                text=text,
+                sender=self.names[self.seat],
+                actor=self.seat,
+            )
         )
 
     async def resign(self) -> None:
         if self.recorder is not None:
             self.recorder.resign(self.seat)
+        self._played.append((self.seat, None))
         self.state, events = self.state.resign(self.seat)
         await self._publish(events, self.seat)
         with contextlib.suppress(trio.WouldBlock):  # wake run() if it waits for our action
             self._actions.send_nowait(None)
 
+    @property
+    def resumable(self) -> bool:
+        """Left now, the match can be played on later (``practice --resume``): its
+        record is being kept, with the resume file beside it."""
+        return (
+            self.recorder is not None and self.recorder.path is not None and not self.state.is_over
+        )
+
     async def leave(self) -> None:
-        """Leaving a practice game is resigning it."""
+        """Leaving a practice game: kept for later when it is :attr:`resumable`, else
+        resigned."""
+        if self.resumable:
+            with contextlib.suppress(trio.WouldBlock):  # run() stops waiting for us
+                self._actions.send_nowait(None)
+            return
         await self.resign()
 
     async def _publish(self, events: tuple[Event, ...], actor: int | None) -> None:
@@ -277,6 +336,8 @@ class LocalLink:
                 action = got
             actor = self.state.to_act
             self.state, events = self.state.apply(action)
+            if actor is not None:
+                self._played.append((actor, action))
             if self.recorder is not None and actor is not None:
                 self.recorder.action(actor, action)
             await self._publish(events, actor)

@@ -484,7 +484,10 @@ class NetworkLink:
             raise IllegalActionError(str(exc)) from None
         self._write(data)
         if self.session.match is not None:
-            self._feed.push(Update("chat", self.view, text=text.strip(), sender=self.session.name))
+            own = Update(
+                "chat", self.view, text=text.strip(), sender=self.session.name, actor=self.seat
+            )
+            self._feed.push(own)
 
     # ------------------------------------------------------------------ internals
     async def _wait_online(self) -> None:
@@ -676,7 +679,9 @@ class NetworkLink:
                 peer = self.names[1 - self.seat]
                 self._notify({"event": "chat", "sender": peer, "text": ev.text})
                 if s.match is not None:
-                    self._feed.push(Update("chat", self.view, text=ev.text, sender=peer))
+                    self._feed.push(
+                        Update("chat", self.view, text=ev.text, sender=peer, actor=1 - self.seat)
+                    )
             elif isinstance(ev, MatchOver):
                 self._on_over(ev)
             elif isinstance(ev, RematchOffered):

@@ -31,4 +31,7 @@ def describe_note(note: Note) -> str:
         )
     if kind == "handshake":
         return f"connected to {note['peer_name']} ({note['peer_fingerprint']})"
+    if kind == "found":
+        n = len(note.get("hosts", ()))
+        return f"found {n} match{'es' if n != 1 else ''} waiting on this network with that number"
     return str(kind)

@@ -12,12 +12,22 @@ that made it, and the host's record is rewritten after each step.
 
 A seed chosen with ``practice --seed`` cannot be recorded this way (the seed
 comes from the commit-reveal), so such a match keeps no record.
+
+Undo and resume.  Every random byte the two sessions draw comes from one
+*stream seed* (SHAKE-256 of it, :class:`ByteStream`), so the same seed, the same
+identity and the same moves make the same record.  :meth:`PracticeRecorder.rebuild`
+uses that to take moves back (the practice table's undo: the record then holds
+the match as finally played), and the stream seed is kept beside the record
+(the sidecar file, 0600, with the computer's level) until the match ends, so
+``practice --resume`` can rebuild the match from the record and play on.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -26,7 +36,46 @@ from p2pkoikoi.engine import Action, RuleSet
 from p2pkoikoi.session import NeedData, Resign, SendAction, Session
 from p2pkoikoi.session.session import State
 from p2pkoikoi.transport.errors import TransportError
-from p2pkoikoi.transport.record_files import RecordKeeper
+from p2pkoikoi.transport.record_files import RecordKeeper, sidecar_path
+
+#: what the sidecar of a practice record says it is
+PRACTICE_SIDECAR = "p2pkoikoi-practice"
+
+
+class ByteStream:
+    """Bytes drawn from SHAKE-256 of a seed: the same seed, the same bytes, in order."""
+
+    def __init__(self, seed: bytes) -> None:
+        self.seed = seed
+        self._drawn = 0
+
+    def __call__(self, n: int) -> bytes:
+        out = hashlib.shake_256(self.seed).digest(self._drawn + n)[self._drawn :]
+        self._drawn += n
+        return out
+
+
+#: a move as the recorder replays it: (seat, action), or (seat, None) for a resignation
+Move = tuple[int, Action | None]
+
+
+def sidecar_of(path: Path) -> Path:
+    """Where a practice record's resume file lies (beside it)."""
+    return sidecar_path(path)
+
+
+def read_practice_sidecar(path: Path) -> dict[str, str] | None:
+    """The stream seed and level kept beside a practice record (None: none, or not one)."""
+    try:
+        body = json.loads(sidecar_of(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(body, dict) or not isinstance(body.get(PRACTICE_SIDECAR), dict):
+        return None
+    got = body[PRACTICE_SIDECAR]
+    if not all(isinstance(got.get(k), str) for k in ("stream", "level")):
+        return None
+    return {"stream": got["stream"], "level": got["level"]}
 
 
 class PracticeRecorder:
@@ -38,10 +87,21 @@ class PracticeRecorder:
         identity: Ed25519PrivateKey,
         names: tuple[str, str],
         path: Path | None = None,
-        random_bytes: Callable[[int], bytes] = os.urandom,
+        random_bytes: Callable[[int], bytes] | None = None,
+        *,
+        stream_seed: bytes | None = None,
+        level: str = "",
     ) -> None:
         """``random_bytes`` draws the invite secret, both entropies and the computer's
-        key: a test passes a seeded source to get a chosen deal (with the identity)."""
+        key: a test passes a seeded source to get a chosen deal (with the identity).
+        Without it they come from ``stream_seed`` (random when not given), which the
+        sidecar keeps with ``level`` so that the match can be rebuilt (undo, resume)."""
+        self.stream_seed = stream_seed if stream_seed is not None else os.urandom(32)
+        self.level = level
+        self._args = (rules, identity, names)
+        if random_bytes is None:
+            random_bytes = ByteStream(self.stream_seed)
+        self.moves: list[Move] = []
         # one program deals both hands: the hidden deal gains nothing here, and the
         # table (LocalLink) plays the open deal, so the record must too
         rules = rules.with_open_deal()
@@ -72,6 +132,30 @@ class PracticeRecorder:
         if match is None:
             raise RuntimeError("the in-memory handshake did not start the match")
         self.match_seed: bytes = match.match_seed
+        if level and self.keeper.path is not None and self.sessions[0].state is not State.DONE:
+            self._write_sidecar()
+
+    def _write_sidecar(self) -> None:
+        try:
+            self.keeper.write_sidecar(
+                {PRACTICE_SIDECAR: {"stream": self.stream_seed.hex(), "level": self.level}}
+            )
+        except OSError as exc:
+            self.failed = f"cannot write the resume file: {exc}"
+
+    def rebuild(self, moves: Sequence[Move]) -> None:
+        """The record made again from the start with only ``moves`` (an undo takes the
+        last ones back; a resume replays the record's): same seed, same signatures."""
+        fresh = PracticeRecorder(
+            *self._args, self.keeper.path, stream_seed=self.stream_seed, level=self.level
+        )
+        for seat, action in moves:
+            if action is None:
+                fresh.resign(seat)
+            else:
+                fresh.action(seat, action)
+        self.sessions, self.keeper, self.failed = fresh.sessions, fresh.keeper, fresh.failed
+        self.moves = list(fresh.moves)
 
     @property
     def path(self) -> Path | None:
@@ -101,6 +185,7 @@ class PracticeRecorder:
 
     def action(self, seat: int, action: Action) -> None:
         """The seat's move, signed by its session and recorded."""
+        self.moves.append((seat, action))
         self._shuttle(self.sessions[seat].send(SendAction(action)), seat)
         if self.sessions[0].state is State.DONE:
             self.keeper.drop_sidecar()
@@ -112,5 +197,8 @@ class PracticeRecorder:
         match = sess.match
         if match is None or match.to_act != seat or sess.state is not State.PLAY:
             return False
+        self.moves.append((seat, None))
         self._shuttle(sess.send(Resign()), seat)
+        if self.sessions[0].state is State.DONE:
+            self.keeper.drop_sidecar()
         return True

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -58,7 +59,8 @@ from prompt_toolkit.widgets import Frame
 from p2pkoikoi.engine import Action, KoiKoiError, RuleSet
 from p2pkoikoi.transport.link import GameLink
 from p2pkoikoi.ui import render as R
-from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer
+from p2pkoikoi.ui.fold import SIDE, TALL, SizedText, board_width, folded_window
+from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer, table_names
 from p2pkoikoi.ui.sync_output import synchronize_output
 from p2pkoikoi.ui.tutorial import tutorial_tip
 
@@ -182,7 +184,7 @@ class TableContext:
         return answer[0]
 
     def status(self, text: str) -> None:
-        self.state.status = text
+        self.state.set_status(text)
         self.state.changed()
         self._redraw()
 
@@ -220,6 +222,7 @@ class TableApp:
     _chat: Buffer = field(init=False)
     _chatting: bool = field(default=False, init=False)
     _renders: int = field(default=0, init=False)
+    interrupted: bool = field(default=False, init=False)  # Ctrl-C asked to leave
 
     def __post_init__(self) -> None:
         self.state = TableState(ascii=self.ascii, bell=self.bell)
@@ -269,6 +272,20 @@ class TableApp:
             return 80, 24
         return size.columns, size.rows
 
+    def _board_width(self) -> int:
+        """The cards' part of the table: what the side panel leaves, at most BOARD_MAX."""
+        return board_width(self._size()[0])
+
+    def _tall(self) -> bool:
+        return self._size()[1] >= TALL
+
+    def _log_lines(self, width: int, height: int) -> StyleAndTextTuples:
+        st = self.state
+        total = sum(len(R.wrap_line([("", " " + t)], width, hang=2)) for _, t in st.log)
+        st.log_scroll = max(0, min(st.log_scroll, total - height))
+        st.log_height = height
+        return R.log_fragments(st, height, width)
+
     def _big_enough(self) -> bool:
         columns, rows = self._size()
         return columns >= MIN_COLUMNS and rows >= MIN_ROWS
@@ -309,29 +326,24 @@ class TableApp:
         big = Condition(self._big_enough)
         has_dialog = Condition(lambda: bool(R.dialog_fragments(st)))
 
-        def log_height() -> int:
-            return 6
+        def fixed(fn: Callable[[], StyleAndTextTuples], **kw: Any) -> Window:
+            return folded_window(fn, self._board_width, **kw)
 
         main = HSplit(
             [
-                Window(self._ft(lambda: R.opponent_fragments(st)), height=3, wrap_lines=False),
+                fixed(lambda: R.opponent_fragments(st, self._tall())),
                 Window(
-                    self._ft(lambda: R.field_fragments(st, self._click)),
-                    height=Dimension(min=3, max=5),
+                    self._ft(lambda: R.field_fragments(st, self._click, self._board_width())),
+                    height=lambda: Dimension.exact(
+                        max(3, len(R.fold(R.field_fragments(st, None, self._board_width()), 9999)))
+                    ),
                     wrap_lines=False,
                 ),
-                Window(self._ft(lambda: R.mine_fragments(st)), height=3, wrap_lines=False),
-                Window(
-                    self._ft(lambda: R.hand_fragments(st, self._click), focusable=True),
-                    height=4,
-                    wrap_lines=False,
-                ),
-                Window(
-                    self._ft(lambda: R.log_fragments(st, log_height())),
-                    height=Dimension(min=1, max=6),
-                    wrap_lines=False,
-                ),
-            ]
+                fixed(lambda: R.mine_fragments(st, self._tall())),
+                fixed(lambda: R.hand_fragments(st, self._click), focusable=True),
+                Window(SizedText(self._log_lines), height=Dimension(min=0), wrap_lines=False),
+            ],
+            width=lambda: Dimension.exact(self._board_width()),
         )
         board = FloatContainer(
             content=main,
@@ -357,7 +369,8 @@ class TableApp:
             [
                 board,
                 Window(width=1, char=side_rule, style="class:rule"),
-                Window(self._ft(lambda: R.side_fragments(st)), width=22, wrap_lines=False),
+                Window(self._ft(lambda: R.side_fragments(st)), width=SIDE, wrap_lines=False),
+                Window(),  # a wide terminal: the side panel stays beside the cards
             ]
         )
         page = Window(self._ft(self._page_text), wrap_lines=False)
@@ -378,13 +391,13 @@ class TableApp:
                     filter=on_table & ~big,
                 ),
                 ConditionalContainer(page, filter=on_page),
-                Window(
-                    self._ft(lambda: R.prompt_fragments(st, time.monotonic(), self._click)),
-                    height=1,
+                folded_window(  # with the countdown a prompt may need a second row
+                    lambda: R.prompt_fragments(st, time.monotonic(), self._click),
+                    lambda: self._size()[0],
                 ),
-                ConditionalContainer(
-                    Window(self._ft(lambda: R.status_fragments(st)), height=1),
-                    filter=Condition(lambda: bool(st.status)),
+                ConditionalContainer(  # folded: a wrong code's advice is a long line
+                    folded_window(lambda: R.status_fragments(st), lambda: self._size()[0]),
+                    filter=Condition(lambda: bool(st.status) and st.page is not Page.WAITING),
                 ),
                 ConditionalContainer(
                     Window(
@@ -417,7 +430,10 @@ class TableApp:
     def _page_text(self) -> StyleAndTextTuples:
         columns, rows = self._size()
         guide = len(self._guide_lines())  # the guided round's tip sits under the page too
-        height = max(1, rows - 2 - (1 if self.state.status else 0) - guide)
+        status = len(R.fold(R.status_fragments(self.state), columns))
+        if self.state.page is Page.WAITING:
+            status = 0  # the waiting page shows the status among its own lines
+        height = max(1, rows - 2 - (status if self.state.status else 0) - guide)
         now = time.monotonic()
         # keep the scroll where the last line is still in view, so Up works at once
         lines = R.wrapped_page_lines(self.state, now, columns)
@@ -450,13 +466,19 @@ class TableApp:
         def _(event: KeyPressEvent) -> None:
             st.move(1)
 
-        @kb.add("pageup", filter=not_chatting)
+        @kb.add("pageup")
         def _(event: KeyPressEvent) -> None:
-            st.move(-10)
+            if st.page is None:
+                st.scroll_log(-1)  # the table: the log (and chat) back
+            elif not self._chatting:
+                st.move(-10)
 
-        @kb.add("pagedown", filter=not_chatting)
+        @kb.add("pagedown")
         def _(event: KeyPressEvent) -> None:
-            st.move(10)
+            if st.page is None:
+                st.scroll_log(1)
+            elif not self._chatting:
+                st.move(10)
 
         for n in range(1, 9):
 
@@ -498,6 +520,18 @@ class TableApp:
         def _(event: KeyPressEvent) -> None:
             st.toggle_tutorial()
 
+        @kb.add("h", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            if st.practice and st.decision is not None and st.page is None:
+                st.message = "Hint: thinking..."
+                st.changed()
+                self._in_trio(self._hint_task)
+
+        @kb.add("z", filter=not_chatting)
+        def _(event: KeyPressEvent) -> None:
+            if st.practice and st.page is None and st.dialog is None:
+                self._in_trio(self._undo_task)
+
         @kb.add("u", filter=not_chatting)
         def _(event: KeyPressEvent) -> None:
             st.toggle_unseen()
@@ -530,7 +564,9 @@ class TableApp:
             if self._chatting:
                 self._stop_chat()
                 return
+            ctrl_c = event.key_sequence[0].key == "c-c"
             if st.over is not None or st.closed or st.view is None:
+                self.interrupted = ctrl_c
                 self.exit()
             elif st.dialog is Dialog.QUIT and event.key_sequence[0].key == "c-c":
                 self._dialog_yes(Dialog.QUIT)  # a second Ctrl-C means it: leave
@@ -540,6 +576,7 @@ class TableApp:
             else:
                 if st.page is Page.HELP:
                     st.toggle_help()
+                self.interrupted = ctrl_c  # a leave begun by Ctrl-C exits 130, as headless
                 st.open_dialog(Dialog.QUIT)
 
         @kb.add("c", filter=not_chatting)
@@ -624,6 +661,27 @@ class TableApp:
             self.state.action_failed(str(exc))
         self.app.invalidate()
 
+    async def _hint_task(self) -> None:
+        """What medium would play here (in a thread: it looks ahead a little)."""
+        from p2pkoikoi.ui.hint import hint
+
+        view = self.state.view
+        if view is None:
+            return
+        action, text = await trio.to_thread.run_sync(hint, view, 0, self.state.ascii)
+        self.state.show_hint(view, action, text)
+        self.app.invalidate()
+
+    async def _undo_task(self) -> None:
+        link: Any = self.link
+        if link is None or not hasattr(link, "take_back"):
+            return
+        try:
+            await link.take_back()
+        except KoiKoiError as exc:
+            self.state.action_failed(str(exc))
+        self.app.invalidate()
+
     async def _chat_task(self, text: str) -> None:
         if self.link is not None:
             try:
@@ -634,7 +692,9 @@ class TableApp:
     async def _resign_task(self, then_exit: bool) -> None:
         if self.link is not None:
             try:
-                if then_exit:  # leaving: resign, and let the result be signed by both
+                if then_exit and self.state.resumable:
+                    await self.link.leave()  # a practice match kept for --resume
+                elif then_exit:  # leaving: resign, and let the result be signed by both
                     self.state.action_failed("leaving: resigning and waiting for the signatures")
                     self.app.invalidate()
                     await self.link.leave()
@@ -678,6 +738,12 @@ class TableApp:
         self.state.set_rematch(text + " Press q to leave.", possible=why is not None)
         self.app.invalidate()
 
+    def _clock(self, link: GameLink) -> None:
+        """Your own turn's deadline, from the link's (trio's) clock to the table's."""
+        deadline = getattr(link, "turn_deadline", None)
+        left = deadline() - trio.current_time() if deadline is not None else math.inf
+        self.state.turn_deadline = time.monotonic() + left if math.isfinite(left) else None
+
     async def _trio_main(self) -> None:
         self._leave = trio.Event()
         async with trio.open_nursery() as nursery:
@@ -695,7 +761,12 @@ class TableApp:
     async def _serve(self, link: GameLink) -> None:
         """Feed the link's updates to the state until the person leaves the table."""
         self.link = link
-        self.state.attach(link.seat, link.names, link.rules)
+        self.state.practice = hasattr(link, "undo")  # a LocalLink: hints and undo
+        self.state.resumable = bool(getattr(link, "resumable", False))
+        recorder = getattr(link, "recorder", None)
+        self.state.record_path = str(getattr(recorder, "path", "") or "")
+        fingerprint = str(getattr(link, "peer_fingerprint", "") or "")
+        self.state.attach(link.seat, table_names(link.seat, link.names, fingerprint), link.rules)
         assert self._leave is not None
         async with trio.open_nursery() as inner:
 
@@ -704,6 +775,7 @@ class TableApp:
                     async for upd in link.updates:
                         was_my_turn = self.state.my_turn
                         self.state.apply_update(upd, time.monotonic())
+                        self._clock(link)
                         if self.state.bell and self.state.my_turn and not was_my_turn:
                             self.app.output.bell()  # "your turn", noticed in another window
                             self.app.output.flush()
@@ -729,8 +801,10 @@ class TableApp:
 
     # ------------------------------------------------------------------ running
     def exit(self) -> None:
+        """Close the table: status 130 when Ctrl-C began the leaving (as a shell and
+        headless report an interrupt), else 0."""
         if not self.app.is_done and self.app.is_running:
-            self.app.exit(result=0)
+            self.app.exit(result=130 if self.interrupted else 0)
 
     def _after_render(self, app: Application[int]) -> None:
         self._renders += 1
@@ -883,8 +957,14 @@ def run_table(
 
 def closing_lines(state: TableState) -> list[str]:
     """What stays in the shell after the table closes: where the record is and how
-    to verify it (the path is long and the table's copy is gone)."""
+    to verify it (the path is long and the table's copy is gone), or how to go on
+    with a practice match left unfinished."""
     over = state.over
+    if over is None and state.resumable and state.record_path:
+        return [
+            f"The match is kept in {state.record_path}",
+            f"Play on with: p2pkoikoi practice --resume {state.record_path}",
+        ]
     if over is None or not over.record:
         return []
     return [f"Match record: {over.record}", f"Verify it with: p2pkoikoi verify {over.record}"]

@@ -8,13 +8,14 @@ in; tests call these functions without one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 
-from p2pkoikoi.engine import CardSet, Kind, Phase, RuleSet
+from p2pkoikoi.engine import Card, CardSet, Kind, Phase, PlayerView, RuleSet
 from p2pkoikoi.engine.rules import Scoring
 from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore, score
 from p2pkoikoi.ui.progress import near_yaku
@@ -83,6 +84,11 @@ def _lines(lines: list[StyleAndTextTuples]) -> StyleAndTextTuples:
     return out
 
 
+def join_lines(lines: list[StyleAndTextTuples]) -> StyleAndTextTuples:
+    """Lines of formatted text as one, with newlines between them."""
+    return _lines(lines)
+
+
 def koi_factor(rules: RuleSet, calls_winner: int, calls_loser: int) -> int:
     """The product of the koi-koi multipliers for a winner with these calls."""
     f = 1
@@ -138,12 +144,14 @@ def possessive(st: TableState, seat: int) -> str:
 
 
 # ---------------------------------------------------------------------- the table
-def opponent_fragments(st: TableState) -> StyleAndTextTuples:
+def opponent_fragments(st: TableState, full: bool = False) -> StyleAndTextTuples:
+    """The other player: hand size, last play and draw, captures (``full``: whole tiles,
+    a line per kind, for a tall terminal)."""
     v = st.view
     if v is None:
         return []
     them = 1 - st.seat
-    head: StyleAndTextTuples = [("class:name", f" {st.them[:12]}")]
+    head: StyleAndTextTuples = [("class:name", f" {st.them}")]
     head.append(("", f"  hand {v.opponent_hand_size}"))
     if st.opp_moves:
         head.append(("class:dim", "  last:"))
@@ -154,10 +162,11 @@ def opponent_fragments(st: TableState) -> StyleAndTextTuples:
                 head.append(("class:opp.last", ">" if st.ascii else "→"))
                 for c in captured:
                     head.append((tile_style(c), tile_text(c, st.ascii).strip()))
-    return _lines([head, *[_indent(" ", line) for line in pile_lines(st, v.piles[them])]])
+    piles = pile_lines(st, v.piles[them], full)
+    return _lines([head, *[_indent(" ", line) for line in piles]])
 
 
-def field_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
+def field_fragments(st: TableState, click: Clicker = None, width: int = 57) -> StyleAndTextTuples:
     v = st.view
     if v is None:
         return []
@@ -179,8 +188,8 @@ def field_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples
     # while a drawn card waits to take one of two, it is shown once, after "drawn:"
     on_field = CardSet(v.field.mask & ~v.drawn.bit) if v.drawn is not None else v.field
     for group in by_month(on_field):
-        need = len(group) * 7 + 2
-        if used + need > 58 and used > 1:
+        need = len(group) * 7 + 2 + 2 * sum(1 for c in group if c in offered)
+        if used + need > width + 1 and used > 1:
             rows.append(row)
             row, used = [("", " ")], 1
         for c in group:
@@ -190,10 +199,11 @@ def field_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples
             elif c in hl:
                 extra = "class:target"
             text = tile_text(c, st.ascii)
-            if c in offered:
-                row.append(_frag(tile_style(c, extra), text, click, "target", offered.index(c)))
-                n = offered.index(c) + 1
-                row.append(("class:label", f"{n}"))
+            if c in offered:  # "1:12Pau★ 2:12Pau·": the number before its card, apart
+                n = offered.index(c)
+                row.append(_frag("class:selected.mark", f"{n + 1}:", click, "target", n))
+                row.append(_frag(tile_style(c, extra), text.strip(), click, "target", n))
+                row.append(("", " "))
             else:
                 row.append((tile_style(c, extra), text))
                 row.append(("", " "))
@@ -203,7 +213,7 @@ def field_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples
     return _lines([head, *rows])
 
 
-def mine_fragments(st: TableState) -> StyleAndTextTuples:
+def mine_fragments(st: TableState, full: bool = False) -> StyleAndTextTuples:
     v = st.view
     if v is None:
         return []
@@ -213,7 +223,8 @@ def mine_fragments(st: TableState) -> StyleAndTextTuples:
     ]
     if v.dealer == st.seat:
         head.append(("class:dealer", " (you deal)"))
-    return _lines([head, *[_indent(" ", line) for line in pile_lines(st, v.piles[st.seat])]])
+    piles = pile_lines(st, v.piles[st.seat], full)
+    return _lines([head, *[_indent(" ", line) for line in piles]])
 
 
 def hand_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
@@ -258,12 +269,33 @@ def hand_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
         grab = [c for c in v.field if c.month == sel_card.month]
         info.append(("class:dim", " " + st.p(card_label(sel_card))))
         if grab:
-            info.append(("class:dim", st.p(" → takes ") + ", ".join(c.english for c in grab[:3])))
-            if len(grab) == 2:
-                info.append(("class:dim", " (choose one)"))
+            info.append(("class:dim", st.p(" → takes ") + takes_text(grab)))
         else:
             info.append(("class:dim", st.p(" → stays on the field")))
     return _lines([title, numbers, tiles, info])
+
+
+def short_name(name: str, n: int) -> str:
+    """``name`` in ``n`` cells for the side panel, keeping a fingerprint tag ``(ab12)``
+    whole: it is what tells two players of one name apart."""
+    if len(name) <= n:
+        return name
+    tag = name[name.rfind(" (") :] if name.endswith(")") and " (" in name else ""
+    if tag and len(tag) < n - 1:
+        return name[: n - len(tag) - 1] + "~" + tag
+    return name[: n - 1] + "~"
+
+
+def takes_text(grab: list[Card]) -> str:
+    """What a card matching ``grab`` captures: one card, one of two, or all three."""
+    names = [c.english for c in grab]
+    if len(names) == 1:
+        return names[0]
+    if len(names) == 2:
+        if names[0] == names[1]:
+            return f"one {names[0]} (of the two on the field)"
+        return f"{names[0]} or {names[1]} (you choose one)"
+    return ", ".join(names[:-1]) + f" and {names[-1]} (all three)"
 
 
 def side_fragments(st: TableState) -> StyleAndTextTuples:
@@ -275,11 +307,11 @@ def side_fragments(st: TableState) -> StyleAndTextTuples:
     me, them = st.seat, 1 - st.seat
     lines: list[StyleAndTextTuples] = [
         [("class:heading", f" Round {v.round} of {r.rounds}")],
-        [("", f" Dealer: {st.name(v.dealer)[:13]}")],
+        [("", f" Dealer: {short_name(st.name(v.dealer), 13)}")],
         [("class:label", f" {rule * 2} {_score_word(r)} {rule * 8}")],
     ]
     for seat in (me, them):
-        lines.append([("", f" {st.name(seat)[:12]:<12}{v.scores[seat]:>6}")])
+        lines.append([("", f" {short_name(st.name(seat), 12):<12}{v.scores[seat]:>6}")])
     lines.append([("class:label", f" {rule * 2} Koi-koi {rule * 8}")])
     lines.append([("", f" calls {v.calls[me]} : {v.calls[them]}")])
     lines.append(
@@ -290,7 +322,7 @@ def side_fragments(st: TableState) -> StyleAndTextTuples:
             )
         ]
     )
-    for seat, title in ((me, "You"), (them, st.name(them)[:10])):
+    for seat, title in ((me, "You"), (them, short_name(st.name(them), 15))):
         lines.append([("class:label", f" {rule * 2} {title} {rule * max(2, 16 - len(title))}")])
         made = v.yaku(seat)
         for y in made:
@@ -309,9 +341,35 @@ def side_fragments(st: TableState) -> StyleAndTextTuples:
     return _lines(lines)
 
 
-def log_fragments(st: TableState, height: int = 5) -> StyleAndTextTuples:
-    lines = st.log[-height:] if height > 0 else []
-    return _lines([[(style or "class:log", " " + text)] for style, text in lines])
+def log_fragments(st: TableState, height: int = 5, width: int = 1000) -> StyleAndTextTuples:
+    return _lines(log_lines(st, width, height))
+
+
+def log_lines(st: TableState, width: int, height: int) -> list[StyleAndTextTuples]:
+    """The event log (chat included) folded to ``width``: the ``height`` rows that end
+    ``st.log_scroll`` rows above the newest, with a note of what is hidden below."""
+    if height <= 0:
+        return []
+    rows: list[StyleAndTextTuples] = []
+    for style, text in st.log:
+        rows.extend(wrap_line([(style or "class:log", " " + text)], width, hang=2))
+    back = max(0, min(st.log_scroll, len(rows) - height))
+    if back == 0:
+        return rows[-height:]
+    end = len(rows) - back
+    shown = rows[max(0, end - height + 1) : end]
+    more = st.p(f" ↓ {back} newer line{'s' if back != 1 else ''}: PgDn")
+    return [*shown, [("class:status", more)]]
+
+
+def fold(fragments: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
+    """Formatted text of several lines, each folded to ``width`` (never cut)."""
+    from prompt_toolkit.formatted_text.utils import split_lines
+
+    out: list[StyleAndTextTuples] = []
+    for line in split_lines(fragments):
+        out.extend(wrap_line(line, width) if line else [line])
+    return out
 
 
 def prompt_fragments(st: TableState, now: float = 0.0, click: Clicker = None) -> StyleAndTextTuples:
@@ -336,6 +394,29 @@ def prompt_fragments(st: TableState, now: float = 0.0, click: Clicker = None) ->
         return [("class:message", " " + st.p(st.message))]
     if st.busy:
         return [("class:dim", " Sending...")]
+    line = _decision_prompt(st, v)
+    if line and st.turn_deadline is not None and now:
+        left = max(0, math.ceil(st.turn_deadline - now))
+        line.append(("class:message" if left <= 10 else "class:dim", f"  {clock_text(left)} left"))
+    if line or v.to_act is None or v.to_act == st.seat:
+        return line
+    secs = max(0, int(now - st.wait_since)) if now else 0
+    dots = "." * (1 + secs % 3)
+    return [
+        (
+            "class:dim",
+            f" Waiting for {st.them}{dots:<3} {secs}s" if secs else f" Waiting for {st.them}...",
+        )
+    ]
+
+
+def clock_text(seconds: int) -> str:
+    """``0:42``: minutes and seconds of a countdown."""
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def _decision_prompt(st: TableState, v: PlayerView) -> StyleAndTextTuples:
+    """The line asking for your decision ([] when there is none)."""
     d = st.decision
     if d is Decision.PLAY:
         n = len(st.hand)
@@ -361,17 +442,6 @@ def prompt_fragments(st: TableState, now: float = 0.0, click: Clicker = None) ->
         return [("class:prompt", " You made a yaku: koi-koi or stop?")]
     if d is Decision.SWAP:
         return [("class:prompt", " Before looking: swap hands with the dealer, or keep?")]
-    if v.to_act is not None and v.to_act != st.seat:
-        secs = max(0, int(now - st.wait_since)) if now else 0
-        dots = "." * (1 + secs % 3)
-        return [
-            (
-                "class:dim",
-                f" Waiting for {st.them}{dots:<3} {secs}s"
-                if secs
-                else f" Waiting for {st.them}...",
-            )
-        ]
     return []
 
 
@@ -395,8 +465,10 @@ def footer_fragments(st: TableState) -> StyleAndTextTuples:
         text = " a/Enter: accept   d/Esc: decline   ←→: choose   ↑↓ PgUp PgDn: scroll"
     elif st.page is Page.WAITING:
         text = " q: cancel"
+    elif st.practice:
+        text = " ?: rules  u: unseen  h: hint  z: undo  PgUp/PgDn: log  r: resign  q: leave"
     else:
-        text = " ?: yaku & rules  u: unseen  c: chat  r: resign  q: leave"
+        text = " ?: yaku & rules  u: unseen  c: chat  PgUp/PgDn: log  r: resign  q: leave"
     return [("class:footer", st.p(text))]
 
 
@@ -478,11 +550,12 @@ def dialog_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuple
         ]
         return _lines(lines)
     if st.dialog is Dialog.QUIT:
-        text = (
-            " Leave the table?"
-            if st.over is not None or st.closed
-            else " Leave now? That resigns the match."
-        )
+        if st.over is not None or st.closed:
+            text = " Leave the table?"
+        elif st.resumable:
+            text = " Leave now? The match is kept: practice --resume plays on."
+        else:
+            text = " Leave now? That resigns the match."
         return _lines([[("class:heading", text)], _buttons(st, ["Yes, leave", "No"], click)])
     d = st.decision
     if d is Decision.KOIKOI:
@@ -606,11 +679,14 @@ def over_lines(st: TableState) -> list[StyleAndTextTuples]:
         [("class:heading", " " + head + (f" ({_REASONS.get(reason, reason)})" if reason else ""))]
     ]
     dash = "-" if st.ascii else "—"
+    # columns as wide as the names: a cut name could be either player's
+    col = max(12, len(st.me) + 2, len(st.them) + 2)
+    dw = max(9, len(st.me) + 1, len(st.them) + 1)
     lines.append(
         [
             (
                 "class:label",
-                f" {'Round':<7}{st.me[:12]:>12}{st.them[:12]:>12}   {'dealer':<9} how it ended",
+                f" {'Round':<7}{st.me:>{col}}{st.them:>{col}}   {'dealer':<{dw}} how it ended",
             )
         ]
     )
@@ -620,11 +696,11 @@ def over_lines(st: TableState) -> list[StyleAndTextTuples]:
         for seat in (me, them):
             g = res.gained[seat]
             tot[seat] += g
-            cells.append(f"{g if g else dash:>12}")
+            cells.append(f"{g if g else dash:>{col}}")
         how = round_how(st, res.round, res.winner, res.reason)
-        dealer = st.name(res.dealer)[:8]
-        lines.append([("", st.p(f" {res.round:<7}{cells[0]}{cells[1]}   {dealer:<9} {how}"))])
-    lines.append([("class:score", f" {'Total':<7}{tot[me]:>12}{tot[them]:>12}")])
+        dealer = st.name(res.dealer)
+        lines.append([("", st.p(f" {res.round:<7}{cells[0]}{cells[1]}   {dealer:<{dw}} {how}"))])
+    lines.append([("class:score", f" {'Total':<7}{tot[me]:>{col}}{tot[them]:>{col}}")])
     if r.scoring is Scoring.POOL:
         lines.append(
             [
@@ -726,16 +802,16 @@ def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
         head = f" Rules: exactly the {offer.preset} preset."
     else:
         head = f" Rules: {where}, {n} setting{'s' if n != 1 else ''} differ{'' if n != 1 else 's'}:"
-    lines.append([("class:heading", st.p(head))])
     limit = offer.turn_limit
     clock = f"{limit // 60} min" if limit and limit % 60 == 0 else f"{limit} s"
-    lines.append(
+    lines.append(  # before the rules' head: the differences follow it directly
         [
             ("class:label", st.p(" Time per decision: ")),
             ("class:name", st.p(clock if limit else "no limit")),
             ("class:dim", st.p("  (running out forfeits the match)" if limit else "")),
         ]
     )
+    lines.append([("class:heading", st.p(head))])
     for setting, mine, theirs in offer.diffs:
         lines.append(
             [
@@ -780,10 +856,9 @@ def waiting_lines(st: TableState, now: float = 0.0) -> list[StyleAndTextTuples]:
     if indicator:
         title.append(("class:status", "   " + indicator))
     lines: list[StyleAndTextTuples] = [title, []]
+    if st.status:  # under the title: at the foot of a long page it would be out of view
+        lines.extend([status_fragments(st), []])
     lines.extend([[("", " " + line)] for line in st.waiting_lines])
-    if st.status:
-        lines.append([])
-        lines.extend([status_fragments(st)])
     return lines
 
 
@@ -822,12 +897,12 @@ def _is_command(line: StyleAndTextTuples) -> bool:
     return _text_of(line).lstrip().startswith("p2pkoikoi ")
 
 
-def wrap_line(line: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
+def wrap_line(line: StyleAndTextTuples, width: int, hang: int = 0) -> list[StyleAndTextTuples]:
     """``line`` folded to ``width`` cells: never cut.
 
     Breaks after a space when there is one, else inside a word (an invite or a
     path can be longer than a narrow terminal).  Continuation lines keep the
-    line's indent.  A shell command ends each folded line with `` \\``, so the
+    line's indent (and ``hang`` cells more).  A shell command ends each folded line with `` \\``, so the
     lines pasted into a shell are still one command (backslash-newline joins
     them, and ``join`` accepts an invite in several pieces).
     """
@@ -840,7 +915,7 @@ def wrap_line(line: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
     text = "".join(ch for _, ch in cells)
     command = _is_command(line)
     tail = " \\" if command else ""
-    indent = min(len(text) - len(text.lstrip(" ")) + (2 if command else 0), width // 3)
+    indent = min(len(text) - len(text.lstrip(" ")) + (2 if command else 0) + hang, width // 3)
     out: list[StyleAndTextTuples] = []
     start, n = 0, len(cells)
     glued = False  # the last row broke inside a word of a command: no indent, no space
@@ -856,6 +931,11 @@ def wrap_line(line: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
             space = text.rfind(" ", start, end)
             if space > start and space - start >= room // 3:
                 end = space + 1
+            elif not command and "://" in text[start:end]:
+                # a web address longer than the row: break after a "/" (a path's step)
+                slash = text.rfind("/", start, end - 1)
+                if slash - start >= room // 3:
+                    end = slash + 1
             end = max(end, start + 1)
         piece = cells[start:end]
         mid_word = end < n and cells[end - 1][1] != " " and cells[end][1] != " "

@@ -16,10 +16,11 @@ import dataclasses
 from collections.abc import Callable
 
 from prompt_toolkit.application import Application
+from prompt_toolkit.application.current import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import HSplit, Layout, VSplit, Window
+from prompt_toolkit.layout import Dimension, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import Output
 
@@ -28,6 +29,7 @@ from p2pkoikoi.session.errors import RecordError
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.transport.link import Update
 from p2pkoikoi.ui import render as R
+from p2pkoikoi.ui.fold import SIDE, SizedText, board_width, folded_window
 from p2pkoikoi.ui.state import TableState
 from p2pkoikoi.ui.sync_output import synchronize_output
 from p2pkoikoi.ui.tiles import tile_style, tile_text
@@ -188,15 +190,22 @@ def replay_app(
     def ft(fn: object) -> FormattedTextControl:
         return FormattedTextControl(fn)  # type: ignore[arg-type]
 
+    def width() -> int:
+        return board_width(get_app().output.get_size().columns)
+
+    def log(w: int, h: int) -> StyleAndTextTuples:
+        return R.log_fragments(st(), h, w)
+
     board = HSplit(
         [
-            Window(ft(lambda: R.opponent_fragments(st())), height=3, wrap_lines=False),
-            Window(ft(rp.other_hand), height=1, wrap_lines=False),
-            Window(ft(lambda: R.field_fragments(st())), height=3, wrap_lines=False),
-            Window(ft(lambda: R.mine_fragments(st())), height=3, wrap_lines=False),
-            Window(ft(lambda: R.hand_fragments(st())), height=3, wrap_lines=False),
-            Window(ft(lambda: R.log_fragments(st(), 6)), wrap_lines=False),
-        ]
+            folded_window(lambda: R.opponent_fragments(st()), width),
+            folded_window(rp.other_hand, width),
+            folded_window(lambda: R.field_fragments(st(), None, width()), width),
+            folded_window(lambda: R.mine_fragments(st()), width),
+            folded_window(lambda: R.hand_fragments(st()), width),
+            Window(SizedText(log), height=Dimension(min=1), wrap_lines=False),
+        ],
+        width=lambda: Dimension.exact(width()),
     )
     side_rule = "|" if rp.ascii else "│"
     footer = (
@@ -210,7 +219,8 @@ def replay_app(
                 [
                     board,
                     Window(width=1, char=side_rule, style="class:rule"),
-                    Window(ft(lambda: R.side_fragments(st())), width=22, wrap_lines=False),
+                    Window(ft(lambda: R.side_fragments(st())), width=SIDE, wrap_lines=False),
+                    Window(),
                 ]
             ),
             Window(ft(rp.caption), height=1),

@@ -24,7 +24,7 @@ from prompt_toolkit.filters import Condition, has_focus
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
+from prompt_toolkit.layout import ConditionalContainer, Dimension, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.output import Output
 
@@ -33,23 +33,68 @@ from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
 from p2pkoikoi.transport.discovery import Browser, Waiting
 from p2pkoikoi.ui.app import STYLE
 from p2pkoikoi.ui.reference import help_lines
+from p2pkoikoi.ui.render import fold, join_lines
 from p2pkoikoi.ui.sync_output import synchronize_output
 from p2pkoikoi.ui.tiles import plain
 
 MENU = (
     ("practice", "Practise against the computer"),
-    ("host", "Host a match (you get a code and an invite to pass on)"),
-    ("join", "Join a match (type the code or paste the invite you were given)"),
+    ("host", "Host a match (you get a code to pass on)"),
+    ("join", "Join a match (type the code or paste the invite)"),
     ("rules", "Rules and yaku reference"),
     ("verify", "Verify a match record"),
     ("quit", "Quit"),
 )
 LEVELS = ("random", "easy", "medium", "hard")
+HOST_ROWS = ("Your name", "Rules", "Rounds", "Deal", "Start")
+DEALS = ("the preset's", "open", "hidden")
+
+
+def host_argv(s: StartState) -> tuple[str, ...]:
+    """The ``host`` command line the host form stands for."""
+    argv = ["host", "--rules", s.preset_name]
+    if s.host_name:
+        argv += ["--name", s.host_name]
+    if s.rounds:
+        argv += ["--rounds", str(s.rounds)]
+    if s.deal:
+        argv += ["--set", f"deal={DEALS[s.deal]}"]
+    return tuple(argv)
+
+
+def complete_code(text: str) -> tuple[str, list[str]]:
+    """Tab on a short code being typed (``7-cross``): the text with the word completed
+    as far as it is certain, and the words it could still be.  The first word comes
+    from the PGP odd list, the second from the even list (session/code.py)."""
+    import re
+
+    from p2pkoikoi.session.code import looks_like_code
+    from p2pkoikoi.session.wordlist import EVEN, ODD
+
+    if not looks_like_code(text):
+        return text, []
+    parts = re.split(r"[\s\-_.,/]+", text.lstrip())
+    if len(parts) < 2 or len(parts) > 3:
+        return text, []
+    typed = parts[-1].lower()
+    words = ODD if len(parts) == 2 else EVEN
+    fits = [w for w in words if w.startswith(typed)]
+    if not fits:
+        return text, []
+    common = fits[0]
+    for w in fits[1:]:
+        while not w.startswith(common):
+            common = common[:-1]
+    done = text[: len(text) - len(parts[-1])] + common
+    if len(fits) == 1 and len(parts) == 2:
+        done += "-"  # the second word comes next
+    return done, fits if len(fits) > 1 else []
 
 
 class Screen(enum.Enum):
     MENU = "menu"
     PRACTICE = "practice"  # choose level and rules
+    HOST = "host"  # choose name, rules, rounds and deal
     RULES = "rules"
     ASK = "ask"  # a line of text: the invite, a code's words or a record's path
     TEXT = "text"  # a message or a verification report
@@ -62,7 +107,11 @@ class StartState:
     cursor: int = 0
     level: int = 2  # medium
     preset: int = field(default_factory=lambda: list(PRESETS).index(DEFAULT_PRESET))
-    row: int = 0  # practice form: 0 level, 1 rules, 2 start
+    row: int = 0  # practice form: 0 level, 1 rules, 2 start; host form: HOST_ROWS
+    host_name: str = ""  # "" = the default (config.toml, else the login name)
+    rounds: int = 0  # host form: 0 = the preset's
+    deal: int = 0  # host form: an index into DEALS
+    hint: str = ""  # under the line being typed: Tab's choices, or what is wrong
     scroll: int = 0
     asking: str = ""  # "join", "code" or "verify"
     lan: list[Waiting] = field(default_factory=list)  # matches waiting on this network
@@ -116,6 +165,25 @@ def menu_fragments(s: StartState) -> StyleAndTextTuples:
         out.append(
             ("class:dim", "\n\n  ↑↓ choose a row, ←→ change it, Enter to start, Esc to go back")
         )
+    elif s.screen is Screen.HOST:
+        values = (
+            s.host_name or "(your default)",
+            s.preset_name,
+            str(s.rounds) if s.rounds else "the preset's",
+            DEALS[s.deal],
+        )
+        out.append(("class:heading", "  Host a match\n\n"))
+        for i, value in enumerate(values):
+            style = "class:button.focused" if i == s.row else ""
+            out.append(("", f"  {HOST_ROWS[i]:<12}"))
+            shown = f" {value} (Enter: change) " if i == 0 else f" ◀ {value:^12} ▶ "
+            out.append((style, shown))
+            out.append(("", "\n"))
+        out.append(("", "\n  "))
+        out.append(("class:button.focused" if s.row == 4 else "class:button", " [ Start ] "))
+        out.append(
+            ("class:dim", "\n\n  ↑↓ choose a row, ←→ change it, Enter to start, Esc to go back")
+        )
     elif s.screen is Screen.RULES:
         out.append(("class:heading", f"  Rules: {s.preset_name} "))
         out.append(("class:dim", "(←→ other presets, ↑↓ scroll, Esc back)\n"))
@@ -124,15 +192,15 @@ def menu_fragments(s: StartState) -> StyleAndTextTuples:
             out.append((style, " " + text + "\n"))
     elif s.screen is Screen.ASK:
         prompt = {
-            "join": "The code or invite:",
+            "join": "The code or invite (Tab completes a word of a code):",
             "verify": "Path of the record to verify:",
+            "name": "Your name, as the other player sees it:",
         }.get(s.asking, "")
         if s.asking == "code" and s.chosen is not None:
             prompt = (
                 f"{s.chosen.name}'s code is {s.chosen.number}-... : type its two words (ask them)"
             )
-        out.append(("class:heading", f"  {prompt}\n"))
-        out.append(("class:dim", "  Enter to go on, Esc to go back"))
+        out.append(("class:heading", f"  {prompt}"))  # the line typed follows at once
     elif s.screen is Screen.TEXT:
         out.append(("class:heading", f"  {s.text_title}\n\n"))
         for style, text in s.text_lines[s.scroll :]:
@@ -190,25 +258,58 @@ class StartScreen:
 
     def _layout(self) -> Layout:
         s = self.state
+        asking = Condition(lambda: s.screen is Screen.ASK)
+
+        def width() -> int:
+            return self.app.output.get_size().columns
+
+        def lines() -> list[StyleAndTextTuples]:  # folded between words, never inside one
+            return fold(menu_fragments(s), width())
+
+        def hint() -> StyleAndTextTuples:
+            text = s.hint or "Enter to go on, Esc to go back"
+            return join_lines(fold([("class:dim", plain("  " + text.strip(), s.ascii))], width()))
+
         return Layout(
             HSplit(
                 [
                     Window(
-                        FormattedTextControl(lambda: menu_fragments(s), focusable=True),
-                        wrap_lines=True,
+                        FormattedTextControl(lambda: join_lines(lines()), focusable=True),
+                        height=lambda: Dimension(min=1, max=len(lines()), preferred=len(lines())),
+                        wrap_lines=False,
                     ),
-                    ConditionalContainer(
+                    ConditionalContainer(  # the typed text, right under its prompt
                         VSplit([Window(width=4), Window(BufferControl(self.entry), height=1)]),
-                        filter=Condition(lambda: s.screen is Screen.ASK),
+                        filter=asking,
                     ),
+                    ConditionalContainer(Window(FormattedTextControl(hint)), filter=asking),
+                    Window(),
                 ]
             )
         )
+
+    def _complete(self) -> None:
+        """Tab in the Join field: complete the word of the code being typed."""
+        s = self.state
+        text = self.entry.text
+        prefix = f"{s.chosen.number}-" if s.asking == "code" and s.chosen is not None else ""
+        done, choices = complete_code(prefix + text)
+        done = done[len(prefix) :]
+        if done != text:
+            self.entry.text = done
+            self.entry.cursor_position = len(done)
+        more = f" ... ({len(choices)} words)" if len(choices) > 10 else ""
+        s.hint = ("  " + " ".join(choices[:10]) + more) if choices else ""
 
     def _accept(self, buf: Buffer) -> bool:
         s = self.state
         text = buf.text.strip()
         buf.reset()
+        s.hint = ""
+        if s.asking == "name":  # the host form's name: back to the form
+            s.host_name, s.screen = text[:32], Screen.HOST
+            self.app.layout.focus_previous()
+            return False
         if not text:
             return False
         if s.asking == "join":
@@ -240,7 +341,7 @@ class StartScreen:
             s.screen, s.asking = Screen.ASK, key
             self.app.layout.focus(self.entry)
         elif key == "host":
-            self.app.exit(result=("host",))
+            s.screen, s.row = Screen.HOST, len(HOST_ROWS) - 1
 
     def _keys(self) -> KeyBindings:
         kb = KeyBindings()
@@ -263,6 +364,8 @@ class StartScreen:
                 s.cursor = (s.cursor - 1) % s.rows
             elif s.screen is Screen.PRACTICE:
                 s.row = (s.row - 1) % 3
+            elif s.screen is Screen.HOST:
+                s.row = (s.row - 1) % len(HOST_ROWS)
             else:
                 s.scroll = max(0, s.scroll - 1)
 
@@ -272,15 +375,23 @@ class StartScreen:
                 s.cursor = (s.cursor + 1) % s.rows
             elif s.screen is Screen.PRACTICE:
                 s.row = (s.row + 1) % 3
+            elif s.screen is Screen.HOST:
+                s.row = (s.row + 1) % len(HOST_ROWS)
             else:
                 s.scroll += 1
 
         def side(delta: int) -> None:
             if s.screen is Screen.PRACTICE and s.row == 0:
                 s.level = (s.level + delta) % len(LEVELS)
-            elif s.screen is Screen.RULES or (s.screen is Screen.PRACTICE and s.row == 1):
+            elif s.screen is Screen.RULES or (
+                s.screen in (Screen.PRACTICE, Screen.HOST) and s.row == 1
+            ):
                 s.preset = (s.preset + delta) % len(PRESETS)
                 s.scroll = 0
+            elif s.screen is Screen.HOST and s.row == 2:
+                s.rounds = (s.rounds + delta) % 13  # 0: the preset's; 1-12
+            elif s.screen is Screen.HOST and s.row == 3:
+                s.deal = (s.deal + delta) % len(DEALS)
 
         @on("left")
         def _(event: KeyPressEvent) -> None:
@@ -307,6 +418,16 @@ class StartScreen:
                     event.app.exit(result=("practice", LEVELS[s.level], s.preset_name))
                 else:
                     side(1)
+            elif s.screen is Screen.HOST:
+                if s.row == len(HOST_ROWS) - 1:
+                    event.app.exit(result=host_argv(s))
+                elif s.row == 0:
+                    s.screen, s.asking = Screen.ASK, "name"
+                    self.entry.text = s.host_name
+                    self.entry.cursor_position = len(s.host_name)
+                    self.app.layout.focus(self.entry)
+                else:
+                    side(1)
             else:
                 s.screen = Screen.MENU
 
@@ -317,8 +438,14 @@ class StartScreen:
         @kb.add("escape", filter=typing, eager=True)
         def _(event: KeyPressEvent) -> None:
             self.entry.reset()
-            s.screen = Screen.MENU
+            s.hint = ""
+            s.screen = Screen.HOST if s.asking == "name" else Screen.MENU
             event.app.layout.focus_previous()
+
+        @kb.add("tab", filter=typing)
+        def _(event: KeyPressEvent) -> None:
+            if s.asking in ("join", "code"):
+                self._complete()
 
         @on("q")
         @kb.add("c-c")

@@ -132,6 +132,19 @@ def make_offer(
     )
 
 
+def table_names(seat: int, names: tuple[str, str], peer_fingerprint: str = "") -> tuple[str, str]:
+    """The names a table shows: its own seat is always "You"; the other player goes by
+    their name, with the first group of their fingerprint when that name could be
+    mistaken for yours (the same name, or "You")."""
+    other = names[1 - seat]
+    if other.casefold() in (names[seat].casefold(), "you"):
+        tag = peer_fingerprint.split("-")[0] if peer_fingerprint else "other player"
+        other = f"{other} ({tag})"
+    out = ["", ""]
+    out[seat], out[1 - seat] = "You", other
+    return (out[0], out[1])
+
+
 @dataclass(frozen=True, slots=True)
 class RoundSummary:
     """A finished round as the round-end page shows it."""
@@ -179,15 +192,21 @@ class TableState:
     message: str = ""  # the latest error or note for the person
     status: str = ""  # the latest connection status ("" = fine)
     status_bad: bool = False
+    status_news: bool = False  # the status is news, cleared by the next move
     over: Update | None = None
     closed: bool = False  # the link's updates ended before the match did
     #: network matches: the end page offers "r: play again" (protocol section 13)
     rematch_possible: bool = False
     rematch: str = ""  # where a rematch stands, for the end page ("" = not asked yet)
     wait_since: float = 0.0  # when the opponent's turn began (monotonic seconds)
+    #: when your own decision must be made under the agreed turn limit (monotonic
+    #: seconds; None: no limit, or not your turn)
+    turn_deadline: float | None = None
     opp_last: tuple[str, ...] = ()  # the opponent's last play and draw, as text
     opp_moves: tuple[tuple[str, Card, tuple[Card, ...]], ...] = ()  # (verb, card, captured)
     log: list[tuple[str, str]] = field(default_factory=list)  # (style, text)
+    log_scroll: int = 0  # folded rows of the log scrolled back from the newest
+    log_height: int = 6  # rows the log had when last drawn (a PgUp's step)
     listeners: list[Callable[[], None]] = field(default_factory=list)
     _piles: list[int] = field(default_factory=lambda: [0, 0])
     _round_dealer: int = 0
@@ -198,6 +217,9 @@ class TableState:
     round_reasons: dict[int, str] = field(default_factory=dict)
     bell: bool = False  # ring the terminal bell when it becomes your turn
     tutorial: bool = False  # the guided first round (ui/tutorial.py) is on
+    practice: bool = False  # against the computer here: hints and undo
+    resumable: bool = False  # leaving keeps the match for ``practice --resume``
+    record_path: str = ""  # where a practice match's record is being kept
 
     # ------------------------------------------------------------------ names
     @property
@@ -271,33 +293,61 @@ class TableState:
 
     def apply_update(self, upd: Update, now: float = 0.0) -> None:
         if upd.kind == "chat":
-            self._log("class:log.chat", f"<{upd.sender}> {upd.text}")
+            # the link says whose line it is by seat (both players may be "root")
+            sender = self.name(upd.actor) if upd.actor is not None else upd.sender
+            self._log("class:log.chat", f"<{sender}> {upd.text}")
         elif upd.kind == "status":
-            self.status = upd.text
-            bad_words = (
-                "lost",
-                "disconnect",
-                "trouble",
-                "retry",
-                "reconnect",
-                "timeout",
-                "closed",
-                "error",
-            )
-            self.status_bad = any(w in upd.text.lower() for w in bad_words)
+            self.set_status(upd.text)
             if upd.text:
                 self._log("class:log.status", upd.text)
         elif upd.kind == "over":
             self.over = upd
             self.busy = False
+            self._clear_news()  # e.g. "you will resign when your turn comes": it is over
             if Page.OVER not in self.pages:
                 self.pages.insert(0, Page.OVER)  # below any round summary still to read
                 if len(self.pages) == 1:
                     self.scroll = 0
             self.dialog = None
-        if upd.kind == "state" or self.view is None:
+        if upd.kind in ("state", "jump") or self.view is None:
             self._apply_state(upd, now)
+        if upd.kind == "jump":
+            self._resync(upd.view, upd.text)
         self.changed()
+
+    def set_status(self, text: str) -> None:
+        """Connection news or trouble for the status line.  News ("connected to Bob",
+        "reconnected", "match 2 ...: dealing") lasts until the next move; trouble
+        stays until news replaces it."""
+        self.status = text
+        bad_words = (
+            "lost",
+            "disconnect",
+            "trouble",
+            "retry",
+            "reconnect",
+            "timeout",
+            "closed",
+            "error",
+        )
+        low = text.lower()
+        self.status_bad = any(w in low for w in bad_words) and not low.startswith("reconnected")
+        self.status_news = not self.status_bad
+
+    def _resync(self, view: PlayerView, why: str) -> None:
+        """The match moved without its events (undo, resume): what the table keeps
+        from the events is taken from the view instead."""
+        self._piles = [view.piles[0].mask, view.piles[1].mask]
+        self._calls = (view.calls[0], view.calls[1])
+        self._round_dealer = view.dealer if view.dealer is not None else self._round_dealer
+        self._hand_yaku = []
+        self.opp_last, self.opp_moves = (), ()
+        self.choosing = None
+        self.message = ""
+        if why == "undo":
+            self._log("class:log.status", "Undo: your last turn (and the reply) taken back.")
+        else:
+            self._log("class:log.status", f"Resumed: round {view.round}, where you left it.")
 
     def _apply_state(self, upd: Update, now: float) -> None:
         old = self.view
@@ -321,9 +371,21 @@ class TableState:
         n = len(view.hand)
         self.cursor = min(self.cursor, max(0, n - 1))
 
+    def _clear_news(self) -> None:
+        if self.status_news:
+            self.status, self.status_news = "", False
+
     def _log(self, style: str, text: str) -> None:
         self.log.append((style, self.p(text)))
         del self.log[:-200]
+        if self.log_scroll:  # reading back: the rows on show stay put
+            self.log_scroll += 1
+
+    def scroll_log(self, pages: int) -> None:
+        """PgUp (-1) / PgDn (+1) on the table: the log back or forward by a window less a row."""
+        step = max(1, self.log_height - 1)
+        self.log_scroll = max(0, self.log_scroll - pages * step)
+        self.changed()
 
     def _events(self, events: tuple[Event, ...]) -> None:
         them = 1 - self.seat
@@ -355,6 +417,7 @@ class TableState:
                     f"{self.does(ev.seat, 'holds')} {ev.yaku.romaji} ({ev.yaku.points}).",
                 )
             elif isinstance(ev, Played):
+                self._clear_news()
                 text = self._capture_text("played", ev.card, ev.captured)
                 self._log("", f"{who} {text}.")
                 if ev.captured:
@@ -399,7 +462,8 @@ class TableState:
                 if ev.winner is None:
                     self._log("class:log.round", "The match is over: a draw.")
                 else:
-                    self._log("class:log.round", f"The match is over: {self.name(ev.winner)} won.")
+                    won = "you won" if ev.winner == self.seat else f"{self.name(ev.winner)} won"
+                    self._log("class:log.round", f"The match is over: {won}.")
             elif isinstance(ev, Resigned):
                 self._log("class:log.round", f"{who} resigned.")
         if opp_moves:
@@ -719,6 +783,29 @@ class TableState:
                 return self.enter()
         return None
 
+    def show_hint(self, view: PlayerView, action: Action, text: str) -> None:
+        """A hint for ``view`` (if it is still the position on show): select what it
+        plays and say why on the prompt line."""
+        if self.view is not view or self.decision is None:
+            return
+        if action.card is not None and self.decision is Decision.PLAY:
+            hand = self.hand
+            if action.card in hand:
+                self.cursor = hand.index(action.card)
+        elif self.decision is Decision.TAKE and action.card in self.targets():
+            self.target_cursor = self.targets().index(action.card)
+        elif self.decision in (Decision.KOIKOI, Decision.SWAP):
+            label = {
+                ActionKind.KOIKOI: "Koi-koi",
+                ActionKind.STOP: "Stop",
+                ActionKind.SWAP: "Swap",
+                ActionKind.KEEP: "Keep",
+            }.get(action.kind)
+            if label in self.options():
+                self.dialog_cursor = self.options().index(label)
+        self.message = "Hint (medium): " + text
+        self.changed()
+
     def action_failed(self, text: str) -> None:
         self.busy = False
         self.message = text
@@ -727,6 +814,8 @@ class TableState:
     def set_rematch(self, text: str, *, possible: bool = True) -> None:
         """The end page's line about playing again (and whether ``r`` still can)."""
         self.rematch, self.rematch_possible = text, possible
+        if not possible and "left" in text:  # "connected to Bob" is no longer true
+            self.status, self.status_bad, self.status_news = "", False, False
         self.changed()
 
     def next_match(self, number: int) -> None:
