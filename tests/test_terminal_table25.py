@@ -81,6 +81,10 @@ def _log_rows_are_whole(screen: str) -> None:
         assert nxt.startswith("   ") and nxt.strip(), f"cut log row {body!r}:\n{screen}"
 
 
+#: rules without the dealt hand yaku (Teshi, Kuttsuki): every round reaches a first turn
+NO_HAND_YAKU = ("--set", "teshi=0", "--set", "kuttsuki=0")
+
+
 @pytest.mark.parametrize(("columns", "rows"), SIZES)
 def test_two_roots_see_you_and_long_lines_fold(
     tmp_path: Path, terms, columns: int, rows: int
@@ -88,6 +92,7 @@ def test_two_roots_see_you_and_long_lines_fold(
     kw = {"columns": columns, "rows": rows}
     host = spawn(
         terms, tmp_path / "a", "host", "--bind", "127.0.0.1", "--port", "0", "--rounds", "1",
+        *NO_HAND_YAKU,  # a dealt hand yaku would end the round before anyone plays
         "--name", "root", "--record", str(tmp_path / "a.koikoi"), "--quiet", **kw,
     )  # fmt: skip
     invite = _invite(host)
@@ -348,6 +353,7 @@ def test_the_table_exits_130_after_ctrl_c_and_0_after_q(tmp_path: Path, terms) -
 def test_your_own_turn_counts_down_when_a_limit_is_set(tmp_path: Path, terms) -> None:
     host = spawn(
         terms, tmp_path / "a", "host", "--bind", "127.0.0.1", "--port", "0", "--rounds", "1",
+        *NO_HAND_YAKU,  # a dealt hand yaku would end the round before anyone plays
         "--turn-limit", "90", "--record", str(tmp_path / "a.koikoi"), "--quiet",
     )  # fmt: skip
     invite = _invite(host)

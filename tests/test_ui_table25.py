@@ -21,6 +21,13 @@ def test_your_own_seat_is_you_and_an_equal_name_gets_a_fingerprint() -> None:
     assert table_names(0, ("Bob", "you"), "ab12-cd34") == ("You", "you (ab12)")
 
 
+def test_the_verb_agrees_with_you() -> None:
+    st = TableState(seat=0, names=("You", "Computer"))
+    assert st.does(0, "was") + " dealt" == "You were dealt"  # the round page's hand yaku
+    assert st.does(1, "was") + " dealt" == "Computer was dealt"
+    assert st.does(0, "holds") == "You hold"
+
+
 def test_chat_lines_say_who_by_seat() -> None:
     st = TableState()
     st.attach(1, table_names(1, ("root", "root"), "ab12-cd34"), get_preset("online"))

@@ -611,7 +611,7 @@ def round_lines(st: TableState, s: RoundSummary) -> list[StyleAndTextTuples]:
                 (
                     "",
                     st.p(
-                        f" {st.name(hy.seat)} was dealt {hy.yaku.romaji} ({hy.yaku.points}): {cards}"
+                        f" {st.does(hy.seat, 'was')} dealt {hy.yaku.romaji} ({hy.yaku.points}): {cards}"
                     ),
                 )
             ]

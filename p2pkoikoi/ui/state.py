@@ -237,7 +237,9 @@ class TableState:
         """``"Computer deals"`` but ``"You deal"``: the name with the verb agreeing."""
         name = self.name(seat)
         if name == "You":
-            verb = {"holds": "hold"}.get(verb, verb[:-1] if verb.endswith("s") else verb)
+            verb = {"holds": "hold", "was": "were"}.get(
+                verb, verb[:-1] if verb.endswith("s") else verb
+            )
         return f"{name} {verb}"
 
     def p(self, text: str) -> str:
