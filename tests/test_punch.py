@@ -12,7 +12,6 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 
 from p2pkoikoi.engine import get_preset
