@@ -145,5 +145,3 @@ def test_a_check_without_the_invite_key_gets_no_answer() -> None:
                 n.start_soon(probe)
 
     trio.run(both)
-
-

@@ -114,6 +114,60 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
     )
 
 
+def stun_servers(args: argparse.Namespace, directory: Path) -> list[tuple[str, int]]:
+    """Which STUN servers to ask: ``--no-stun``; else ``--stun`` (repeatable); else
+    ``$P2PKOIKOI_STUN`` (comma-separated, ``none`` for none); else the config file's
+    ``stun = [...]`` (``network.toml`` in the config directory); else the defaults."""
+    import tomllib
+
+    from p2pkoikoi.transport.gather import DEFAULT_STUN, parse_stun
+
+    if getattr(args, "no_stun", False):
+        return []
+    given: list[str] | None = getattr(args, "stun", None)
+    if given is None and (env := os.environ.get("P2PKOIKOI_STUN")) is not None:
+        given = [] if env.strip().lower() in ("", "none") else env.split(",")
+    if given is None:
+        path = directory / "network.toml"
+        if path.exists():
+            try:
+                listed = tomllib.loads(path.read_text("utf-8")).get("stun")
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise InputError(f"{path}: {exc}") from None
+            if listed is not None:
+                if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+                    raise InputError(f'{path}: stun must be a list of "HOST:PORT" strings')
+                given = list(listed)
+    if given is None:
+        given = list(DEFAULT_STUN)
+    try:
+        return [parse_stun(x) for x in given if x.strip()]
+    except KoiKoiError as exc:
+        raise InputError(str(exc)) from None
+
+
+async def stdin_answer() -> str | None:
+    """The next answer a headless host reads: a line ``{"answer": TEXT}`` (or the bare
+    text) on standard input; None at its end."""
+    import json
+    import sys
+
+    while True:
+        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            got = json.loads(line)
+        except ValueError:
+            return line
+        if isinstance(got, dict) and isinstance(got.get("answer"), str):
+            return str(got["answer"])
+        return line
+
+
 def _expected(args: argparse.Namespace) -> RuleSet | None:
     if args.expect_rules is None and not args.settings:
         return None
@@ -185,6 +239,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     name = _name(args)
     timeouts = _timeouts(args)
     record = _record(args)
+    stun = stun_servers(args, directory)
     if host:
         rules = rules_from_args(args)
         if not 0 <= args.port <= 65535:
@@ -214,6 +269,8 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 notify=notify,
                 known_peers=known,
                 turn_limit=args.turn_limit,
+                stun=stun,
+                answers=stdin_answer if args.headless else None,
             )
 
         return open_
@@ -251,6 +308,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             record_path=record,
             notify=notify,
             known_peers=known,
+            stun=stun,
         )
 
     return open_j

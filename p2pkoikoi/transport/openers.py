@@ -625,7 +625,13 @@ async def _tcp_or_udp(
     if tcp_failed and not isinstance(tcp_failed[0], AllAttemptsFailed):
         raise tcp_failed[0]
     if tcp_failed and _all_refused(tcp_failed[0]) and not punch.inv.udp:  # type: ignore[arg-type]
-        raise tcp_failed[0]
+        if all(is_local_only(a.host) for a in punch.inv.addresses):
+            raise tcp_failed[0]
+        raise ConnectError(
+            f"{tcp_failed[0]}; the invite has no public UDP address, so the host's network "
+            "may block UDP (or it asked no STUN server): what would help: let the other "
+            "player host, UPnP or NAT-PMP on the host's router, or IPv6 on both sides"
+        ) from None
     why = f" ({tcp_failed[0]})" if tcp_failed else ""
     raise ConnectError(
         f"no direct path to the host within {answer_wait:g}s: the invite's addresses did "
