@@ -18,6 +18,7 @@ from p2pkoikoi.session.answer import (
     priority,
 )
 from p2pkoikoi.session.errors import InviteError
+from p2pkoikoi.session.invite import _check as invite_check
 from p2pkoikoi.session.invite import decode_invite, encode_invite
 
 
@@ -80,12 +81,12 @@ def answer_vectors() -> dict[str, Any]:
         *host_udp,
     ]
     pairs = pair_order(joiner, host, controlling=True)
+    body = "koi2-s192.0.2.1_1-aaaqeayeaudaocajbifqydiob4"
+    only_udp = f"{body}-{invite_check(body)}"
     try:
-        decode_invite(
-            encode_invite([("192.0.2.1", 1)], secret).replace("192.0.2.1_1", "s192.0.2.1_1")
-        )
+        decode_invite(only_udp)
     except InviteError as exc:
-        no_tcp = str(exc)
+        no_tcp = {"invite": only_udp, "error": str(exc)}
     return {
         "description": "koia-CANDIDATES-NAT-FOR-NONCE-CHECK (protocol/README.md section 2.3). "
         "candidate = KIND IP _ PORT (h host, m router mapping, s STUN reflexive), '+'-joined, "
