@@ -34,7 +34,7 @@ def answer_vectors() -> dict[str, Any]:
         UdpCandidate("h", "192.168.1.10", 40123),
         UdpCandidate("s", "198.51.100.20", 20123),
     ]
-    valid = []
+    valid: list[dict[str, Any]] = []
     for cands, nat in ((joiner, "e"), ([], "u"), (joiner[1:2], "n"), (joiner[2:], "d")):
         text = make_answer(cands, nat, secret, nonce)
         valid.append(
@@ -46,7 +46,7 @@ def answer_vectors() -> dict[str, Any]:
                 "answer": text,
             }
         )
-    good = valid[0]["answer"]
+    good = str(valid[0]["answer"])
     typed = [
         {"typed": good.upper(), "answer": good},
         {"typed": f"  '{good[:30]} {good[30:]}'\n", "answer": good},
