@@ -120,8 +120,19 @@ class Result:
     path: str = ""
 
 
-def play_pair(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> Result:
-    """One pair: host in the ``host`` profile's home, joiner in the ``joiner`` one's."""
+def play_pair(
+    lab: NatLab,
+    tmp: Path,
+    host: str,
+    joiner: str,
+    port: int,
+    *,
+    use_answer: bool = True,
+    host_env: dict[str, str] | None = None,
+    before_join: Any = None,
+) -> Result:
+    """One pair: host in the ``host`` profile's home, joiner in the ``joiner`` one's.
+    ``before_join(host_proc)`` runs between the invite and the joiner's start."""
     h_home, j_home = lab.homes[("host", host)], lab.homes[("joiner", joiner)]
     tmp.mkdir(parents=True, exist_ok=True)
     cli = [sys.executable, "-m", "p2pkoikoi"]
@@ -143,7 +154,7 @@ def play_pair(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> Resu
             "--record",
             str(tmp / "h.koikoi"),
         ),  # fmt: skip
-        env_for(tmp, "h"),
+        {**env_for(tmp, "h"), **(host_env or {})},
     )
     j: Proc | None = None
     try:
@@ -154,6 +165,8 @@ def play_pair(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> Resu
             assert got is not None and got[1] is not None, f"host: no invite: {h.stderr()}"
             if got[1]["event"] == "listening":
                 invite = got[1]["invite"]
+        if before_join is not None:
+            before_join(h)
         started = time.monotonic()
         j = Proc(
             lab.exec(
@@ -188,7 +201,7 @@ def play_pair(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> Resu
                         raise AssertionError(f"{name} ended early: {p.stderr()}")
                     continue
                 kind = ev["event"]
-                if kind == "answer" and name == "joiner":
+                if kind == "answer" and name == "joiner" and use_answer:
                     answered_at = at
                     h.write({"answer": ev["answer"]})
                 elif kind == "connected" and name == "host":
@@ -272,3 +285,65 @@ def test_the_whole_matrix(nat_lab: NatLab, tmp_path: Path) -> None:
         else:
             assert r.seconds <= BLOCKED_WITHIN, r
             assert "\n" not in r.text and "network" in r.text and "help" in r.text, r
+
+
+def test_a_full_cone_host_needs_no_answer(nat_lab: NatLab, tmp_path: Path) -> None:
+    """The invite's reflexive entry alone reaches a host behind a full cone."""
+    r = play_pair(nat_lab, tmp_path, "cone", "home", HOST_PORTS[0] + 60, use_answer=False)
+    assert r.connected and not r.answered and r.path == "udp", r
+    assert r.hashes[0] == r.hashes[1]
+
+
+def test_host_no_stun_contacts_no_stun_server(nat_lab: NatLab, tmp_path: Path) -> None:
+    """``--no-stun`` wins over everything else (here $P2PKOIKOI_STUN naming the lab's
+    server): not one packet reaches the STUN port; the same host without it asks."""
+    home = nat_lab.homes[("host", "home")]
+    before = nat_lab.count_stun()
+    env = {**env_for(tmp_path, "h"), "P2PKOIKOI_STUN": "11.0.0.2:3478"}
+    for flags, port in ((["--no-stun"], HOST_PORTS[0] + 61), ([], HOST_PORTS[0] + 62)):
+        h = Proc(
+            nat_lab.exec(home.machine, sys.executable, "-m", "p2pkoikoi", "host", "--headless",
+                         "--port", str(port), "--no-port-mapping", "--no-announce", *flags),
+            env,
+        )  # fmt: skip
+        try:
+            while True:
+                got = h.next(time.monotonic() + LIMIT)
+                assert got is not None and got[1] is not None, h.stderr()
+                if got[1]["event"] == "reachability":
+                    break
+        finally:
+            h.stop()
+        if flags:
+            assert nat_lab.count_stun() == before, "a --no-stun host asked a STUN server"
+            assert "nat" in next(e for _, e in h.seen if e["event"] == "listening")
+    assert nat_lab.count_stun() > before  # the control: the counter does count
+
+
+def test_a_late_joiner_after_the_carrier_changed_ports(nat_lab: NatLab, tmp_path: Path) -> None:
+    """The host waits behind a carrier NAT; its mappings expire for real (conntrack
+    flushed, as after 30 idle seconds) and the carrier hands out other ports.  The host
+    notices (its STUN refresh sees a new address) and the joiner, starting only now with
+    the old invite, still plays through its answer."""
+    home = nat_lab.homes[("host", "cgn")]
+    noticed: list[dict[str, Any]] = []
+
+    def expire(h: Proc) -> None:
+        nat_lab.remap_carrier(home, 30000)
+        deadline = time.monotonic() + LIMIT
+        while not noticed:
+            got = h.next(deadline)
+            assert got is not None and got[1] is not None, h.stderr()
+            if got[1]["event"] == "warning" and "reflexive" in got[1]:
+                noticed.append(got[1])
+
+    try:
+        r = play_pair(
+            nat_lab, tmp_path, "cgn", "cone", HOST_PORTS[0] + 63,
+            host_env={"P2PKOIKOI_STUN_REFRESH": "0.5"}, before_join=expire,
+        )  # fmt: skip
+    finally:
+        nat_lab.remap_carrier(home, 20000)
+    assert "changed" in noticed[0]["text"], noticed
+    assert r.connected and r.answered, r
+    assert r.hashes[0] == r.hashes[1]
