@@ -347,3 +347,76 @@ def test_a_late_joiner_after_the_carrier_changed_ports(nat_lab: NatLab, tmp_path
     assert "changed" in noticed[0]["text"], noticed
     assert r.connected and r.answered, r
     assert r.hashes[0] == r.hashes[1]
+
+
+def test_pasting_an_answer_at_the_host_table(nat_lab: NatLab, tmp_path: Path) -> None:
+    """A person hosts at the table behind a home NAT; the friend joins from behind a
+    carrier NAT (headless); its answer is pasted into the waiting screen (p, paste,
+    Enter) and the match is played to its end over the punched path."""
+    from pty_terminal import ENTER, Terminal, command_from_screen, continue_line, decision_line
+    from pty_terminal import answer as press
+
+    h_home, j_home = nat_lab.homes[("host", "home")], nat_lab.homes[("joiner", "cgn")]
+    (tmp_path / "a").mkdir()
+    t = Terminal(
+        ["host", "--port", str(HOST_PORTS[0] + 64), "--rounds", "1", "--no-port-mapping",
+         "--no-announce", "--name", "Alice", *nat_lab.stun_args(),
+         "--record", str(tmp_path / "alice.koikoi")],
+        tmp_path / "a", columns=220, rows=50, prefix=nat_lab.exec(h_home.machine),
+    )  # fmt: skip
+    j: Proc | None = None
+    try:
+        screen = t.wait_for("press p, paste it")
+        invite = command_from_screen(screen, "p2pkoikoi join ").split(" ", 2)[2].strip()
+        j = Proc(
+            nat_lab.exec(
+                j_home.machine,
+                sys.executable,
+                "-m",
+                "p2pkoikoi",
+                "join",
+                invite,
+                "--headless",
+                "--bot",
+                "random",
+                *nat_lab.stun_args(),
+                "--record",
+                str(tmp_path / "bob.koikoi"),
+            ),  # fmt: skip
+            env_for(tmp_path, "j"),
+        )
+        deadline = time.monotonic() + LIMIT
+        text = ""
+        while not text:
+            got = j.next(deadline)
+            assert got is not None and got[1] is not None, j.stderr()
+            if got[1]["event"] == "answer":
+                text = got[1]["answer"]
+        t.send("p")
+        t.wait_for(lambda s: any(ln.strip().startswith("answer:") for ln in s.splitlines()))
+        t.send(text + ENTER)
+        end = time.monotonic() + LIMIT
+        while True:
+            assert time.monotonic() < end, t.text()
+            if not t.pump(0.05):
+                raise AssertionError(f"the host exited mid-match:\n{t.text()}")
+            screen = t.text()
+            if "The match is over" in screen and "how it ended" in screen:
+                break
+            if ("Round 1 of 1:" in screen and continue_line(screen)) or decision_line(screen):
+                press(t, screen)
+        finals = [e for _, e in j.seen if e["event"] == "match_over"]
+        while not finals:
+            got = j.next(end)
+            assert got is not None and got[1] is not None, j.stderr()
+            if got[1]["event"] == "match_over":
+                finals.append(got[1])
+        t.wait_for("p2pkoikoi verify")
+        t.send("q")
+        t.finish()
+        assert cli_main(["verify", str(tmp_path / "alice.koikoi")]) == 0
+        assert cli_main(["verify", str(tmp_path / "bob.koikoi")]) == 0
+    finally:
+        t.close()
+        if j is not None:
+            j.stop()
