@@ -340,6 +340,8 @@ def why_not_nat() -> str:
         return why
     if not os.path.exists(TURNSERVER):
         return "no turnserver (install the Debian package coturn)"
+    if shutil.which("conntrack") is None:
+        return "no conntrack command (install the Debian package conntrack)"
     return ""
 
 
@@ -463,8 +465,12 @@ class NatLab:
         )
         return home
 
+    def apply(self, ns: str, rules: str) -> None:
+        """Load more nftables rules into namespace ``ns``."""
+        self._nft(ns, rules)
+
     def _nft(self, ns: str, rules: str) -> None:
-        path = self.tmp / f"{ns}.nft"
+        path = self.tmp / f"{ns}-{secrets.token_hex(2)}.nft"
         path.write_text(rules)
         in_ns(ns, "nft", "-f", str(path))
 

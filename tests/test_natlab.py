@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 from hostile_peer import env_for
-from netlab import HOST_PORTS, PROFILES, LabError, NatLab, why_not_nat
+from netlab import HOST_PORTS, PROFILES, LabError, NatLab, in_ns, why_not_nat
 
 from p2pkoikoi.cli import main as cli_main
 
@@ -114,7 +114,7 @@ class Result:
     joiner: str
     connected: bool
     answered: bool = False  # the answer was needed (and used)
-    seconds: float = 0.0  # from the answer (or the joiner's start) to the handshake/verdict
+    seconds: float = 0.0  # from the answer (or the joiner's first try) to the handshake/verdict
     text: str = ""
     hashes: tuple[str, str] = ("", "")
     path: str = ""
@@ -204,8 +204,12 @@ def play_pair(
                 if kind == "answer" and name == "joiner" and use_answer:
                     answered_at = at
                     h.write({"answer": ev["answer"]})
+                elif kind == "connecting" and name == "joiner":
+                    started = at  # from the joiner's first packet, not its program's start
                 elif kind == "connected" and name == "host":
                     path = ev.get("path", "")
+                    if ":" in str(ev.get("address", "")):
+                        path += "/IPv6"
                 elif kind == "handshake" and name == "host" and handshake_at is None:
                     handshake_at = at
                 elif kind == "no_direct_path" and name == "host":
@@ -276,6 +280,9 @@ def test_the_whole_matrix(nat_lab: NatLab, tmp_path: Path) -> None:
             wrong.append(f"{r.host} x {r.joiner}: {verdict} {r.text}")
     figure("NAT matrix (host x joiner):\n" + "\n".join(rows))
     assert not wrong, wrong
+    # two IPv6 firewalls that let in only replies: a simultaneous open over IPv6
+    v6 = next(r for r in results if (r.host, r.joiner) == ("v6", "v6"))
+    assert v6.path == "udp/IPv6", v6
     for r in results:
         if r.connected:
             assert r.hashes[0] == r.hashes[1], r
@@ -420,3 +427,87 @@ def test_pasting_an_answer_at_the_host_table(nat_lab: NatLab, tmp_path: Path) ->
         t.close()
         if j is not None:
             j.stop()
+
+
+CUT_UDP = """
+table inet cut {
+    chain forward {
+        type filter hook forward priority -10; policy accept;
+        meta l4proto udp drop
+    }
+}
+"""
+
+
+def test_a_dropped_punched_path_is_punched_again(nat_lab: NatLab, tmp_path: Path) -> None:
+    """Mid-match both routers lose every UDP packet and every mapping (conntrack
+    flushed for real); once the network is back, the joiner re-checks the host's known
+    candidates from the same socket, opens a new QUIC connection and the match resumes
+    there: both finish with the same final hash and both records verify."""
+    h_home, j_home = nat_lab.homes[("host", "home")], nat_lab.homes[("joiner", "home")]
+    fast = {"P2PKOIKOI_PING_INTERVAL": "0.3", "P2PKOIKOI_SILENCE_WARN": "0.6",
+            "P2PKOIKOI_SILENCE_FAIL": "1.2"}  # fmt: skip
+    cli = [sys.executable, "-m", "p2pkoikoi"]
+    common = ["--headless", "--bot", "random", *nat_lab.stun_args()]
+    h = Proc(
+        nat_lab.exec(h_home.machine, *cli, "host", *common, "--port", str(HOST_PORTS[0] + 65),
+                     "--rounds", "12", "--no-port-mapping", "--no-announce",
+                     "--record", str(tmp_path / "h.koikoi")),
+        {**env_for(tmp_path, "h"), **fast},
+    )  # fmt: skip
+    j: Proc | None = None
+    cut = False
+    try:
+        deadline = time.monotonic() + LIMIT
+        invite = ""
+        while not invite:
+            got = h.next(deadline)
+            assert got is not None and got[1] is not None, h.stderr()
+            invite = got[1].get("invite", "")
+        j = Proc(
+            nat_lab.exec(j_home.machine, *cli, "join", invite, *common,
+                         "--record", str(tmp_path / "j.koikoi")),
+            {**env_for(tmp_path, "j"), **fast},
+        )  # fmt: skip
+        finals: dict[str, str] = {}
+        events: dict[str, list[str]] = {"host": [], "joiner": []}
+        restored = False
+        while len(finals) < 2:
+            assert time.monotonic() < deadline, events
+            for name, p in (("host", h), ("joiner", j)):
+                got = p.next(time.monotonic() + 0.02)
+                if got is None:
+                    continue
+                ev = got[1]
+                assert ev is not None, f"{name} ended: {p.stderr()}"
+                kind = ev["event"]
+                events[name].append(kind)
+                if kind == "answer" and name == "joiner":
+                    h.write({"answer": ev["answer"]})
+                elif kind == "played" and not cut:
+                    cut = True
+                    for home in (h_home, j_home):
+                        nat_lab.apply(home.router, CUT_UDP)
+                elif kind == "reconnecting" and cut and not restored:
+                    restored = True
+                    for home in (h_home, j_home):
+                        in_ns(home.router, "nft", "delete", "table", "inet", "cut")
+                        nat_lab.flush_conntrack(home)
+                elif kind == "match_over":
+                    finals[name] = ev["final_hash"]
+        assert restored, events
+        assert "reconnected" in events["joiner"] and "reconnected" in events["host"], events
+        assert finals["host"] == finals["joiner"]
+        assert cli_main(["verify", str(tmp_path / "h.koikoi")]) == 0
+        assert cli_main(["verify", str(tmp_path / "j.koikoi")]) == 0
+    finally:
+        for home in (h_home, j_home):
+            run_quiet(home.router)
+        for p in (h, j):
+            if p is not None:
+                p.stop()
+
+
+def run_quiet(router: str) -> None:
+    subprocess.run(["ip", "netns", "exec", router, "nft", "delete", "table", "inet", "cut"],
+                   capture_output=True)  # fmt: skip
