@@ -592,7 +592,7 @@ async def _tcp_or_udp(
             except AllAttemptsFailed as exc:
                 tcp_failed.append(exc)
                 punch.tcp_failed.set()
-                if _all_refused(exc) and not punch.inv.udp:
+                if (_all_refused(exc) and not punch.inv.udp) or punch.gave_up:
                     nursery.cancel_scope.cancel()
                 return
             except Exception as exc:  # the host answered and said no: decisive
@@ -616,7 +616,9 @@ async def _tcp_or_udp(
                     won.append(got)
                     nursery.cancel_scope.cancel()
                     return
-            nursery.cancel_scope.cancel()
+            punch.gave_up = True
+            if tcp_failed:  # both gave up; else the TCP race (bounded) still decides
+                nursery.cancel_scope.cancel()
 
         nursery.start_soon(tcp)
         nursery.start_soon(quic)

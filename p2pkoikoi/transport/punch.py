@@ -231,6 +231,7 @@ class JoinerUdp:
         self.answer: str | None = None
         self.won = trio.Event()
         self.tcp_failed = trio.Event()
+        self.gave_up = False  # the wait for the host to use the answer ran out
         self._seen: set[Addr] = set()
         self._nursery: trio.Nursery | None = None
 
