@@ -363,76 +363,63 @@ def test_a_late_joiner_after_the_carrier_changed_ports(nat_lab: NatLab, tmp_path
 
 
 def test_pasting_an_answer_at_the_host_table(nat_lab: NatLab, tmp_path: Path) -> None:
-    """A person hosts at the table behind a home NAT; the friend joins from behind a
-    carrier NAT (headless); its answer is pasted into the waiting screen (p, paste,
-    Enter) and the match is played to its end over the punched path."""
+    """Two people at their tables: the host behind a home NAT, the friend behind a
+    carrier NAT.  The friend's table shows the answer; it is pasted into the host's
+    waiting screen (p, paste, Enter) and both play the match to its end over the punched
+    path; both records verify."""
     from pty_terminal import ENTER, Terminal, command_from_screen, continue_line, decision_line
     from pty_terminal import answer as press
 
     h_home, j_home = nat_lab.homes[("host", "home")], nat_lab.homes[("joiner", "cgn")]
     (tmp_path / "a").mkdir()
-    t = Terminal(
-        ["host", "--port", str(HOST_PORTS[0] + 64), "--rounds", "1", "--no-port-mapping",
-         "--no-announce", "--name", "Alice", *nat_lab.stun_args(),
-         "--record", str(tmp_path / "alice.koikoi")],
-        tmp_path / "a", columns=220, rows=50, prefix=nat_lab.exec(h_home.machine),
-    )  # fmt: skip
-    j: Proc | None = None
+    (tmp_path / "b").mkdir()
+    terms: list[Terminal] = []
     try:
-        screen = t.wait_for("press p, paste it")
+        host = Terminal(
+            ["host", "--port", str(HOST_PORTS[0] + 64), "--rounds", "1", "--no-port-mapping",
+             "--no-announce", "--name", "Alice", *nat_lab.stun_args(), "--quiet",
+             "--record", str(tmp_path / "alice.koikoi")],
+            tmp_path / "a", columns=220, rows=50, prefix=nat_lab.exec(h_home.machine),
+        )  # fmt: skip
+        terms.append(host)
+        screen = host.wait_for("press p, paste it")
         invite = command_from_screen(screen, "p2pkoikoi join ").split(" ", 2)[2].strip()
-        j = Proc(
-            nat_lab.exec(
-                j_home.machine,
-                sys.executable,
-                "-m",
-                "p2pkoikoi",
-                "join",
-                invite,
-                "--headless",
-                "--bot",
-                "random",
-                *nat_lab.stun_args(),
-                "--record",
-                str(tmp_path / "bob.koikoi"),
-            ),  # fmt: skip
-            env_for(tmp_path, "j"),
-        )
-        deadline = time.monotonic() + LIMIT
-        text = ""
-        while not text:
-            got = j.next(deadline)
-            assert got is not None and got[1] is not None, j.stderr()
-            if got[1]["event"] == "answer":
-                text = got[1]["answer"]
-        t.send("p")
-        t.wait_for(lambda s: any(ln.strip().startswith("answer:") for ln in s.splitlines()))
-        t.send(text + ENTER)
+        join = Terminal(
+            ["join", invite, "--name", "Bob", *nat_lab.stun_args(), "--quiet",
+             "--record", str(tmp_path / "bob.koikoi")],
+            tmp_path / "b", columns=220, rows=50, prefix=nat_lab.exec(j_home.machine),
+        )  # fmt: skip
+        terms.append(join)
+        screen = join.wait_for("Send this answer back to your friend")
+        text = next(ln.strip() for ln in screen.splitlines() if ln.strip().startswith("koia-"))
+        host.send("p")
+        host.wait_for(lambda s: any(ln.strip().startswith("answer:") for ln in s.splitlines()))
+        host.send(text + ENTER)
+        join.wait_for("Play by these rules?")
+        join.send("a")
+        over = {id(host): False, id(join): False}
         end = time.monotonic() + LIMIT
-        while True:
-            assert time.monotonic() < end, t.text()
-            if not t.pump(0.05):
-                raise AssertionError(f"the host exited mid-match:\n{t.text()}")
-            screen = t.text()
-            if "The match is over" in screen and "how it ended" in screen:
-                break
-            if ("Round 1 of 1:" in screen and continue_line(screen)) or decision_line(screen):
-                press(t, screen)
-        finals = [e for _, e in j.seen if e["event"] == "match_over"]
-        while not finals:
-            got = j.next(end)
-            assert got is not None and got[1] is not None, j.stderr()
-            if got[1]["event"] == "match_over":
-                finals.append(got[1])
-        t.wait_for("p2pkoikoi verify")
-        t.send("q")
-        t.finish()
+        while not all(over.values()):
+            assert time.monotonic() < end, f"host:\n{host.text()}\n\njoiner:\n{join.text()}"
+            for t in (host, join):
+                if over[id(t)]:
+                    continue
+                if not t.pump(0.05):
+                    raise AssertionError(f"{t.argv[0]} exited mid-match:\n{t.text()}")
+                screen = t.text()
+                if "The match is over" in screen and "how it ended" in screen:
+                    over[id(t)] = True
+                elif ("Round 1 of 1:" in screen and continue_line(screen)) or decision_line(screen):
+                    press(t, screen)
+        for t in (host, join):
+            t.wait_for("p2pkoikoi verify")
+            t.send("q")
+            t.finish()
         assert cli_main(["verify", str(tmp_path / "alice.koikoi")]) == 0
         assert cli_main(["verify", str(tmp_path / "bob.koikoi")]) == 0
     finally:
-        t.close()
-        if j is not None:
-            j.stop()
+        for t in terms:
+            t.close()
 
 
 CUT_UDP = """

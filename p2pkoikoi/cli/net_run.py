@@ -484,6 +484,18 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 )
             elif kind == "connecting":
                 ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}", *mine)
+            elif kind == "answer":
+                ctx.waiting(
+                    "Send this answer back to your friend",
+                    "The invite alone does not reach the host. Send them this line (chat, mail):",
+                    "",
+                    f"  {note['answer']}",
+                    "",
+                    "They paste it into their waiting screen (press p there). The match starts",
+                    "here as soon as a path opens (this screen waits up to 10 minutes).",
+                    "(To copy with the mouse, hold Shift while selecting.)",
+                    *mine,
+                )
             elif kind == "connected":
                 # strangers may knock too: keep the invite on screen, say it below
                 ctx.status(f"someone connected from {note['address']}: checking the invite")
