@@ -45,9 +45,10 @@ class Terminal:
         columns: int = 80,
         rows: int = 24,
         prefix: Iterable[str] = (),
+        env_extra: dict[str, str] | None = None,
     ) -> None:
-        """``prefix``: a command that runs the program (``unshare -n ...``), given
-        ``python -m p2pkoikoi ARGV`` as its last arguments."""
+        """``prefix``: a command that runs the program (``ip netns exec NS`` in a lab,
+        ``unshare -n ...``), given ``python -m p2pkoikoi ARGV`` as its last arguments."""
         env = dict(os.environ)
         env.update(
             PYTHONPATH=str(ROOT),
@@ -59,6 +60,7 @@ class Terminal:
             LC_ALL="C.UTF-8",
         )
         env.pop("NO_COLOR", None)
+        env.update(env_extra or {})
         self.screen = pyte.Screen(columns, rows)
         self.screen.write_process_input = self._answer  # cursor-position reports
         self.stream = pyte.ByteStream(self.screen)

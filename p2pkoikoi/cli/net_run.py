@@ -40,7 +40,7 @@ from p2pkoikoi.transport.identity import (
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note, describe_note
-from p2pkoikoi.transport.openers import open_host, open_join
+from p2pkoikoi.transport.openers import AnswerSource, open_host, open_join
 
 from .config_file import Config, load_config
 from .engine_cmds import rules_from_args
@@ -117,6 +117,60 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
     )
 
 
+def stun_servers(args: argparse.Namespace, directory: Path) -> list[tuple[str, int]]:
+    """Which STUN servers to ask: ``--no-stun``; else ``--stun`` (repeatable); else
+    ``$P2PKOIKOI_STUN`` (comma-separated, ``none`` for none); else the config file's
+    ``stun = [...]`` (``network.toml`` in the config directory); else the defaults."""
+    import tomllib
+
+    from p2pkoikoi.transport.gather import DEFAULT_STUN, parse_stun
+
+    if getattr(args, "no_stun", False):
+        return []
+    given: list[str] | None = getattr(args, "stun", None)
+    if given is None and (env := os.environ.get("P2PKOIKOI_STUN")) is not None:
+        given = [] if env.strip().lower() in ("", "none") else env.split(",")
+    if given is None:
+        path = directory / "network.toml"
+        if path.exists():
+            try:
+                listed = tomllib.loads(path.read_text("utf-8")).get("stun")
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise InputError(f"{path}: {exc}") from None
+            if listed is not None:
+                if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+                    raise InputError(f'{path}: stun must be a list of "HOST:PORT" strings')
+                given = list(listed)
+    if given is None:
+        given = list(DEFAULT_STUN)
+    try:
+        return [parse_stun(x) for x in given if x.strip()]
+    except KoiKoiError as exc:
+        raise InputError(str(exc)) from None
+
+
+async def stdin_answer() -> str | None:
+    """The next answer a headless host reads: a line ``{"answer": TEXT}`` (or the bare
+    text) on standard input; None at its end."""
+    import json
+    import sys
+
+    while True:
+        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            got = json.loads(line)
+        except ValueError:
+            return line
+        if isinstance(got, dict) and isinstance(got.get("answer"), str):
+            return str(got["answer"])
+        return line
+
+
 def _expected(args: argparse.Namespace) -> RuleSet | None:
     if args.expect_rules is None and not args.settings:
         return None
@@ -177,6 +231,7 @@ class Opener(Protocol):
         notify: Callable[[Note], None],
         ask_rules: AskRules | None = None,
         ask_key: AskNewKey | None = None,
+        answers: AnswerSource | None = None,
     ) -> AbstractAsyncContextManager[NetworkLink]: ...
 
 
@@ -189,6 +244,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     name = _name(args, config)
     timeouts = _timeouts(args)
     record = _record(args)
+    stun = stun_servers(args, directory)
     if host:
         rules = rules_from_args(args, config)
         if not 0 <= args.port <= 65535:
@@ -202,6 +258,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             notify: Callable[[Note], None],
             ask_rules: AskRules | None = None,
             ask_key: AskNewKey | None = None,
+            answers: AnswerSource | None = None,
         ) -> AbstractAsyncContextManager[NetworkLink]:
             known.ask = ask_key  # the table asks about a changed key; headless decides
             return open_host(
@@ -218,6 +275,8 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 notify=notify,
                 known_peers=known,
                 turn_limit=args.turn_limit,
+                stun=stun,
+                answers=answers or (stdin_answer if args.headless else None),
             )
 
         return open_
@@ -232,6 +291,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
         notify: Callable[[Note], None],
         ask_rules: AskRules | None = None,
         ask_key: AskNewKey | None = None,  # the joiner's rules screen asks instead
+        answers: AnswerSource | None = None,  # a joiner is not given answers
     ) -> AbstractAsyncContextManager[NetworkLink]:
         decide = None
         if ask_rules is not None and expected is None:
@@ -255,6 +315,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             record_path=record,
             notify=notify,
             known_peers=known,
+            stun=stun,
         )
 
     return open_j
@@ -316,6 +377,7 @@ def run_resume(args: argparse.Namespace) -> int:
         notify: Callable[[Note], None],
         ask_rules: AskRules | None = None,
         ask_key: AskNewKey | None = None,
+        answers: AnswerSource | None = None,
     ) -> AbstractAsyncContextManager[NetworkLink]:
         return open_resume(
             path, record, identity=identity, timeouts=timeouts, notify=notify, known_peers=known
@@ -345,7 +407,7 @@ def run_network_table(
 
 
 def invite_lines(
-    invite: str, port: int, code: str | None = None, reach: str = ""
+    invite: str, port: int, code: str | None = None, reach: str = "", answers: bool = False
 ) -> tuple[str, ...]:
     """The host's waiting screen: the command to type, the invite spaced for reading
     aloud, the short code for a friend on the same network, and how the host can be
@@ -373,6 +435,11 @@ def invite_lines(
         "",
         *on_lan,
         *((reach[:1].upper() + reach[1:] + ".",) if reach else ()),
+        *(
+            ("If their program shows an answer (koia-...), press p, paste it, Enter.",)
+            if answers
+            else ()
+        ),
         f"TCP port {port}; for firewalls and routers see 'What works where' in",
         f"  {doc_url('docs/network.md')}",  # the section is named above: the line fits 80
         "(To copy with the mouse, hold Shift while selecting.)",
@@ -401,6 +468,8 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
         def notify(note: Note) -> None:
             kind = note.get("event")
             if kind in ("listening", "reachability"):
+                if kind == "listening" and "nat" in note:  # a host with a match socket
+                    ctx.accept_answers(give)
                 shown[kind] = note
                 first = shown.get("listening")
                 if first is None:
@@ -413,11 +482,24 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                         int(first["port"]),
                         str(first["code"]) if first.get("code") else None,
                         str(reach),
+                        answers="nat" in first,
                     ),
                     *mine,
                 )
             elif kind == "connecting":
                 ctx.waiting("Connecting...", f"to {note['host']} port {note['port']}", *mine)
+            elif kind == "answer":
+                ctx.waiting(
+                    "Send this answer back to your friend",
+                    "The invite alone does not reach the host. Send them this line (chat, mail):",
+                    "",
+                    f"  {note['answer']}",
+                    "",
+                    "They paste it into their waiting screen (press p there). The match starts",
+                    "here as soon as a path opens (this screen waits up to 10 minutes).",
+                    "(To copy with the mouse, hold Shift while selecting.)",
+                    *mine,
+                )
             elif kind == "connected":
                 # strangers may knock too: keep the invite on screen, say it below
                 ctx.status(f"someone connected from {note['address']}: checking the invite")
@@ -449,12 +531,20 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 joining=True,
             )
 
+        pasted_tx, pasted_rx = trio.open_memory_channel[str](16)
+
+        async def give(text: str) -> None:
+            await pasted_tx.send(text)
+
+        async def next_answer() -> str | None:
+            return await pasted_rx.receive()
+
         async def hold(
             task_status: trio.TaskStatus[NetworkLink] = trio.TASK_STATUS_IGNORED,
         ) -> None:
             started = False
             try:
-                async with opener(notify, ask, ask_key) as link:
+                async with opener(notify, ask, ask_key, next_answer) as link:
                     started = True
                     task_status.started(link)
                     # after a match the connection stays for "r: play again" until

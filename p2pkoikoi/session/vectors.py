@@ -41,6 +41,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     run_pair,
 )
+from p2pkoikoi.session.vectors_answer import answer_vectors
 from p2pkoikoi.session.vectors_rematch import rematch
 from p2pkoikoi.session.wordlist import EVEN, ODD
 
@@ -57,6 +58,7 @@ FILES = (
     "records",
     "hidden",
     "rematch",
+    "answer",
 )
 
 
@@ -629,6 +631,7 @@ def build(name: str) -> dict[str, Any]:
         "transcript": transcript,
         "hidden": _hidden,
         "rematch": rematch,
+        "answer": answer_vectors,
     }[name]()
 
 
