@@ -150,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.engine import KoiKoiError
     from p2pkoikoi.transport.identity import records_dir
 
+    from .visible import line_writer
+
     directory = Path(args.dir).expanduser() if args.dir else records_dir()
     own = _own_key(args.config_dir)
     entries: list[Entry] = []
@@ -158,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
     for path in files:
         try:
             entries.append(read_entry(path, own))
-        except (KoiKoiError, OSError) as exc:
+        except (KoiKoiError, OSError, ValueError, RecursionError) as exc:
+            # a hostile or damaged file is named and skipped; the rest are still listed
             skipped.append((str(path), str(exc)))
     table = totals(entries)
     if args.json:
@@ -170,12 +173,12 @@ def run(args: argparse.Namespace) -> int:
                     "totals": table,
                     "unreadable": [{"path": p, "reason": r} for p, r in skipped],
                 },
-                ensure_ascii=False,
+                # escaped: a file name may hold undecodable bytes (lone surrogates)
             )
             + "\n"
         )
         return 0
-    w = sys.stdout.write
+    w = line_writer(sys.stdout)  # names, file names and reasons from records, made visible
     if not entries and not skipped:
         w(f"No match records in {directory} yet: play one (p2pkoikoi practice).\n")
         return 0
@@ -188,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
     for name, reason in skipped:
         w(f"(not a readable record: {name}: {reason})\n")
     if table:
-        w("\nTotals per opponent:\n")
+        w("\n")
+        w("Totals per opponent:\n")
         for name, t in sorted(table.items(), key=lambda kv: -kv[1]["matches"]):
             parts = [f"{t['matches']} match{'es' if t['matches'] != 1 else ''}"]
             parts += [

@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.session.journal import decode_record_file
     from p2pkoikoi.session.verify import verify_record
 
+    from .visible import line_writer
+
     path: str = args.record
     record, journal = decode_record_file(read_record_bytes(path))
     report = verify_record(record)
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         )
         sys.stdout.write(json.dumps(out, indent=1) + "\n")
         return status
-    w = sys.stdout.write
+    w = line_writer(sys.stdout)  # every string from the record is made visible
     if journal is not None:
         w(
             f"journal: {journal.entries} complete entries (the match was being played, "

@@ -19,6 +19,7 @@ from typing import Any, Final
 from p2pkoikoi.engine import InputError, RuleSet
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
+from p2pkoikoi.session.states import sanitize
 
 RECORD_FORMAT: Final = "p2pkoikoi-record"
 RECORD_VERSION: Final = 2
@@ -300,8 +301,12 @@ def _decode_player(value: Any, where: str) -> PlayerRecord | None:
         return None
     obj = _map(value, where, {"name", "identity_key", "fingerprint", "auth_sig", "start_sig"})
     name = _get(obj, "name", where)
-    if not isinstance(name, str) or not 1 <= len(name) <= 32:
-        raise _fail(f"{where}.name must be a string of 1..32 characters")
+    if not isinstance(name, str) or not 1 <= len(name) <= 32 or sanitize(name).strip() != name:
+        # the wire's rule for a name (states.check_name): a record's name is printed
+        raise _fail(
+            f"{where}.name must be 1..32 printable characters without leading or trailing"
+            " spaces (protocol/README.md section 4)"
+        )
     key = _req_bytes(_get(obj, "identity_key", where), 32, f"{where}.identity_key")
     if "fingerprint" in obj and obj["fingerprint"] != fingerprint(key):
         raise _fail(f"{where}.fingerprint does not match its identity_key")
@@ -347,7 +352,32 @@ def _hexdata(value: Any, where: str) -> bytes:
         raise _fail(f"{where} must be hex digits") from None
 
 
+def _check_text(obj: Any) -> None:
+    """Refuse a record holding a string that is not Unicode text: a lone surrogate
+    (JSON's ``"\\ud800"`` escape decodes to one) cannot be encoded, signed or printed.
+    Iterative, so a deeply nested value cannot exhaust the stack."""
+    stack = [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and not _is_text(value):
+            raise _fail("a string holds a lone surrogate (\\ud800-\\udfff): not Unicode text")
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def record_from_dict(obj: Any) -> Record:
+    _check_text(obj)
     top = _map(obj, "the record", _TOP_KEYS)
     if top.get("format") != RECORD_FORMAT:
         raise _fail(f"'format' must be {RECORD_FORMAT!r}: is this a p2pkoikoi record?")
@@ -497,6 +527,10 @@ def decode_record(data: bytes) -> Record:
         raise _fail("not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise _fail(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except ValueError:  # a number too long to convert (over 4300 digits)
+        raise _fail(
+            "a number is too long (no field of a record needs more than 20 digits)"
+        ) from None
     except RecursionError:
         raise _fail("nested too deeply") from None
     return record_from_dict(obj)

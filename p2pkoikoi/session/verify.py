@@ -93,6 +93,8 @@ class VerifyReport:
 class _Report:
     def __init__(self) -> None:
         self.checks: list[Check] = []
+        #: what an otherwise valid record lacks, found by a check (a hidden deal's audit)
+        self.lacks: list[str] = []
 
     def add(self, name: str, ok: bool, detail: str = "") -> bool:
         self.checks.append(Check(name, "pass" if ok else "fail", detail))
@@ -117,11 +119,7 @@ def _lacks(r: Record, rep: _Report) -> list[str]:
         out.append(f"the {who} forfeited ({r.forfeit.reason}): one player's account")
     elif r.result is None:
         out.append("the match did not finish")
-    elif any(c.name == "result" and c.detail == _UNREPLAYED for c in rep.checks):
-        out.append(
-            "a replay of the result: the hidden-deal match was resigned before any deal's"
-            " audit, so its cards never opened (both players' final signatures are checked)"
-        )
+    out.extend(rep.lacks)
     for seat, role in enumerate(("host", "joiner")):
         player = (r.host, r.joiner)[seat]
         name = f" ({player.name})" if player is not None else ""
@@ -287,7 +285,22 @@ def _verify_hidden(
     from p2pkoikoi.session.mental.replay import replay_hidden
 
     assert r.rules is not None
-    out = replay_hidden(r.rules, seed, r.actions, r.evidence, keys, t, rep.add)
+    out = None
+    if r.evidence is not None:
+        # evidence is unsigned: it counts only if it proves a cheat (the replay with
+        # it fails at a move the cheater signed); otherwise the record is replayed as
+        # if it were not there, so it cannot open a deal its players never audited
+        tried = _Report()
+        with_evidence = replay_hidden(r.rules, seed, r.actions, r.evidence, keys, t, tried.add)
+        if with_evidence.failed:
+            rep.checks.extend(tried.checks)
+            return
+        rep.skip(
+            "evidence",
+            f"seat {r.evidence.seat}'s deck secrets in the record prove no cheat: unsigned,"
+            " they are not used",
+        )
+    out = replay_hidden(r.rules, seed, r.actions, None, keys, t, rep.add)
     if out.failed:
         return
     detail = (
@@ -299,6 +312,10 @@ def _verify_hidden(
         detail += (
             "; the last deal was not audited: the record stops in it, after card move"
             f" {last.seq} ({last.kind or last.action} by seat {last.seat})"
+        )
+        rep.lacks.append(
+            "the last deal was not audited: its cards never opened, so its moves rest on"
+            " their signatures and on what one side's secrets could check"
         )
     rep.add("hidden deal", True, detail)
     if r.forfeit is not None:
@@ -313,6 +330,7 @@ def _verify_hidden(
         # (hidden-deal.md section 6), so nothing can recompute the result; both
         # players' final signatures over it are still checked
         rep.skip("result", _UNREPLAYED)
+        rep.lacks.append(_unreplayed_lack(out.audited))
         _final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
         return
     m = h.state
@@ -342,9 +360,23 @@ def _result_problems(
 
 
 _UNREPLAYED = (
-    "no deal could be replayed (the match was resigned before any deal's audit):"
-    " the result rests on the players' final signatures"
+    "the last deal was resigned before its audit, so no replay reaches the result:"
+    " it rests on the players' final signatures"
 )
+
+
+def _unreplayed_lack(audited: int) -> str:
+    """What a resigned hidden-deal record lacks: the replay of its result."""
+    when = (
+        "before any deal's audit"
+        if audited == 0
+        else f"in deal {audited + 1}, before its audit ({audited} earlier"
+        f" deal{'s' if audited != 1 else ''} audited)"
+    )
+    return (
+        f"a replay of the result: the hidden-deal match was resigned {when}, so the last"
+        " deal's cards never opened (both players' final signatures are checked)"
+    )
 
 
 def _final_sigs(
