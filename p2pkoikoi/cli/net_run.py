@@ -251,6 +251,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             record_path=record,
             notify=notify,
             known_peers=known,
+            screen=True,  # an invite from a person: loopback addresses are warned about
         )
 
     return open_j
