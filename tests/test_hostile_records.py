@@ -214,3 +214,27 @@ def test_the_exit_3_wording_counts_the_audited_deals(tmp_path: Path) -> None:
     assert "before any deal's audit" not in proc.stdout
     assert "resigned in deal 2, before its audit (1 earlier deal audited)" in proc.stdout
     assert "  - the last deal was not audited" in proc.stdout
+
+
+# ----------------------------------------------------------------- the spec's gaps
+def test_a_protocol_1_record_gets_a_one_line_verdict(good: dict[str, Any], tmp_path: Path) -> None:
+    for changed in ({"version": 1}, {"protocol": 1}):
+        path = _write(tmp_path / "v1.koikoi", json.dumps(dict(good, **changed)))
+        _one_line_exit_2(
+            cli("verify", str(path)),
+            "this record is from protocol version 1 (p2pkoikoi 0.1.x), whose signatures, seed"
+            " and moves this release cannot check: verify it with p2pkoikoi 0.1",
+        )
+
+
+@pytest.mark.parametrize("field", ["turn_limit", "forfeit", "missing", "commit_sig"])
+def test_the_schema_requires_what_every_writer_writes(good: dict[str, Any], field: str) -> None:
+    import jsonschema
+
+    schema = json.loads(
+        (Path(__file__).parent.parent / "protocol" / "record.schema.json").read_text()
+    )
+    jsonschema.validate(good, schema)
+    without = {k: v for k, v in good.items() if k != field}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(without, schema)

@@ -381,10 +381,10 @@ def record_from_dict(obj: Any) -> Record:
     top = _map(obj, "the record", _TOP_KEYS)
     if top.get("format") != RECORD_FORMAT:
         raise _fail(f"'format' must be {RECORD_FORMAT!r}: is this a p2pkoikoi record?")
-    if top.get("version") == 1:
+    if top.get("version") == 1 or top.get("protocol") == 1:
         raise _fail(
-            "this record is from protocol version 1 (p2pkoikoi 0.1.x), whose signatures this "
-            "release does not check: verify it with p2pkoikoi 0.1"
+            "this record is from protocol version 1 (p2pkoikoi 0.1.x), whose signatures, seed"
+            " and moves this release cannot check: verify it with p2pkoikoi 0.1"
         )
     if top.get("version") != RECORD_VERSION:
         raise _fail(f"unsupported record version {top.get('version')!r} (this program reads 2)")
