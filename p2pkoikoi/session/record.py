@@ -27,6 +27,9 @@ PROTOCOL: Final = 2  # the wire protocol a record's signatures follow
 MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
 #: the reason of a forfeit by time: the player to act let the turn limit pass
 TIME_FORFEIT: Final = "time"
+#: the reason of a forfeit by abandonment: the player left during play (a ``bye``,
+#: a closed connection) and did not come back within the reconnect window
+LEFT_FORFEIT: Final = "left"
 #: a resignation in a record's actions, by its reason ("": the player chose it;
 #: TIME_FORFEIT: the player's own program resigned when its turn limit ran out)
 RESIGN_TEXTS: Final = {"": "resign", TIME_FORFEIT: "resign:time"}

@@ -45,7 +45,13 @@ from typing import Any
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
 from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session import crypto
-from p2pkoikoi.session.record import TIME_FORFEIT, Record, ResultRecord, resign_reason
+from p2pkoikoi.session.record import (
+    LEFT_FORFEIT,
+    TIME_FORFEIT,
+    Record,
+    ResultRecord,
+    resign_reason,
+)
 from p2pkoikoi.session.transcript import transcript_to_accept
 
 
@@ -239,6 +245,8 @@ def _verify(r: Record, rep: _Report) -> None:
             who = ("host", "joiner")[f.seat]
             rep.add("forfeit", False, f"a forfeit by time of the {who}, but it was not its turn")
             return
+        if _refuted_host_forfeit(r, rep):
+            return
         _forfeit(r, rep, t, "")
     if r.result is None:
         rep.skip("result", "the match is not finished")
@@ -319,6 +327,8 @@ def _verify_hidden(
         )
     rep.add("hidden deal", True, detail)
     if r.forfeit is not None:
+        if _refuted_host_forfeit(r, rep):
+            return
         _forfeit(r, rep, out.transcript, "")
     if r.result is None:
         rep.skip("result", "the match is not finished")
@@ -418,6 +428,31 @@ def _stop_early(rep: _Report, r: Record, why: str, *, commit: bool) -> None:
         rep.skip("commitment", why)
 
 
+def _refuted_host_forfeit(r: Record, rep: _Report) -> bool:
+    """A claim that the host forfeited in the commit-reveal, in a record that holds the
+    host's reveal (which opens its signed commitment): the host did its part there,
+    and from the reveal on it is the joiner who has seen the seed and owes its
+    ``start`` (protocol/README.md section 8).  Such a claim fails (True)."""
+    f = r.forfeit
+    if (
+        f is None
+        or f.seat != 0
+        or f.reason in (TIME_FORFEIT, LEFT_FORFEIT)
+        or r.host_value is None
+        or r.actions
+        or (r.joiner is not None and r.joiner.start_sig is not None)
+    ):
+        return False
+    rep.add(
+        "forfeit",
+        False,
+        "the record claims the host forfeited before play, but it holds the host's reveal:"
+        " the host did its part; after the reveal the joiner, who has seen the seed, owes"
+        " its start signature, so an end there is the joiner's forfeit",
+    )
+    return True
+
+
 def _forfeit(r: Record, rep: _Report, t: bytes, evidence: str) -> None:
     """The forfeit check: signed by the player who recorded it (the other seat) over
     the transcript as far as the record goes.  It rests on that one signature."""
@@ -429,6 +464,11 @@ def _forfeit(r: Record, rep: _Report, t: bytes, evidence: str) -> None:
     if f.reason == TIME_FORFEIT:
         limit = f"{r.turn_limit}s" if r.turn_limit else "no limit"
         what = f"by time: the turn limit ({limit}) ran out on its turn"
+    elif f.reason == LEFT_FORFEIT:
+        what = (
+            "by abandoning the match: it left during play and did not come back within the"
+            " reconnect window"
+        )
     else:
         what = f.reason
     extra = f"; {evidence}" if evidence else ""
