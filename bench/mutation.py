@@ -84,11 +84,15 @@ SESSION_TESTS: tuple[str, ...] = (
     "test_session_errors.py",
     "test_hidden_resume.py",
 )
-#: session.py and the modules that hold the parts of its protocol (its own methods)
+#: session.py and the modules that hold the parts of its protocol (objects of their own)
 SESSION_MACHINE = (
     "session/session.py",
     "session/frames.py",
     "session/states.py",
+    "session/phases.py",
+    "session/identity.py",
+    "session/matches.py",
+    "session/views.py",
     "session/handshake.py",
     "session/commit_reveal.py",
     "session/play.py",

@@ -17,7 +17,7 @@ import enum
 import unicodedata
 from typing import Final
 
-from p2pkoikoi.session import wire
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import ProtocolError
 
 MIN_ENTROPY: Final = 64

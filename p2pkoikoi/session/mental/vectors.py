@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, get_preset
-from p2pkoikoi.session import crypto
 from p2pkoikoi.session.mental.deck import (
     HOST,
     JOINER,
