@@ -18,7 +18,15 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
 import trio.testing
-from hostile_peer import LIMIT, HonestProcess, HostilePeer, cli, env_for, start_join
+from hostile_peer import (
+    LIMIT,
+    HonestProcess,
+    HostilePeer,
+    cli,
+    env_for,
+    polyglot_abort,
+    start_join,
+)
 
 from p2pkoikoi.engine import KoiKoiError, get_preset
 from p2pkoikoi.session import Role, Session, decode_code, wire
@@ -470,3 +478,58 @@ def test_the_joiner_tries_a_busy_host_again(tmp_path: Path) -> None:
     finally:
         for s in idle:
             s.close()
+
+
+# ---------------------------------------------------------------------- issue 22, item 1
+def _polyglot_guess(invite: str, code: str) -> list[wire.Message | bytes]:
+    """Join with ``code``, answer the host's hello with the polyglot frame under the
+    key of that guess; what the host sent after its hello (plaintext messages, or the
+    raw bytes of a frame that is not one)."""
+    peer = HostilePeer.join(invite, code=code)
+    peer.flush()  # our hello
+    got = b""
+    while peer.session._send is None:  # the host's hello gives us the keys
+        data = peer.sock.recv(65536)
+        assert data, "the host closed before its hello"
+        got += data
+        payload, rest = wire.decode_frame(got)
+        if payload is not None:
+            peer.session.receive_data(got[: len(got) - len(rest)])
+            got = rest
+            drain(peer.session)
+    peer.session.data_to_send()  # our real auth: never sent
+    frame = polyglot_abort(peer.session._send._aead)
+    peer.send_raw(wire.encode_frame(frame))
+    answer = got + peer.drain_until_closed()
+    peer.close()
+    out: list[wire.Message | bytes] = []
+    while answer:
+        payload, answer = wire.decode_frame(answer)
+        assert payload is not None
+        try:
+            out.append(wire.decode_message(payload))
+        except KoiKoiError:
+            out.append(payload)  # encrypted: only a holder of the key reads it
+    return out
+
+
+def test_a_polyglot_abort_frame_is_a_counted_guess_and_says_nothing(tmp_path: Path) -> None:
+    """The first frame after the hellos is both a plaintext ``abort`` map and a valid
+    ciphertext under the guessed key.  On the old code a wrong guess parsed as an abort
+    and was not counted (713 guesses, no ``code_expired``), and a right one drew an
+    encrypted answer the guesser could read: an oracle.  Now each is a counted guess
+    and both get the same answer."""
+    host, listening = host_process(tmp_path, timeout=30)
+    invite, code = str(listening["invite"]), decode_code(str(listening["code"]))
+    words = list(code.words)
+    words[1] = "zulu" if words[1] != "zulu" else "aardvark"
+    wrong = "-".join((str(code.number), *words))
+    right_answer = _polyglot_guess(invite, str(code))
+    wrong_answer = _polyglot_guess(invite, wrong)
+    assert right_answer == wrong_answer, (right_answer, wrong_answer)
+    assert all(isinstance(m, wire.AbortMsg) for m in right_answer), right_answer
+    assert not any(e.get("event") == "code_expired" for e in host.seen)
+    _polyglot_guess(invite, wrong)
+    expired = host.wait_event("code_expired")
+    assert expired["failed"] == 3
+    host.kill()

@@ -22,13 +22,14 @@ resumed connection it hands over the keys instead (``on_resume_keys``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import InputError, RuleSet
 from p2pkoikoi.session.errors import (
     LocalProtocolError,
+    ProtocolError,
     RemoteProtocolError,
     ResumeError,
     RulesMismatchError,
@@ -49,6 +50,13 @@ from p2pkoikoi.session.states import Role, State, check_name, sanitize
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+
+#: the host's plaintext abort to every failed guess at its short code
+WRONG_CODE_REASON: Final = (
+    "the code does not match: check it with the host (each wrong code is counted, and"
+    " after a few the host needs a new one)"
+)
 
 
 def describe_diff(mine_rules: RuleSet, theirs_rules: RuleSet, mine: str, theirs: str) -> str:
@@ -216,33 +224,58 @@ class Handshake:
         return crypto.absorb(t, "accept", self._rules.fingerprint())
 
     # ------------------------------------------------------------------ hellos and keys
-    def first_frame(self, payload: bytes) -> wire.Message:
-        """The peer's first frame after the hellos: its decrypting proves the password.
+    @property
+    def guessing(self) -> bool:
+        """We are a host and the joiner proves a short code: until its auth verifies,
+        every way its first frame can fail is one counted guess, answered alike."""
+        return self._me.role is Role.HOST and self._via == "code" and not self._confirmed
+
+    def first_frame(self, payload: bytes, handle: Callable[[wire.Message], None]) -> None:
+        """The peer's first frame after the hellos: its decrypting proves the password;
+        ``handle`` is given its message.
 
         It must be ``auth`` (``resume`` on a resumed connection): nothing else,
         so its AEAD counter is always 0.  A frame that does not decrypt is a
-        wrong password, unless it is a plaintext ``abort`` (an error the peer
-        met before it had keys: reported, not counted as a guess).
+        wrong password.  On an invite or a resume, a plaintext ``abort`` that does
+        not decrypt is reported (an error the peer met before it had keys).  A short
+        code has 16 bits: there, any first frame that fails -- it does not decrypt,
+        whatever else it parses as (a plaintext ``abort`` map that is also a valid
+        ciphertext), or it decrypts to anything but an ``auth`` whose signature holds
+        -- is the same :meth:`wrong_secret`, answered by the same plaintext abort,
+        so a guesser learns nothing until it has proved the key (issue 22).
         """
+        if self.guessing:
+            try:
+                self._first_frame(payload, handle)
+            except ProtocolError:
+                self._confirmed = False  # the abort goes out in plaintext, as for a wrong key
+                raise self.wrong_secret() from None
+            return
+        self._first_frame(payload, handle)
+
+    def _first_frame(self, payload: bytes, handle: Callable[[wire.Message], None]) -> None:
         try:
             plain = self._outbox.open(payload)
         except RemoteProtocolError:
-            try:
-                early = wire.decode_message(payload)
-            except RemoteProtocolError:
-                early = None
-            if isinstance(early, wire.AbortMsg):
-                self._on_abort(early)
+            if not self.guessing:
+                try:
+                    early = wire.decode_message(payload)
+                except RemoteProtocolError:
+                    early = None
+                if isinstance(early, wire.AbortMsg):
+                    self._on_abort(early)
             raise self.wrong_secret() from None
+        guessing = self.guessing
         self._confirmed = True
         msg = wire.decode_message(plain)
         first = wire.ResumeMsg if self._resume_id is not None else wire.AuthMsg
-        if not isinstance(msg, first | wire.AbortMsg):
+        allowed = first if guessing else first | wire.AbortMsg
+        if not isinstance(msg, allowed):
             raise RemoteProtocolError(
                 f"bad message from peer: expected {wire.TYPE_NAMES[first]} first, "
                 f"got {wire.TYPE_NAMES[type(msg)]}"
             )
-        return msg
+        handle(msg)
 
     def wrong_secret(self) -> WrongSecretError:
         via = self._via
@@ -254,8 +287,7 @@ class Handshake:
                 via,
             )
         text = {
-            "code": "the code does not match: check it with the host (each wrong code is "
-            "counted, and after a few the host needs a new one)",
+            "code": WRONG_CODE_REASON,
             "invite": "the joiner does not hold this invite's secret (its first message does "
             "not decrypt)",
             "resume": "the reconnecting side does not hold this match's resume secret",

@@ -357,9 +357,11 @@ class Session(SessionViews):
         if not self._outbox.keyed:  # (cannot happen: keys come with the hello)
             raise RemoteProtocolError("bad message from peer: nothing may follow the hello yet")
         if not self._handshake.confirmed:
-            msg = self._handshake.first_frame(payload)
-        else:
-            msg = wire.decode_message(self._outbox.open(payload))
+            self._handshake.first_frame(payload, self._route)
+            return
+        self._route(wire.decode_message(self._outbox.open(payload)))
+
+    def _route(self, msg: wire.Message) -> None:
         handler = self._routes.get(type(msg))
         if handler is None:  # a second hello, a refuse
             raise RemoteProtocolError(

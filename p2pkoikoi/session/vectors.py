@@ -22,6 +22,7 @@ from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, QUOTES, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import SendAction
+from p2pkoikoi.session.handshake import WRONG_CODE_REASON
 from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
 from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
 from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
@@ -126,7 +127,7 @@ def messages() -> dict[str, Any]:
             if value is not None or name == "winner":
                 fields[name] = _jsonable(value)
         out.append({"fields": fields, "msgpack": wire.encode_message(msg).hex()})
-    abort = wire.AbortMsg(reason="the code does not match: check it with the host")
+    abort = wire.AbortMsg(reason=WRONG_CODE_REASON)  # the host's answer to a wrong code
     return {
         "description": "each message type: its fields (bytes as {'hex': ...}) and the msgpack "
         "map an encoder writes (keys sorted, absent optional fields omitted, bytes as bin)",
