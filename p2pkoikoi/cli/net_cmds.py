@@ -16,6 +16,9 @@ from p2pkoikoi.transport.addresses import DEFAULT_PORT
 
 from .engine_cmds import add_rules_options
 
+#: the shortest turn limit a joiner accepts without a person's look (issue 22)
+MIN_TURN_LIMIT = 10
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -162,6 +165,15 @@ def register(sub: Any) -> None:
     )
     j.add_argument(
         "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESETS)}"
+    )
+    j.add_argument(
+        "--min-turn-limit",
+        type=int,
+        default=MIN_TURN_LIMIT,
+        metavar="SECONDS",
+        help=f"refuse a host's turn limit under this when the rules are accepted without "
+        f"a look (headless or --expect-rules; default {MIN_TURN_LIMIT}: a bot that thinks "
+        "like a person would lose by time)",
     )
     j.add_argument(
         "--set",

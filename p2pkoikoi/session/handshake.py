@@ -85,6 +85,7 @@ class Handshake:
         rules: RuleSet | None,
         expected: RuleSet | None,
         turn_limit: int,
+        min_turn_limit: int,
         resume_id: bytes | None,
         on_abort: Callable[[wire.AbortMsg], None],
         on_agreed: Callable[[bytes], None],
@@ -106,6 +107,8 @@ class Handshake:
         self._rules = rules
         self._rules_bytes = rules.encode() if rules is not None else b""
         self._turn_limit = turn_limit
+        #: the joiner declines a host's turn limit under this (0: any limit)
+        self._min_turn_limit = min_turn_limit
         self._resume_id = resume_id  # the match's session id when resuming
         self._confirmed = False  # an authenticated frame from the peer has arrived
         self._session_id: bytes | None = None  # H0
@@ -436,6 +439,20 @@ class Handshake:
         )
         self._transcript = crypto.absorb(t, "auth", "joiner", join_name, join_key, b"", 0)
         self._phase.go(State.RULES)
+        if me.role is Role.JOINER and 0 < self._turn_limit < self._min_turn_limit:
+            # accepted only when asked for explicitly (issue 22: a bot that thinks like a
+            # person loses every match by time to a host with --turn-limit 1)
+            limit, floor = self._turn_limit, self._min_turn_limit
+            self._queue(
+                wire.DeclineMsg(
+                    reason=f"the turn limit {limit} s per decision is below the {floor} s"
+                    " this player accepts"
+                )
+            )
+            raise RulesMismatchError(
+                f"the host's turn limit is {limit} s per decision, below the {floor} s accepted"
+                f" without asking: join with --min-turn-limit {limit} to play it anyway"
+            )
         if me.role is Role.JOINER:
             assert self._rules is not None
             if self._expected is None:
@@ -456,9 +473,10 @@ class Handshake:
                     text = describe_diff(
                         self._expected, self._rules, "you expect", "the host proposes"
                     )
+                    one_line = "; ".join(line.strip() for line in text.splitlines())
                     self._queue(
                         wire.DeclineMsg(
-                            reason=f"rules differ: {text}"[: wire.MAX_REASON],
+                            reason=f"rules differ: {one_line}"[: wire.MAX_REASON],
                             expected=self._expected.encode(),
                         )
                     )

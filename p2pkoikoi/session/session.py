@@ -193,6 +193,7 @@ class Session(SessionViews):
         expected_rules: RuleSet | None = None,
         code: ShortCode | None = None,
         turn_limit: int = wire.DEFAULT_TURN_LIMIT,
+        min_turn_limit: int = 0,
         program: str = __version__,
         _resume_secret: bytes | None = None,
         _resume: tuple[ResumePoint, bytes | None] | None = None,
@@ -203,7 +204,8 @@ class Session(SessionViews):
         short ``code``, that code: a joiner may use either.  A joiner passes the
         one it was given (``invite_secret`` or ``code``).  ``turn_limit`` (host):
         the seconds each player may take per decision, agreed in the handshake
-        (0: none).  ``entropy``: at least 64 random bytes (bytes 0..31 the
+        (0: none).  ``min_turn_limit`` (joiner): a host's limit under it is declined
+        (0: any; a program deciding without a person passes a floor).  ``entropy``: at least 64 random bytes (bytes 0..31 the
         X25519 key, 32..63 the commit/joiner value; the PAKE's randomness is
         derived from all of it).
         """
@@ -266,6 +268,7 @@ class Session(SessionViews):
             rules=rules,
             expected=expected_rules,
             turn_limit=turn_limit if role is Role.HOST else 0,
+            min_turn_limit=min_turn_limit if role is Role.JOINER else 0,
             resume_id=None if _resume is None else _resume[0].record.session_id,
             on_abort=self._side.on_abort,
             on_agreed=lambda t_commit: self._matches.agreed(t_commit),

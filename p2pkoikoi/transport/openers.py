@@ -267,8 +267,12 @@ async def open_join(
     notify: Notify | None = None,
     known_peers: KnownPeers | None = None,
     screen: bool = False,
+    min_turn_limit: int = 0,
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
+
+    ``min_turn_limit``: a host's turn limit under it is declined (the session says
+    why); a program that accepts the rules without asking a person passes a floor.
 
     ``screen``: the invite came from a person (the command line), so its loopback
     and link-local addresses are warned about and only the first is dialed
@@ -314,6 +318,7 @@ async def open_join(
             name=name,
             entropy=session_entropy(),
             expected_rules=expected_rules,
+            min_turn_limit=min_turn_limit,
         )
 
     async with _joining(
