@@ -133,7 +133,7 @@ from p2pkoikoi.session.events import (
     SendChat,
     SendEvent,
 )
-from p2pkoikoi.session.forfeits import HOST_STOPPED, Forfeit
+from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED, Forfeit
 from p2pkoikoi.session.frames import Inbox, Outbox
 from p2pkoikoi.session.handshake import Handshake
 from p2pkoikoi.session.hidden_session import HiddenPlay
@@ -143,6 +143,7 @@ from p2pkoikoi.session.pake import Pake
 from p2pkoikoi.session.phases import Phase
 from p2pkoikoi.session.play import Play
 from p2pkoikoi.session.record import (
+    LEFT_FORFEIT,
     RESIGN_TEXTS,
     TIME_FORFEIT,
     Record,
@@ -454,6 +455,33 @@ class Session(SessionViews):
         host forfeits (:attr:`forfeit`, and in the record)."""
         self._note_forfeit()
 
+    def peer_left(self) -> None:
+        """The transport gave the peer up for good once the match had started: it
+        left (a ``bye``, a closed connection, a flood) and did not come back within
+        the reconnect window.  Who owes the next step forfeits (protocol/README.md
+        section 8): between the host's reveal and the joiner's ``start``, the joiner,
+        who has seen the seed (:data:`JOINER_STOPPED`); during play, the one who left
+        (:data:`LEFT_FORFEIT`).  Recorded in :attr:`forfeit`, signed by us."""
+        self._note_forfeit()
+        m = self._m
+        if self.forfeit is not None or m.seed is None or m.seed.seed is None:
+            return
+        if self._me.is_host and not m.seed.joiner_started:
+            m.forfeits.record(1, JOINER_STOPPED)
+            return
+        match = self.match
+        if (
+            match is not None
+            and not match.is_over
+            and self._phase.state
+            in (
+                State.PLAY,
+                State.CLOSED,
+                State.ERROR,
+            )
+        ):
+            m.forfeits.record(self._me.role.other.seat, LEFT_FORFEIT)
+
     def peer_withheld(self, reason: str) -> None:
         """The transport's deadline for a move of the hidden deal that the peer's
         program owes (a deck step, keys, a declaration, a draw key, an audit:
@@ -472,10 +500,13 @@ class Session(SessionViews):
         """
         play = self._m.play
         if (
-            self._phase.state is not State.PLAY
+            # CLOSED: the peer said bye and is awaited (its clock keeps running)
+            self._phase.state not in (State.PLAY, State.CLOSED)
             or play is None
+            or play.match.is_over
             or play.match.to_act == self._me.seat
             or play.catchup is not None
+            or self.forfeit is not None
         ):
             raise LocalProtocolError("a forfeit by time needs the peer's turn during play")
         self._m.forfeits.record(self._me.role.other.seat, TIME_FORFEIT)
