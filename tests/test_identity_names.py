@@ -112,3 +112,33 @@ def test_the_joiner_refuses_a_host_that_looks_like_a_known_one(tmp_path: Path) -
     assert joined.returncode != 0, joined.stdout
     assert not [e for e in lines(joined.stdout) if e["event"] == "match_over"]
     assert "\u0391lice looks like Alice (U+0391 GREEK CAPITAL LETTER ALPHA)" in joined.stderr
+
+
+def test_refusing_a_changed_key_is_no_forfeit_and_each_side_says_why(tmp_path: Path) -> None:
+    """Item 2: a headless host refuses a known name arriving with a new key.  On the
+    old code it did so after the joiner's value, and the joiner printed "the host
+    stopped after the joiner's value ... the host forfeits".  The refusal comes
+    before any commitment, and each side says the true reason."""
+    from p2pkoikoi.session import decode_record
+
+    _known(tmp_path, "host", {"aaaa-bbbb-cccc-dddd": "Bob"})
+    record = tmp_path / "joiner.koikoi"
+    host, first = start_host(tmp_path, "--bind", "127.0.0.1", "--rounds", "1")
+    joined = subprocess.run(
+        cli(
+            "join", first["invite"], "--headless", "--bot", "random", "--name", "Bob",
+            "--record", str(record),
+        ),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=LIMIT,
+        env=env_for(tmp_path, "joiner"),
+    )  # fmt: skip
+    code, _, err = finish(host)
+    assert code != 0 and "Bob's identity changed" in err, err
+    assert joined.returncode != 0
+    assert "forfeit" not in joined.stderr, joined.stderr
+    assert "the host does not accept your identity" in joined.stderr, joined.stderr
+    rec = decode_record(record.read_bytes())
+    assert rec.commitment is None and rec.forfeit is None, rec

@@ -603,7 +603,8 @@ class Session(SessionViews):
             self._m.rematch.send_no_again(event)
         elif isinstance(event, Goodbye):
             if self._outbox.sent_first:
-                self._queue(wire.ByeMsg())
+                reason = sanitize(event.reason).strip()[: wire.MAX_REASON]
+                self._queue(wire.AbortMsg(reason=reason) if reason else wire.ByeMsg())
             self._phase.go(State.CLOSED)
         else:
             raise LocalProtocolError(f"cannot send {type(event).__name__}")
