@@ -445,13 +445,24 @@ class NetworkLink:
         if not s.match.is_over:
             with suppress(KoiKoiError):
                 await self.resign("left the table")
+        # off-turn the resignation waits for our turn, but a person who leaves is not
+        # kept waiting for the other player's move (issue 22): a few seconds, then we
+        # go, and the other side counts our leaving as a forfeit after its window
+        with trio.move_on_after(LEAVE_OFF_TURN):
+            while s.state is State.PLAY and not self._pulse.is_stopped:
+                await self._pulse.changed()
+        if s.state is State.PLAY:
+            self._run.resign_pending = None
         with trio.move_on_after(2 * self.timeouts.handshake):
-            while s.state in (State.PLAY, State.FINISH) and not self._pulse.is_stopped:
+            while s.state is State.FINISH and not self._pulse.is_stopped:
                 await self._pulse.changed()
         if s.lacks_peer_final and s.missing is None:
             s.missing = "the other player had not signed the result when you left the table"
         elif s.state is State.PLAY:
-            s.missing = "you left the table before your turn came: the resignation was not sent"
+            s.missing = (
+                "you left the table on the other player's turn: the resignation was not sent"
+                " (the other player's program counts your leaving as your forfeit)"
+            )
         self._save_record()
 
     @property
@@ -887,6 +898,11 @@ class NetworkLink:
             await self._pulse.changed()
         if self.error is not None:
             raise self.error
+
+
+#: how long a person who leaves on the other player's turn waits for its own turn
+#: (to resign, signed) before the program goes anyway
+LEAVE_OFF_TURN = 3.0
 
 
 def _reworded(exc: KoiKoiError, text: str) -> KoiKoiError:
