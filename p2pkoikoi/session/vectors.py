@@ -22,11 +22,14 @@ from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, QUOTES, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import SendAction
+from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED
 from p2pkoikoi.session.handshake import WRONG_CODE_REASON
 from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
 from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
 from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
 from p2pkoikoi.session.record import (
+    LEFT_FORFEIT,
+    TIME_FORFEIT,
     encode_record,
     record_from_dict,
     record_to_dict,
@@ -397,7 +400,8 @@ def crypto_vectors() -> dict[str, Any]:
     ident = det_key("vec/identity")
     pub = crypto.public_bytes(ident)
     t_commit = crypto.absorb(t1, "commit", crypto.commitment(t1, hv))
-    t_reveal = crypto.absorb(crypto.absorb(t_commit, "value", jv), "reveal", hv)
+    t_value = crypto.absorb(t_commit, "value", jv)
+    t_reveal = crypto.absorb(t_value, "reveal", hv)
     return {
         "description": "key schedule (SPAKE2 key as the HKDF salt, X25519 as its input, H0 "
         "in its info), AEAD, transcript, commitment and its signature, start signature, seed, "
@@ -478,6 +482,22 @@ def crypto_vectors() -> dict[str, Any]:
                 "signed": crypto.forfeit_message(t_reveal, 1, "time").hex(),
                 "sig": crypto.sign(ident, crypto.forfeit_message(t_reveal, 1, "time")).hex(),
             },
+            "forfeit_sigs": [  # each step's forfeit (README.md section 8, "who forfeits")
+                {
+                    "step": step,
+                    "transcript": t.hex(),
+                    "seat": seat,
+                    "reason": reason,
+                    "signed": crypto.forfeit_message(t, seat, reason).hex(),
+                    "sig": crypto.sign(ident, crypto.forfeit_message(t, seat, reason)).hex(),
+                }
+                for step, t, seat, reason in (
+                    ("after the value, before the reveal", t_value, 0, HOST_STOPPED),
+                    ("after the reveal, before the start", t_reveal, 1, JOINER_STOPPED),
+                    ("during play: the turn limit", t_reveal, 1, TIME_FORFEIT),
+                    ("during play: left, not back within the window", t_reveal, 0, LEFT_FORFEIT),
+                )
+            ],
         },
         "resign_entries": {
             "note": "a resignation's transcript entry: the reason only when the player's "
