@@ -19,7 +19,6 @@ from typing import Any, Final
 from p2pkoikoi.engine import InputError, RuleSet
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
-from p2pkoikoi.session.states import sanitize
 
 RECORD_FORMAT: Final = "p2pkoikoi-record"
 RECORD_VERSION: Final = 2
@@ -299,12 +298,31 @@ def _map(value: Any, where: str, keys: set[str]) -> dict[str, Any]:
     return value
 
 
+#: the categories a player name may not hold (the wire's rule, states.check_name;
+#: not imported from there: verify does not load the network's modules)
+_NOT_IN_NAMES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _wire_name(name: str) -> bool:
+    """protocol/README.md section 4: no character of those categories, no space but
+    U+0020, none leading or trailing."""
+    import unicodedata
+
+    if name != name.strip(" ") or name.strip() != name:
+        return False
+    for ch in name:
+        cat = unicodedata.category(ch)
+        if cat in _NOT_IN_NAMES or (cat == "Zs" and ch != " "):
+            return False
+    return True
+
+
 def _decode_player(value: Any, where: str) -> PlayerRecord | None:
     if value is None:
         return None
     obj = _map(value, where, {"name", "identity_key", "fingerprint", "auth_sig", "start_sig"})
     name = _get(obj, "name", where)
-    if not isinstance(name, str) or not 1 <= len(name) <= 32 or sanitize(name).strip() != name:
+    if not isinstance(name, str) or not 1 <= len(name) <= 32 or not _wire_name(name):
         # the wire's rule for a name (states.check_name): a record's name is printed
         raise _fail(
             f"{where}.name must be 1..32 printable characters without leading or trailing"
