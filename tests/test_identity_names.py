@@ -142,3 +142,25 @@ def test_refusing_a_changed_key_is_no_forfeit_and_each_side_says_why(tmp_path: P
     assert "the host does not accept your identity" in joined.stderr, joined.stderr
     rec = decode_record(record.read_bytes())
     assert rec.commitment is None and rec.forfeit is None, rec
+
+
+def test_a_new_players_fingerprint_is_shown_with_its_name(tmp_path: Path) -> None:
+    """Item 10: a name never seen comes with its fingerprint beside it (a note the
+    table shows on its status line), so a look-alike that the skeleton misses still
+    shows a fingerprint that is not the friend's."""
+    host, first = start_host(tmp_path, "--bind", "127.0.0.1", "--rounds", "1")
+    joined = subprocess.run(
+        cli("join", first["invite"], "--headless", "--bot", "random", "--name", "Zed"),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=LIMIT,
+        env=env_for(tmp_path, "joiner"),
+    )
+    code, out, err = finish(host)
+    assert code == 0 and joined.returncode == 0, (err, joined.stderr)
+    hs = [e for e in lines(out) if e["event"] == "handshake"][0]
+    new = [e for e in lines(out) if e["event"] == "new_peer"]
+    assert new and new[0]["text"] == (
+        f"Zed ({hs['peer_fingerprint']}) is new to you: compare the fingerprint with them once"
+    ), new

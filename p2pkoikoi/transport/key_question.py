@@ -168,4 +168,16 @@ class KeyQuestion:
         else:
             if check.warning:
                 hooks.notify({"event": "warning", "text": check.warning})
+            elif check.status is PeerStatus.NEW:
+                # a name never seen: its fingerprint beside it, so a look-alike of a
+                # friend's name shows a fingerprint that is not the friend's (issue 22)
+                hooks.notify(
+                    {
+                        "event": "new_peer",
+                        "peer_name": check.name,
+                        "peer_fingerprint": check.fingerprint,
+                        "text": f"{check.name} ({check.fingerprint}) is new to you: compare"
+                        " the fingerprint with them once",
+                    }
+                )
         return True
