@@ -72,6 +72,7 @@ DOCS = REPO / "docs" / "mutation.md"
 #: stops at the first failure); the slow fuzzing and hidden-resume modules last, paid
 #: in full by survivors only.  One ``Session`` runs through all the modules below.
 SESSION_TESTS: tuple[str, ...] = (
+    "test_session_parts.py",  # each part's repr, the phase's table of moves
     "test_session_mutants.py",
     "test_session_exact.py",
     "test_session_edges.py",
@@ -120,6 +121,7 @@ LINK_PARTS = (
     "transport/match_link.py",
     "transport/match_run.py",
     "transport/pulse.py",
+    "transport/table_feed.py",
 )
 
 #: each module's own tests, fastest and most exact first (``-x`` stops at the first
@@ -176,8 +178,13 @@ TESTS: dict[str, tuple[str, ...]] = {
         "test_transport.py",
     ),
     "transport/key_question.py": ("test_gate.py", "test_link_parts.py", "test_transport.py"),
-    "transport/handshake_link.py": ("test_transport.py", "test_ui_net.py", "test_gate.py"),
-    "transport/connection.py": ("test_transport.py", "test_reconnect.py"),
+    "transport/handshake_link.py": (
+        "test_transport.py",
+        "test_link_parts.py",
+        "test_ui_net.py",
+        "test_gate.py",
+    ),
+    "transport/connection.py": ("test_transport.py", "test_link_parts.py", "test_reconnect.py"),
     "transport/gate.py": ("test_link_parts.py", "test_gate.py"),
     "transport/reconnect.py": (
         "test_reconnect.py",

@@ -540,3 +540,54 @@ async def test_the_host_numbers_each_reconnection_candidate_once(
     attempts = [n["attempt"] for n in h.notes if n["event"] == "reconnecting"]
     assert attempts == [1, 2], attempts
     assert sum("refused a reconnection" in str(n.get("text", "")) for n in h.notes) == 1
+
+
+async def test_a_link_made_for_a_resumed_session_knows_who_plays_before_reconnecting(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """``p2pkoikoi resume`` makes a link with no stream: its names, rules and the
+    other player's fingerprint come from the resumed record, before any connection."""
+    from p2pkoikoi.session import fingerprint
+    from p2pkoikoi.session.testing import make_pair, play_until_cut, random_chooser, resumed
+    from p2pkoikoi.transport.handshake_link import accept_decision
+    from p2pkoikoi.transport.limits import Timeouts
+    from p2pkoikoi.transport.notes import nop
+
+    host, joiner = make_pair(RULES)
+    assert not play_until_cut(host, joiner, random_chooser(3), 6000)
+    for old, names in ((joiner, ("Alice", "Bob")), (host, ("Alice", "Bob"))):
+        again = resumed(old, "again")
+        link = NetworkLink(
+            None,
+            again,
+            timeouts=Timeouts(),
+            record_path=None,
+            notify=nop,
+            decide_rules=accept_decision,
+            known_peers=None,
+        )
+        assert link.names == names
+        assert link.rules == RULES
+        assert old.peer_key is not None
+        assert link.peer_fingerprint == fingerprint(old.peer_key)
+
+
+async def test_a_stalled_reveal_is_recorded_as_the_hosts_forfeit(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The host never reveals after the joiner's value: the joiner's record holds the
+    host's forfeit, signed by the joiner (protocol section 8), not only an error."""
+    from test_transport import Side, bare_peer, play_side, random_choose
+
+    from p2pkoikoi.session import decode_record
+    from p2pkoikoi.transport.errors import RevealTimeoutError
+
+    a, b = trio.testing.memory_stream_pair()
+    j = Side("joiner")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(bare_peer, a, host_session(), lambda s: s.state is State.PLAY)
+        await play_side(j, b, joiner_session(RULES), random_choose(2), tmp_path / "j.koikoi")
+        nursery.cancel_scope.cancel()
+    assert isinstance(j.error, RevealTimeoutError), j.error
+    rec = decode_record((tmp_path / "j.koikoi").read_bytes())
+    assert rec.forfeit is not None and rec.forfeit.seat == 0, rec.forfeit

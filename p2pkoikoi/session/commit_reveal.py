@@ -87,10 +87,6 @@ class CommitReveal:
         return self._transcript
 
     @property
-    def t_commit(self) -> bytes:
-        return self._t_commit
-
-    @property
     def t_reveal(self) -> bytes:
         return self._t_reveal
 

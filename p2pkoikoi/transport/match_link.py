@@ -3,17 +3,23 @@
 Theory of operation
 -------------------
 The session (layer 2) is a sans-I/O state machine; this module gives it a
-stream, a clock and a table.  :class:`NetworkLink` owns the match's state (the
-session, the record, the ``updates`` channel, the error) and turns the
-session's events into :class:`Update` values (:meth:`NetworkLink._process`,
-the one place that does).  Each other job is a small object of its own, with
-one lifetime, that gets the link passed in:
+stream, a clock and a table.  :class:`NetworkLink` owns the link's lifetime
+(the error, the nursery, the :class:`~p2pkoikoi.transport.pulse.Pulse` its
+parts wait on) and the current :class:`~p2pkoikoi.transport.match_run.MatchRun`
+(one match's record, ``updates`` channel and result: a rematch makes a new
+one), and routes the session's events (:meth:`NetworkLink._process`, the one
+place that does; :class:`~p2pkoikoi.transport.table_feed.TableFeed` makes the
+updates and notes).  Each other job is a small object of its own, with one
+lifetime and its own state, that gets the pulse and a frozen ``*Hooks`` of the
+few callables it uses (bound methods of the link), never the link itself; none
+imports this module (docs/architecture.md, "The link's shape"):
 
 * :class:`~p2pkoikoi.transport.connection.Connection`: one stream's writer
   (the only task that calls ``send_all``, so frames never interleave) and
   reader (feeds the session, calls ``_process``);
 * :class:`~p2pkoikoi.transport.supervisor.Supervisor`: one connection after
-  another (reconnects within ``reconnect_window``, the resume file);
+  another (reconnects within ``reconnect_window``, the resume file); it holds
+  the current session and connection;
 * :class:`~p2pkoikoi.transport.heartbeat.Heartbeat`: pings and the silence
   bound during a match;
 * :class:`~p2pkoikoi.transport.turn_clock.TurnClock`: the agreed turn limit,
@@ -31,7 +37,8 @@ link stores the error, sends a last ``"over"`` update whose text is the
 one-line reason, closes ``updates`` and stops its tasks; leaving the ``async
 with`` block then raises the error.  So a table can show why the match ended,
 and a script gets an exception.  A broken stream or a silent peer during play
-with a way to reconnect only *drops* the connection (:meth:`NetworkLink._drop`):
+with a way to reconnect only *drops* the connection (:meth:`NetworkLink._drop`,
+:meth:`Supervisor.lose`):
 local moves wait until the supervisor has a new one.
 
 The record is a journal, appended to after every step (:class:`RecordKeeper`).
@@ -47,7 +54,6 @@ import math
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +63,9 @@ from p2pkoikoi.engine import (
     Action,
     IllegalActionError,
     KoiKoiError,
-    MatchState,
     PlayerView,
     RuleSet,
 )
-from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.session import (
     NEED_DATA,
     ActionReceived,
@@ -112,6 +116,7 @@ from p2pkoikoi.transport.reconnect import Reconnect
 from p2pkoikoi.transport.record_files import RecordKeeper, next_match_path
 from p2pkoikoi.transport.rematch_link import Rematch, RematchHooks
 from p2pkoikoi.transport.supervisor import Supervisor, SupervisorHooks
+from p2pkoikoi.transport.table_feed import TableFeed
 from p2pkoikoi.transport.turn_clock import ClockHooks, TurnClock
 
 
@@ -145,8 +150,10 @@ class NetworkLink:
         self.seat = session.our_seat
         self.error: KoiKoiError | None = None
         self._pulse = Pulse()  # "something changed" and "stopped", for every part
+        self._feed = TableFeed(  # the updates and notes, for the table
+            self.seat, self._current_session, lambda: self._run, self._note, self._pulse
+        )
         self._nursery: trio.Nursery | None = None
-        self._view_cache: tuple[MatchState, PlayerView] | None = None  # see view
         #: the records of this connection's finished matches, oldest first
         self.finished_records: list[Path] = []
         # the jobs this link composes, one lifetime each (see their modules); each
@@ -183,7 +190,7 @@ class NetworkLink:
                 connection=lambda: self._conn,
                 paused=self._key_asking,
                 write=self._write,
-                status=self._status,
+                status=self._feed.status,
                 drop=self._drop,
                 fail=self._fail,
             ),
@@ -199,7 +206,7 @@ class NetworkLink:
                 connection=conn_hooks,
                 flush=self._flush,
                 resumed=self._resumed,
-                announce=self._announce,
+                announce=self._feed.announce,
                 notify=self._note,
                 fail=self._fail,
                 record_path=lambda: self.record_path,
@@ -216,7 +223,7 @@ class NetworkLink:
                 nursery=nursery,
                 peer_name=self._peer_name,
                 notify=self._note,
-                announce=self._announce,
+                announce=self._feed.announce,
                 forfeit=self._set_forfeit_reason,
                 after_local=self._after_local,
                 resign_later=self._resign_later,
@@ -279,12 +286,6 @@ class NetworkLink:
     def _note(self, note: Note) -> None:
         self._notify(note)
 
-    def _announce(self, note: Note) -> None:
-        """A note, and its text on the table's status line (during a match)."""
-        self._notify(note)
-        if self.session.match is not None and not self._pulse.is_stopped:
-            self._push(Update("status", self.view, text=note["text"]))
-
     def _set_forfeit_reason(self, reason: str) -> None:
         self._run.forfeit_reason = reason
 
@@ -317,8 +318,8 @@ class NetworkLink:
         self._run.started.set()
         self._notify({"event": "reconnected", "text": "reconnected", "seq": s.seq})
         if s.match is not None:
-            self._push(Update("status", self.view, text="reconnected"))
-            self._push_state((), None)  # a table redraws; a bot acts if it is its turn
+            self._feed.push(Update("status", self.view, text="reconnected"))
+            self._feed.push_state((), None)  # a table redraws; a bot acts if it is its turn
         self._save_record()
         self._wake()
         if s.state is State.DONE and self.result is None:  # we only had to re-sign
@@ -375,19 +376,7 @@ class NetworkLink:
     def view(self) -> PlayerView:
         """Our seat's view of the live state (made once per state: every update
         carries one, and the player to act asks again)."""
-        m = self.session.match
-        if m is None:
-            raise LocalProtocolError("the match has not started")
-        return self._view_of(m)
-
-    def _view_of(self, m: MatchState) -> PlayerView:
-        """Our seat's view of ``m`` (the last one made is kept)."""
-        cached = self._view_cache
-        if cached is not None and cached[0] is m:
-            return cached[1]
-        view = m.view(self.seat)
-        self._view_cache = (m, view)
-        return view
+        return self._feed.view
 
     @property
     def online(self) -> bool:
@@ -430,7 +419,7 @@ class NetworkLink:
             return
         if m.to_act != self.seat:
             self._run.resign_pending = reason or "resigned"
-            self._status("you will resign when your turn comes", push=True)
+            self._feed.status("you will resign when your turn comes", push=True)
             return
         self._after_local(self.session.send(Resign()))
 
@@ -509,7 +498,7 @@ class NetworkLink:
             raise IllegalActionError(str(exc)) from None
         self._write(data)
         if self.session.match is not None:
-            self._push(Update("chat", self.view, text=text.strip(), sender=self.session.name))
+            self._feed.push(Update("chat", self.view, text=text.strip(), sender=self.session.name))
 
     # ------------------------------------------------------------------ internals
     async def _wait_online(self) -> None:
@@ -528,7 +517,7 @@ class NetworkLink:
         self._save_record()  # our move is in the record before any byte of it leaves
         self._write(data)
         events = self.session.last_local_events
-        self._push_state(events, self.seat)
+        self._feed.push_state(events, self.seat)
         self._after_step()
 
     def _write(self, data: bytes) -> None:
@@ -537,22 +526,6 @@ class NetworkLink:
 
     def _flush(self) -> None:
         self._write(self.session.data_to_send())
-
-    def _push(self, update: Update) -> None:
-        self._run.push(update)
-
-    def _push_state(self, events: tuple[EngineEvent, ...], actor: int | None) -> None:
-        if actor == self.seat:  # our own move: its view is made if a table reads it
-            m = self.session.match
-            if m is not None:
-                self._push(Update("state", partial(self._view_of, m), events, actor))
-                return
-        self._push(Update("state", self.view, events, actor))
-
-    def _status(self, text: str, *, push: bool = True, event: str = "status") -> None:
-        self._notify({"event": event, "text": text})
-        if push and self.session.match is not None:
-            self._push(Update("status", self.view, text=text))
 
     def _save_record(self, *, lazy: bool = False) -> None:
         """Bring the record file up to the session (a journal during play, see
@@ -679,7 +652,9 @@ class NetworkLink:
             # a lost connection keeps it for ``p2pkoikoi resume``
             self._run.records.drop_sidecar()
         if self.session.match is not None:
-            self._push(Update("over", self.view, text=str(exc), record=str(self.record_path or "")))
+            self._feed.push(
+                Update("over", self.view, text=str(exc), record=str(self.record_path or ""))
+            )
         self._stop()
 
     def _stop(self) -> None:
@@ -733,7 +708,7 @@ class NetworkLink:
                 self._save_record()
                 self._supervisor.started()
                 self._run.started.set()
-                self._push_state(ev.events, None)
+                self._feed.push_state(ev.events, None)
                 self._after_step()
             elif isinstance(ev, ActionReceived | PeerResigned):
                 if isinstance(ev, PeerResigned) and ev.reason == TIME_FORFEIT:
@@ -741,19 +716,19 @@ class NetworkLink:
                     self._run.forfeit_reason = (
                         f"{peer}'s time ran out ({s.turn_limit}s per decision)"
                     )
-                    self._status(f"{self.forfeit_reason}: they resign", event="peer_time_out")
+                    self._feed.status(f"{self.forfeit_reason}: they resign", event="peer_time_out")
                 # (the record was brought up to this move before the flush above)
-                self._push_state(ev.events, ev.seat)
+                self._feed.push_state(ev.events, ev.seat)
                 self._after_step()
             elif isinstance(ev, HiddenProgress):  # the hidden deal: a deal opened, our play done
                 self._save_record()
-                self._push_state(ev.events, ev.actor)
+                self._feed.push_state(ev.events, ev.actor)
                 self._after_step()
             elif isinstance(ev, ChatReceived):
                 peer = self.names[1 - self.seat]
                 self._notify({"event": "chat", "sender": peer, "text": ev.text})
                 if s.match is not None:
-                    self._push(Update("chat", self.view, text=ev.text, sender=peer))
+                    self._feed.push(Update("chat", self.view, text=ev.text, sender=peer))
             elif isinstance(ev, MatchOver):
                 self._on_over(ev)
             elif isinstance(ev, RematchOffered):
@@ -782,7 +757,7 @@ class NetworkLink:
         text = m.end_reason
         if self.forfeit_reason:
             text = f"{text}: {self.forfeit_reason}"
-        self._push(
+        self._feed.push(
             Update(
                 "over",
                 self.view,
