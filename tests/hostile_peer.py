@@ -468,3 +468,44 @@ class HostileHost:
             rules=self.rules,
         )
         return HostilePeer(sock, session, seed)
+
+
+# ---------------------------------------------------------------------- the polyglot frame
+def polyglot_abort(aead: Any, counter: int = 0, tries: int = 1_000_000) -> bytes:
+    """A frame payload that is at once a plaintext msgpack ``abort`` map and a valid
+    ChaCha20-Poly1305 ciphertext (with its tag) under ``aead`` and ``counter``'s nonce
+    (issue 22, item 1).
+
+    The map is ``{"type": "abort", "v": 2, "reason": R}`` with ``reason`` last, so the
+    16-byte tag ends ``R``.  ChaCha20 is a stream cipher: the ciphertext bytes are
+    chosen (the map), the plaintext is what they decrypt to, and the reason's chosen
+    part is varied until the tag is valid UTF-8 (about 10^4 tries)."""
+    from p2pkoikoi.session import crypto
+
+    nonce = crypto.nonce(counter)
+    body = 40  # the chosen (ASCII) part of the reason
+    head = (
+        b"\x83"
+        + b"\xa4type\xa5abort"
+        + b"\xa1v"
+        + bytes([wire.PROTOCOL_VERSION])
+        + b"\xa6reason\xd9"
+        + bytes([body + 16])
+    )
+    n = len(head) + body
+    stream = aead.encrypt(nonce, bytes(n), None)[:n]  # the key stream (plaintext 0)
+    rng = random.Random(22)
+    letters = b"abcdefghijklmnopqrstuvwxyz"
+    for _ in range(tries):
+        chosen = head + bytes(rng.choice(letters) for _ in range(body))
+        plain = bytes(a ^ b for a, b in zip(chosen, stream, strict=True))
+        sealed = aead.encrypt(nonce, plain, None)
+        assert sealed[:n] == chosen
+        try:
+            sealed[n:].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        msg = wire.decode_message(sealed)
+        assert isinstance(msg, wire.AbortMsg)
+        return sealed
+    raise AssertionError("no polyglot found")

@@ -18,7 +18,15 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
 import trio.testing
-from hostile_peer import LIMIT, HonestProcess, HostilePeer, cli, env_for, start_join
+from hostile_peer import (
+    LIMIT,
+    HonestProcess,
+    HostilePeer,
+    cli,
+    env_for,
+    polyglot_abort,
+    start_join,
+)
 
 from p2pkoikoi.engine import KoiKoiError, get_preset
 from p2pkoikoi.session import Role, Session, decode_code, wire
@@ -361,3 +369,167 @@ def random_choose(seed: int) -> Any:
 
     rng = random.Random(seed)
     return lambda view: rng.choice(view.legal_actions)
+
+
+# ---------------------------------------------------------------------- issue 22, item 6
+def _silent(port: int, sources: list[str]) -> list[socket.socket]:
+    out = []
+    for source in sources:
+        s = socket.socket()
+        s.bind((source, 0))
+        s.connect(("127.0.0.1", port))
+        out.append(s)
+    return out
+
+
+def test_sixteen_silent_sockets_cannot_keep_a_friend_out(tmp_path: Path) -> None:
+    """All 16 pre-authentication slots held by silent sockets from four addresses:
+    on the old code the friend read "the host is busy" and gave up.  Now the host
+    drops the oldest connection that sent no hello to make room, at once."""
+    host, listening = host_process(tmp_path, timeout=60)
+    port = int(listening["port"])
+    sources = [f"127.0.0.{2 + i // 4}" for i in range(16)]
+    idle = _silent(port, sources)
+    try:
+        for _ in range(16):  # the host accepted every one of them
+            host.wait_event("connected")
+        joiner = start_join(tmp_path, str(listening["invite"]), tmp_path / "join.koikoi")
+        joiner.wait_event("handshake", timeout=LIMIT)
+        h, j = host.wait_exit(), joiner.wait_exit()
+        assert (h.code, j.code) == (0, 0), (h.stderr, j.stderr)
+        # the joiner came in at once (the oldest silent one made room), or, on a slow
+        # machine, after the silent ones' hello deadline: either way, never "busy"
+        dropped = [
+            e["text"]
+            for e in h.events
+            if e["event"] == "warning" and e["text"].startswith("dropped a connection from")
+        ]
+        assert any(
+            "a newer connection needed room" in t or "no hello within 3s" in t for t in dropped
+        ), dropped
+        assert not any("too many at once" in e.get("text", "") for e in h.events)
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_a_connection_without_a_hello_is_dropped_after_the_hello_deadline(
+    tmp_path: Path,
+) -> None:
+    """The hello has a short deadline of its own (3 s), shorter than the 60 s
+    the connection would otherwise have to authenticate."""
+    host, listening = host_process(tmp_path, timeout=60)
+    (s,) = _silent(int(listening["port"]), ["127.0.0.3"])
+    try:
+        s.settimeout(LIMIT)
+        got = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := s.recv(65536):  # the host's hello, then its abort and the close
+                got += chunk
+        answer = frames(got)
+        assert isinstance(answer[-1], wire.AbortMsg) and answer[-1].reason == ("no hello within 3s")
+        assert warnings(host, 1) == ["dropped a connection from 127.0.0.3: no hello within 3s"]
+    finally:
+        s.close()
+        host.kill()
+
+
+def test_ipv6_sources_count_per_64() -> None:
+    from p2pkoikoi.transport.gate import source_of
+
+    assert source_of("2001:db8:1:2:aaaa::1") == source_of("2001:db8:1:2:ffff::9")
+    assert source_of("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert source_of("2001:db8:1:3::1") != source_of("2001:db8:1:2::1")
+    assert source_of("::ffff:192.0.2.7") == "192.0.2.7"
+    assert source_of("192.0.2.7") != source_of("192.0.2.8")
+    assert source_of("fe80::1%eth0") == "fe80::/64"
+
+
+def test_the_joiner_tries_a_busy_host_again(tmp_path: Path) -> None:
+    """Sixteen strangers each send a valid hello and then stall: nothing can be
+    dropped to make room, so the friend hears "busy".  It tries again with pauses
+    of 1, 2, 4 s within its time-out, and plays once the strangers' deadline (the
+    host's --timeout, 5 s) has dropped them.  On the old code it gave up at once."""
+    import os
+
+    from p2pkoikoi.session import decode_invite
+
+    host, listening = host_process(tmp_path, timeout=5)
+    port = int(listening["port"])
+    inv = decode_invite(str(listening["invite"]))
+    idle = _silent(port, [f"127.0.0.{2 + i // 4}" for i in range(16)])
+    try:
+        for s in idle:
+            hello = Session(
+                Role.JOINER,
+                identity_key=det_key("stall"),
+                invite_secret=inv.secret,
+                name="Mallory",
+                entropy=os.urandom(64),
+            ).data_to_send()
+            s.sendall(hello)
+        for _ in range(16):
+            host.wait_event("connected")
+        joiner = start_join(tmp_path, str(listening["invite"]), tmp_path / "join.koikoi")
+        h, j = host.wait_exit(), joiner.wait_exit()
+        assert (h.code, j.code) == (0, 0), (h.stderr, j.stderr)
+        refused = [e for e in h.events if "too many at once" in e.get("text", "")]
+        assert refused, "the friend came in without being told the host was busy"
+    finally:
+        for s in idle:
+            s.close()
+
+
+# ---------------------------------------------------------------------- issue 22, item 1
+def _polyglot_guess(invite: str, code: str) -> list[wire.Message | bytes]:
+    """Join with ``code``, answer the host's hello with the polyglot frame under the
+    key of that guess; what the host sent after its hello (plaintext messages, or the
+    raw bytes of a frame that is not one)."""
+    peer = HostilePeer.join(invite, code=code)
+    peer.flush()  # our hello
+    got = b""
+    while peer.session._send is None:  # the host's hello gives us the keys
+        data = peer.sock.recv(65536)
+        assert data, "the host closed before its hello"
+        got += data
+        payload, rest = wire.decode_frame(got)
+        if payload is not None:
+            peer.session.receive_data(got[: len(got) - len(rest)])
+            got = rest
+            drain(peer.session)
+    peer.session.data_to_send()  # our real auth: never sent
+    frame = polyglot_abort(peer.session._send._aead)
+    peer.send_raw(wire.encode_frame(frame))
+    answer = got + peer.drain_until_closed()
+    peer.close()
+    out: list[wire.Message | bytes] = []
+    while answer:
+        payload, answer = wire.decode_frame(answer)
+        assert payload is not None
+        try:
+            out.append(wire.decode_message(payload))
+        except KoiKoiError:
+            out.append(payload)  # encrypted: only a holder of the key reads it
+    return out
+
+
+def test_a_polyglot_abort_frame_is_a_counted_guess_and_says_nothing(tmp_path: Path) -> None:
+    """The first frame after the hellos is both a plaintext ``abort`` map and a valid
+    ciphertext under the guessed key.  On the old code a wrong guess parsed as an abort
+    and was not counted (713 guesses, no ``code_expired``), and a right one drew an
+    encrypted answer the guesser could read: an oracle.  Now each is a counted guess
+    and both get the same answer."""
+    host, listening = host_process(tmp_path, timeout=30)
+    invite, code = str(listening["invite"]), decode_code(str(listening["code"]))
+    words = list(code.words)
+    words[1] = "zulu" if words[1] != "zulu" else "aardvark"
+    wrong = "-".join((str(code.number), *words))
+    right_answer = _polyglot_guess(invite, str(code))
+    wrong_answer = _polyglot_guess(invite, wrong)
+    assert right_answer == wrong_answer, (right_answer, wrong_answer)
+    assert all(isinstance(m, wire.AbortMsg) for m in right_answer), right_answer
+    assert not any(e.get("event") == "code_expired" for e in host.seen)
+    _polyglot_guess(invite, wrong)
+    expired = host.wait_event("code_expired")
+    assert expired["failed"] == 3
+    host.kill()

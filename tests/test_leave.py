@@ -88,3 +88,55 @@ async def test_leaving_when_the_peer_never_signs_says_why(
 async def _quietly(fn: Callable[[], Awaitable[None]]) -> None:
     with contextlib.suppress(KoiKoiError):
         await fn()
+
+
+async def test_leaving_on_the_other_players_turn_does_not_wait_for_its_move(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Issue 22, item 3: the person leaves while the other player is to act, and the
+    other player's program never moves.  On the old code ``leave`` waited for the
+    turn, up to two handshake time-outs (60 s); now it goes within a few seconds,
+    and the other side's record counts the leaving as a forfeit after its window."""
+    from p2pkoikoi.transport.match_link import LEAVE_OFF_TURN
+
+    a, b = trio.testing.memory_stream_pair()
+    took: list[float] = []
+    rng = random.Random(3)
+
+    async def host() -> None:
+        rec = tmp_path / "h.koikoi"
+        async with open_link(a, host_session(), timeouts=T, record_path=rec) as link:
+            async for upd in link.updates:
+                view = upd.view
+                if upd.kind != "state" or view.to_act is None:
+                    continue
+                if view.to_act != link.seat:
+                    break  # the joiner's turn: it never moves
+                await link.act(rng.choice(view.legal_actions))
+            start = trio.current_time()
+            await link.leave()
+            took.append(trio.current_time() - start)
+
+    async def joiner() -> None:
+        rec = tmp_path / "j.koikoi"
+        with contextlib.suppress(KoiKoiError):
+            async with open_link(b, joiner_session(), timeouts=T, record_path=rec) as link:
+                await link.wait_closed()  # never moves
+
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_quiet, host)
+            nursery.start_soon(_quiet, joiner)
+    assert took and took[0] <= LEAVE_OFF_TURN + 1, took
+    rec = decode_record((tmp_path / "h.koikoi").read_bytes())
+    assert rec.missing is not None and "on the other player's turn" in rec.missing
+    theirs = decode_record((tmp_path / "j.koikoi").read_bytes())
+    assert theirs.forfeit is not None and (theirs.forfeit.seat, theirs.forfeit.reason) == (
+        0,
+        "left",
+    ), theirs.forfeit
+
+
+async def _quiet(f: Callable[[], Awaitable[None]]) -> None:
+    with contextlib.suppress(KoiKoiError):
+        await f()

@@ -194,7 +194,9 @@ async def test_play_again_is_refused_during_a_match_and_after_the_other_left(
             nursery.start_soon(_quietly, joiner)
     assert said == {
         "during": "a rematch can be offered once both players signed the result",
-        "closed": "the other player left before the match ended",
+        # issue 22: leaving during play, with no reconnect to wait for, is a forfeit
+        "closed": "the other player left before the match ended: the joiner forfeits the"
+        " match (left)",
     }, said
 
 

@@ -350,3 +350,63 @@ def test_the_mapping_is_renewed_while_hosting(lab: Lab, upnp_only: bool) -> None
         proc.kill()
         proc.wait()
     assert lab.redirects() == ""
+
+
+FLOODER = """
+import sys, trio
+from contextlib import AsyncExitStack
+from p2pkoikoi.transport.discovery import announce
+async def main():
+    async with AsyncExitStack() as stack:
+        anns = []
+        for i in range(int(sys.argv[2])):
+            addresses = [sys.argv[1]] + [f"127.0.0.{k}" for k in range(1, 8)]
+            anns.append(await stack.enter_async_context(announce(
+                name=f"Mallory{i}", rules="online", number=42, port=6379,
+                addresses=addresses)))
+        ok = [await trio.to_thread.run_sync(a.registered.wait, 20) for a in anns]
+        print("announced" if all(ok) else "no mdns", flush=True)
+        sys.stdin.readline()
+trio.run(main)
+"""
+
+
+def test_a_multicast_dns_flood_is_capped_and_loopback_is_not_dialed(
+    bare_lab: Lab, tmp_path: Path
+) -> None:
+    """Six hosts announce code 42, each with its LAN address and seven loopback ones
+    (issue 22, item 11): the joiner of ``42-...`` dials at most four hosts, none of
+    the loopback addresses, and says so."""
+    import subprocess
+
+    from p2pkoikoi.session.code import CODE_SECRET_BYTES, encode_code
+    from p2pkoikoi.transport.addresses import MAX_MDNS_ADDRESSES, MAX_MDNS_HOSTS
+
+    lab = bare_lab
+    flood = subprocess.Popen(
+        lab.exec("host", sys.executable, "-c", FLOODER, HOST_IP, "6"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert flood.stdout is not None and flood.stdin is not None
+        assert flood.stdout.readline().strip() == "announced", flood.stderr
+        joiner = p2p(
+            lab, "lan", tmp_path, "lan", "join", encode_code(42, bytes(CODE_SECRET_BYTES)), *COMMON[:3],
+            "--timeout", "3", "--name", "Bob",
+        )  # fmt: skip
+        connecting = joiner.wait_event("connecting")
+        out = joiner.wait_exit(LIMIT)
+    finally:
+        flood.kill()
+        flood.wait()
+    dialed = connecting["addresses"]
+    assert dialed and len(dialed) <= MAX_MDNS_ADDRESSES, dialed
+    assert not [a for a in dialed if a.startswith("127.")], dialed
+    texts = [e.get("text", "") for e in out.events if e["event"] == "warning"]
+    assert any(f"trying {MAX_MDNS_HOSTS} of them" in t for t in texts), texts
+    assert any("an address on this computer itself: not dialed" in t for t in texts), texts
+    found = [e for e in out.events if e["event"] == "found"]
+    assert len(found[0]["hosts"]) == MAX_MDNS_HOSTS

@@ -286,15 +286,19 @@ async def test_a_peer_that_never_returns_ends_the_match_after_the_window(
     for side in (h, j):
         assert isinstance(side.error, PeerSilentError), side.error
         assert "did not come back within 60s" in str(side.error)
-        assert "p2pkoikoi resume" in str(side.error)
+        # issue 22: who does not come back within the window forfeits; each side can
+        # only see that the other did not (each record holds its own claim)
+        assert "forfeits the match (left)" in str(side.error), side.error
     assert trio.current_time() - start < T.reconnect_window + 10
     attempts = [n["attempt"] for n in j.notes if n["event"] == "reconnecting"]
     # exponential backoff: 0.5, 1, 2, 4, 8, 10, 10, ... seconds within 60 s
     assert 6 <= len(attempts) <= 12, attempts
-    # the records stay valid and the resume file stays for `p2pkoikoi resume`
-    for name in ("h.koikoi", "j.koikoi"):
-        assert verify_record(decode_record((tmp_path / name).read_bytes())).ok
-    assert (tmp_path / "j.koikoi.resume").exists()
+    # the records stay valid, each with the other's forfeit; nothing is left to resume
+    for name, seat in (("h.koikoi", 1), ("j.koikoi", 0)):
+        rec = decode_record((tmp_path / name).read_bytes())
+        assert verify_record(rec).ok
+        assert rec.forfeit is not None and (rec.forfeit.seat, rec.forfeit.reason) == (seat, "left")
+    assert not (tmp_path / "j.koikoi.resume").exists()
 
 
 async def test_strangers_and_a_second_joiner_are_turned_away_over_tcp(tmp_path: Path) -> None:

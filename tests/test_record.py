@@ -58,7 +58,7 @@ def _mutate(record_bytes: bytes, path: list[str | int], value: object) -> bytes:
         (["session_id"], "zz", "session_id must be 64 hex digits"),
         (["host", "identity_key"], "00", "host.identity_key must be 64 hex digits"),
         (["host", "fingerprint"], "aaaa-bbbb-cccc-dddd", "host.fingerprint does not match"),
-        (["host", "name"], 7, "host.name must be a string"),
+        (["host", "name"], 7, "host.name must be 1..32 printable characters"),
         (["actions", 0, "seq"], "1", r"actions\[0\].seq must be a whole number"),
         (["actions", 0, "seat"], 2, r"actions\[0\].seat must be a whole number 0..1"),
         (["actions", 0, "sig"], "00" * 63, r"actions\[0\].sig must be 128 hex digits"),

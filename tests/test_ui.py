@@ -434,3 +434,29 @@ def test_mouse_click_selects_then_plays_a_hand_card() -> None:
         assert card not in st.hand
 
     play(body, seed=find_seed("i_deal"))
+
+
+def test_q_on_the_end_of_round_page_asks_before_it_resigns() -> None:
+    """Issue 22, item 3: as mid-round, ``q`` on the round's summary page asks first;
+    "No" (the default) leaves the match as it was."""
+
+    async def body(table: TableApp, inp: PipeInput, out: SizedOutput) -> None:
+        st = table.state
+        for _ in range(60):
+            await until_decision_or_page(table)
+            if st.page is Page.ROUND:
+                break
+            await press(table, inp, ENTER)
+        else:
+            raise AssertionError("the round did not end")
+        await press(table, inp, "q")
+        await rendered(table)
+        assert "Leave now? That resigns the match." in table.screen_text(), table.screen_text()
+        assert st.over is None
+        await press(table, inp, "n")
+        assert st.dialog is None and st.over is None and st.page is Page.ROUND
+        await press(table, inp, "q")
+        inp.send_text("y")  # now it means it: resign and leave
+        await table.wait_for(lambda: st.over is not None, "the resignation")
+
+    play(body, seed=find_seed("i_deal"))

@@ -327,7 +327,11 @@ def test_a_hidden_deal_forfeit_for_a_withheld_card_move_is_checked() -> None:
         f"the {who} forfeits no draw key (the {writer}'s claim: it rests on the {writer}'s"
         " signature alone)"
     )
-    assert report.lacks == (f"the {who} forfeited (no draw key): one player's account",)
+    assert report.lacks == (
+        f"the {who} forfeited (no draw key): one player's account",
+        "the last deal was not audited: its cards never opened, so its moves rest on their"
+        " signatures and on what one side's secrets could check",
+    )
 
 
 def test_a_hidden_record_whose_result_differs_stops_at_the_result(hidden_record: Record) -> None:

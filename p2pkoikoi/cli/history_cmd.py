@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.engine import KoiKoiError
     from p2pkoikoi.transport.identity import records_dir
 
+    from .visible import line_writer
+
     directory = Path(args.dir).expanduser() if args.dir else records_dir()
     own = _own_key(args.config_dir)
     entries: list[Entry] = []
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     for number, path in enumerate(record_files(directory), 1):
         try:
             entries.append(read_entry(path, own, number))
-        except (KoiKoiError, OSError) as exc:
+        except (KoiKoiError, OSError, ValueError, RecursionError) as exc:
+            # a hostile or damaged file is named and skipped; the rest are still listed
             skipped.append((number, str(path), str(exc)))
     table = totals(entries)
     if args.json:
@@ -79,12 +82,12 @@ def run(args: argparse.Namespace) -> int:
                     "totals": table,
                     "unreadable": [{"number": n, "path": p, "reason": r} for n, p, r in skipped],
                 },
-                ensure_ascii=False,
+                # escaped: a file name may hold undecodable bytes (lone surrogates)
             )
             + "\n"
         )
         return 0
-    w = sys.stdout.write
+    w = line_writer(sys.stdout)  # names, file names and reasons from records, made visible
     if not entries and not skipped:
         w(f"No match records in {directory} yet: play one (p2pkoikoi practice).\n")
         return 0

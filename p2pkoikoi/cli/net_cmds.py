@@ -15,6 +15,9 @@ from p2pkoikoi.cli.facts import DEFAULT_PORT, DEFAULT_PRESET, PRESET_NAMES
 
 from .engine_cmds import add_rules_options
 
+#: the shortest turn limit a joiner accepts without a person's look (issue 22)
+MIN_TURN_LIMIT = 10
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -179,6 +182,15 @@ def register(sub: Any) -> None:
     )
     j.add_argument(
         "--expect-rules", metavar="PRESET", help=f"insist on these rules: {', '.join(PRESET_NAMES)}"
+    )
+    j.add_argument(
+        "--min-turn-limit",
+        type=int,
+        default=MIN_TURN_LIMIT,
+        metavar="SECONDS",
+        help=f"refuse a host's turn limit under this when the rules are accepted without "
+        f"a look (headless or --expect-rules; default {MIN_TURN_LIMIT}: a bot that thinks "
+        "like a person would lose by time)",
     )
     j.add_argument(
         "--set",

@@ -316,6 +316,10 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             notify=notify,
             known_peers=known,
             stun=stun,
+            screen=True,  # an invite from a person: loopback addresses are warned about
+            # the rules accepted without a person's look (headless, --expect-rules):
+            # a turn limit under the floor only when asked for explicitly
+            min_turn_limit=args.min_turn_limit if decide is None else 0,
         )
 
     return open_j

@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.session.journal import decode_record_file
     from p2pkoikoi.session.verify import verify_record
 
-    path = args.record
+    from .visible import line_writer
+
+    path: str = args.record
     try:
         if path == "last" or path.isdigit():  # a history row (record_list says when)
             from .record_list import resolve
@@ -98,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         )
         sys.stdout.write(json.dumps(out, indent=1) + "\n")
         return status
-    w = sys.stdout.write
+    w = line_writer(sys.stdout)  # every string from the record is made visible
     if journal is not None:
         w(
             f"journal: {journal.entries} complete entries (the match was being played, "

@@ -221,7 +221,12 @@ class DeclineRematch:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Goodbye:
-    """Close politely; after this the session sends nothing more."""
+    """Close politely; after this the session sends nothing more.
+
+    ``reason``: why, for the other player to read (sent as an ``abort`` with that
+    reason instead of a ``bye``: a refused identity is not "the other player left")."""
+
+    reason: str = ""
 
 
 Event = (

@@ -27,6 +27,11 @@ from p2pkoikoi.session.identity import Identity
 
 #: why a host that stops between the joiner's value and its reveal forfeits
 HOST_STOPPED = "the host stopped after the joiner's value, before revealing its own"
+#: why a joiner that stops between the host's reveal and its own start forfeits: it
+#: has seen the seed (under the open deal, every card) and may not like it
+JOINER_STOPPED = (
+    "the joiner stopped after the host's reveal, before its start signature (it had seen the seed)"
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -22,13 +22,14 @@ resumed connection it hands over the keys instead (``on_resume_keys``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import InputError, RuleSet
 from p2pkoikoi.session.errors import (
     LocalProtocolError,
+    ProtocolError,
     RemoteProtocolError,
     ResumeError,
     RulesDeclinedError,
@@ -50,6 +51,13 @@ from p2pkoikoi.session.states import Role, State, check_name, sanitize
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+
+#: the host's plaintext abort to every failed guess at its short code
+WRONG_CODE_REASON: Final = (
+    "the code does not match: check it with the host (each wrong code is counted, and"
+    " after a few the host needs a new one)"
+)
 
 
 def describe_diff(mine_rules: RuleSet, theirs_rules: RuleSet, mine: str, theirs: str) -> str:
@@ -78,6 +86,7 @@ class Handshake:
         rules: RuleSet | None,
         expected: RuleSet | None,
         turn_limit: int,
+        min_turn_limit: int,
         resume_id: bytes | None,
         on_abort: Callable[[wire.AbortMsg], None],
         on_agreed: Callable[[bytes], None],
@@ -99,6 +108,8 @@ class Handshake:
         self._rules = rules
         self._rules_bytes = rules.encode() if rules is not None else b""
         self._turn_limit = turn_limit
+        #: the joiner declines a host's turn limit under this (0: any limit)
+        self._min_turn_limit = min_turn_limit
         self._resume_id = resume_id  # the match's session id when resuming
         self._confirmed = False  # an authenticated frame from the peer has arrived
         self._session_id: bytes | None = None  # H0
@@ -217,33 +228,58 @@ class Handshake:
         return crypto.absorb(t, "accept", self._rules.fingerprint())
 
     # ------------------------------------------------------------------ hellos and keys
-    def first_frame(self, payload: bytes) -> wire.Message:
-        """The peer's first frame after the hellos: its decrypting proves the password.
+    @property
+    def guessing(self) -> bool:
+        """We are a host and the joiner proves a short code: until its auth verifies,
+        every way its first frame can fail is one counted guess, answered alike."""
+        return self._me.role is Role.HOST and self._via == "code" and not self._confirmed
+
+    def first_frame(self, payload: bytes, handle: Callable[[wire.Message], None]) -> None:
+        """The peer's first frame after the hellos: its decrypting proves the password;
+        ``handle`` is given its message.
 
         It must be ``auth`` (``resume`` on a resumed connection): nothing else,
         so its AEAD counter is always 0.  A frame that does not decrypt is a
-        wrong password, unless it is a plaintext ``abort`` (an error the peer
-        met before it had keys: reported, not counted as a guess).
+        wrong password.  On an invite or a resume, a plaintext ``abort`` that does
+        not decrypt is reported (an error the peer met before it had keys).  A short
+        code has 16 bits: there, any first frame that fails -- it does not decrypt,
+        whatever else it parses as (a plaintext ``abort`` map that is also a valid
+        ciphertext), or it decrypts to anything but an ``auth`` whose signature holds
+        -- is the same :meth:`wrong_secret`, answered by the same plaintext abort,
+        so a guesser learns nothing until it has proved the key (issue 22).
         """
+        if self.guessing:
+            try:
+                self._first_frame(payload, handle)
+            except ProtocolError:
+                self._confirmed = False  # the abort goes out in plaintext, as for a wrong key
+                raise self.wrong_secret() from None
+            return
+        self._first_frame(payload, handle)
+
+    def _first_frame(self, payload: bytes, handle: Callable[[wire.Message], None]) -> None:
         try:
             plain = self._outbox.open(payload)
         except RemoteProtocolError:
-            try:
-                early = wire.decode_message(payload)
-            except RemoteProtocolError:
-                early = None
-            if isinstance(early, wire.AbortMsg):
-                self._on_abort(early)
+            if not self.guessing:
+                try:
+                    early = wire.decode_message(payload)
+                except RemoteProtocolError:
+                    early = None
+                if isinstance(early, wire.AbortMsg):
+                    self._on_abort(early)
             raise self.wrong_secret() from None
+        guessing = self.guessing
         self._confirmed = True
         msg = wire.decode_message(plain)
         first = wire.ResumeMsg if self._resume_id is not None else wire.AuthMsg
-        if not isinstance(msg, first | wire.AbortMsg):
+        allowed = first if guessing else first | wire.AbortMsg
+        if not isinstance(msg, allowed):
             raise RemoteProtocolError(
                 f"bad message from peer: expected {wire.TYPE_NAMES[first]} first, "
                 f"got {wire.TYPE_NAMES[type(msg)]}"
             )
-        return msg
+        handle(msg)
 
     def wrong_secret(self) -> WrongSecretError:
         via = self._via
@@ -255,8 +291,7 @@ class Handshake:
                 via,
             )
         text = {
-            "code": "the code does not match: check it with the host (each wrong code is "
-            "counted, and after a few the host needs a new one)",
+            "code": WRONG_CODE_REASON,
             "invite": "the joiner does not hold this invite's secret (its first message does "
             "not decrypt)",
             "resume": "the reconnecting side does not hold this match's resume secret",
@@ -405,6 +440,20 @@ class Handshake:
         )
         self._transcript = crypto.absorb(t, "auth", "joiner", join_name, join_key, b"", 0)
         self._phase.go(State.RULES)
+        if me.role is Role.JOINER and 0 < self._turn_limit < self._min_turn_limit:
+            # accepted only when asked for explicitly (issue 22: a bot that thinks like a
+            # person loses every match by time to a host with --turn-limit 1)
+            limit, floor = self._turn_limit, self._min_turn_limit
+            self._queue(
+                wire.DeclineMsg(
+                    reason=f"the turn limit {limit} s per decision is below the {floor} s"
+                    " this player accepts"
+                )
+            )
+            raise RulesMismatchError(
+                f"the host's turn limit is {limit} s per decision, below the {floor} s accepted"
+                f" without asking: join with --min-turn-limit {limit} to play it anyway"
+            )
         if me.role is Role.JOINER:
             assert self._rules is not None
             if self._expected is None:
@@ -425,9 +474,10 @@ class Handshake:
                     text = describe_diff(
                         self._expected, self._rules, "you expect", "the host proposes"
                     )
+                    one_line = "; ".join(line.strip() for line in text.splitlines())
                     self._queue(
                         wire.DeclineMsg(
-                            reason=f"rules differ: {text}"[: wire.MAX_REASON],
+                            reason=f"rules differ: {one_line}"[: wire.MAX_REASON],
                             expected=self._expected.encode(),
                         )
                     )

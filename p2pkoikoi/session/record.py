@@ -26,6 +26,9 @@ PROTOCOL: Final = 2  # the wire protocol a record's signatures follow
 MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
 #: the reason of a forfeit by time: the player to act let the turn limit pass
 TIME_FORFEIT: Final = "time"
+#: the reason of a forfeit by abandonment: the player left during play (a ``bye``,
+#: a closed connection) and did not come back within the reconnect window
+LEFT_FORFEIT: Final = "left"
 #: a resignation in a record's actions, by its reason ("": the player chose it;
 #: TIME_FORFEIT: the player's own program resigned when its turn limit ran out)
 RESIGN_TEXTS: Final = {"": "resign", TIME_FORFEIT: "resign:time"}
@@ -295,13 +298,36 @@ def _map(value: Any, where: str, keys: set[str]) -> dict[str, Any]:
     return value
 
 
+#: the categories a player name may not hold (the wire's rule, states.check_name;
+#: not imported from there: verify does not load the network's modules)
+_NOT_IN_NAMES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _wire_name(name: str) -> bool:
+    """protocol/README.md section 4: no character of those categories, no space but
+    U+0020, none leading or trailing."""
+    import unicodedata
+
+    if name != name.strip(" ") or name.strip() != name:
+        return False
+    for ch in name:
+        cat = unicodedata.category(ch)
+        if cat in _NOT_IN_NAMES or (cat == "Zs" and ch != " "):
+            return False
+    return True
+
+
 def _decode_player(value: Any, where: str) -> PlayerRecord | None:
     if value is None:
         return None
     obj = _map(value, where, {"name", "identity_key", "fingerprint", "auth_sig", "start_sig"})
     name = _get(obj, "name", where)
-    if not isinstance(name, str) or not 1 <= len(name) <= 32:
-        raise _fail(f"{where}.name must be a string of 1..32 characters")
+    if not isinstance(name, str) or not 1 <= len(name) <= 32 or not _wire_name(name):
+        # the wire's rule for a name (states.check_name): a record's name is printed
+        raise _fail(
+            f"{where}.name must be 1..32 printable characters without leading or trailing"
+            " spaces (protocol/README.md section 4)"
+        )
     key = _req_bytes(_get(obj, "identity_key", where), 32, f"{where}.identity_key")
     if "fingerprint" in obj and obj["fingerprint"] != fingerprint(key):
         raise _fail(f"{where}.fingerprint does not match its identity_key")
@@ -347,14 +373,39 @@ def _hexdata(value: Any, where: str) -> bytes:
         raise _fail(f"{where} must be hex digits") from None
 
 
+def _check_text(obj: Any) -> None:
+    """Refuse a record holding a string that is not Unicode text: a lone surrogate
+    (JSON's ``"\\ud800"`` escape decodes to one) cannot be encoded, signed or printed.
+    Iterative, so a deeply nested value cannot exhaust the stack."""
+    stack = [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and not _is_text(value):
+            raise _fail("a string holds a lone surrogate (\\ud800-\\udfff): not Unicode text")
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def record_from_dict(obj: Any) -> Record:
+    _check_text(obj)
     top = _map(obj, "the record", _TOP_KEYS)
     if top.get("format") != RECORD_FORMAT:
         raise _fail(f"'format' must be {RECORD_FORMAT!r}: is this a p2pkoikoi record?")
-    if top.get("version") == 1:
+    if top.get("version") == 1 or top.get("protocol") == 1:
         raise _fail(
-            "this record is from protocol version 1 (p2pkoikoi 0.1.x), whose signatures this "
-            "release does not check: verify it with p2pkoikoi 0.1"
+            "this record is from protocol version 1 (p2pkoikoi 0.1.x), whose signatures, seed"
+            " and moves this release cannot check: verify it with p2pkoikoi 0.1"
         )
     if top.get("version") != RECORD_VERSION:
         raise _fail(f"unsupported record version {top.get('version')!r} (this program reads 2)")
@@ -492,6 +543,10 @@ def decode_compact_record(data: bytes) -> Record:
         raise _fail("not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise _fail(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except ValueError:  # a number too long to convert (over 4300 digits)
+        raise _fail(
+            "a number is too long (no field of a record needs more than 20 digits)"
+        ) from None
     except RecursionError:
         raise _fail("nested too deeply") from None
     return record_from_dict(obj)

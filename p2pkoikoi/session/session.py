@@ -133,7 +133,7 @@ from p2pkoikoi.session.events import (
     SendChat,
     SendEvent,
 )
-from p2pkoikoi.session.forfeits import HOST_STOPPED, Forfeit
+from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED, Forfeit
 from p2pkoikoi.session.frames import Inbox, Outbox
 from p2pkoikoi.session.handshake import Handshake
 from p2pkoikoi.session.hidden_session import HiddenPlay
@@ -143,6 +143,7 @@ from p2pkoikoi.session.pake import Pake
 from p2pkoikoi.session.phases import Phase
 from p2pkoikoi.session.play import Play
 from p2pkoikoi.session.record import (
+    LEFT_FORFEIT,
     RESIGN_TEXTS,
     TIME_FORFEIT,
     Record,
@@ -193,6 +194,7 @@ class Session(SessionViews):
         expected_rules: RuleSet | None = None,
         code: ShortCode | None = None,
         turn_limit: int = wire.DEFAULT_TURN_LIMIT,
+        min_turn_limit: int = 0,
         program: str = __version__,
         _resume_secret: bytes | None = None,
         _resume: tuple[ResumePoint, bytes | None] | None = None,
@@ -203,7 +205,8 @@ class Session(SessionViews):
         short ``code``, that code: a joiner may use either.  A joiner passes the
         one it was given (``invite_secret`` or ``code``).  ``turn_limit`` (host):
         the seconds each player may take per decision, agreed in the handshake
-        (0: none).  ``entropy``: at least 64 random bytes (bytes 0..31 the
+        (0: none).  ``min_turn_limit`` (joiner): a host's limit under it is declined
+        (0: any; a program deciding without a person passes a floor).  ``entropy``: at least 64 random bytes (bytes 0..31 the
         X25519 key, 32..63 the commit/joiner value; the PAKE's randomness is
         derived from all of it).
         """
@@ -266,6 +269,7 @@ class Session(SessionViews):
             rules=rules,
             expected=expected_rules,
             turn_limit=turn_limit if role is Role.HOST else 0,
+            min_turn_limit=min_turn_limit if role is Role.JOINER else 0,
             resume_id=None if _resume is None else _resume[0].record.session_id,
             on_abort=self._side.on_abort,
             on_agreed=lambda t_commit: self._matches.agreed(t_commit),
@@ -357,9 +361,11 @@ class Session(SessionViews):
         if not self._outbox.keyed:  # (cannot happen: keys come with the hello)
             raise RemoteProtocolError("bad message from peer: nothing may follow the hello yet")
         if not self._handshake.confirmed:
-            msg = self._handshake.first_frame(payload)
-        else:
-            msg = wire.decode_message(self._outbox.open(payload))
+            self._handshake.first_frame(payload, self._route)
+            return
+        self._route(wire.decode_message(self._outbox.open(payload)))
+
+    def _route(self, msg: wire.Message) -> None:
         handler = self._routes.get(type(msg))
         if handler is None:  # a second hello, a refuse
             raise RemoteProtocolError(
@@ -449,6 +455,33 @@ class Session(SessionViews):
         host forfeits (:attr:`forfeit`, and in the record)."""
         self._note_forfeit()
 
+    def peer_left(self) -> None:
+        """The transport gave the peer up for good once the match had started: it
+        left (a ``bye``, a closed connection, a flood) and did not come back within
+        the reconnect window.  Who owes the next step forfeits (protocol/README.md
+        section 8): between the host's reveal and the joiner's ``start``, the joiner,
+        who has seen the seed (:data:`JOINER_STOPPED`); during play, the one who left
+        (:data:`LEFT_FORFEIT`).  Recorded in :attr:`forfeit`, signed by us."""
+        self._note_forfeit()
+        m = self._m
+        if self.forfeit is not None or m.seed is None or m.seed.seed is None:
+            return
+        if self._me.is_host and not m.seed.joiner_started:
+            m.forfeits.record(1, JOINER_STOPPED)
+            return
+        match = self.match
+        if (
+            match is not None
+            and not match.is_over
+            and self._phase.state
+            in (
+                State.PLAY,
+                State.CLOSED,
+                State.ERROR,
+            )
+        ):
+            m.forfeits.record(self._me.role.other.seat, LEFT_FORFEIT)
+
     def peer_withheld(self, reason: str) -> None:
         """The transport's deadline for a move of the hidden deal that the peer's
         program owes (a deck step, keys, a declaration, a draw key, an audit:
@@ -467,10 +500,13 @@ class Session(SessionViews):
         """
         play = self._m.play
         if (
-            self._phase.state is not State.PLAY
+            # CLOSED: the peer said bye and is awaited (its clock keeps running)
+            self._phase.state not in (State.PLAY, State.CLOSED)
             or play is None
+            or play.match.is_over
             or play.match.to_act == self._me.seat
             or play.catchup is not None
+            or self.forfeit is not None
         ):
             raise LocalProtocolError("a forfeit by time needs the peer's turn during play")
         self._m.forfeits.record(self._me.role.other.seat, TIME_FORFEIT)
@@ -567,7 +603,8 @@ class Session(SessionViews):
             self._m.rematch.send_no_again(event)
         elif isinstance(event, Goodbye):
             if self._outbox.sent_first:
-                self._queue(wire.ByeMsg())
+                reason = sanitize(event.reason).strip()[: wire.MAX_REASON]
+                self._queue(wire.AbortMsg(reason=reason) if reason else wire.ByeMsg())
             self._phase.go(State.CLOSED)
         else:
             raise LocalProtocolError(f"cannot send {type(event).__name__}")

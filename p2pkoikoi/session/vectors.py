@@ -12,20 +12,24 @@ import json
 import struct
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from spake2.parameters.ed25519 import ParamsEd25519  # type: ignore[import-untyped]
 
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import get_preset
-from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, decode_code, encode_code
+from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, QUOTES, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import SendAction
+from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED
+from p2pkoikoi.session.handshake import WRONG_CODE_REASON
 from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
 from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
 from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
 from p2pkoikoi.session.record import (
+    LEFT_FORFEIT,
+    TIME_FORFEIT,
     encode_record,
     record_from_dict,
     record_to_dict,
@@ -128,7 +132,7 @@ def messages() -> dict[str, Any]:
             if value is not None or name == "winner":
                 fields[name] = _jsonable(value)
         out.append({"fields": fields, "msgpack": wire.encode_message(msg).hex()})
-    abort = wire.AbortMsg(reason="the code does not match: check it with the host")
+    abort = wire.AbortMsg(reason=WRONG_CODE_REASON)  # the host's answer to a wrong code
     return {
         "description": "each message type: its fields (bytes as {'hex': ...}) and the msgpack "
         "map an encoder writes (keys sorted, absent optional fields omitted, bytes as bin)",
@@ -182,6 +186,9 @@ def invite() -> dict[str, Any]:
         _with_check("koi2-192.0.2.7_1-aaaqeayeaudaocajbifqydiob"),
         _with_check("koi2-192.0.2.7_1-aaaqeayeaudaocajbifqydio18"),
         "koi2-192.0.2.7_1[x]-aaaqeayeaudaocajbifqydiob4-eybt",
+        good + "+" * (1001 - len(good)),  # over 1000 characters
+        good.replace("koi2-", "koi2-\u00e9", 1),  # not ASCII
+        "\u201ckoi2-192.0.2.7_1-aaaqeayeaudaocajbifqydiob4-eyb\u201d\u00a0x",
     ):
         try:
             decode_invite(text)
@@ -247,6 +254,11 @@ def code() -> dict[str, Any]:
         "7-crossover-crossover",
         "7-cl0ckwork-crossover",
         "7-cröss-clockwork",
+        "7-clockwork-clockwork",  # two words of the second list
+        "7-clockwork-crossover-crossover",
+        "7--",
+        "\u201c\u201d",
+        "7-crossovr-cl0ckwork",  # several mistakes: the first check in order names one
     ):
         try:
             decode_code(text)
@@ -259,6 +271,12 @@ def code() -> dict[str, Any]:
         "WORD2 = EVEN[secret[1]] of the PGP word list (wordlist.json); the SPAKE2 password is "
         "'p2pkoikoi/v2/code\\0' || the canonical code text (protocol/README.md section 2)",
         "max_failed_attempts": MAX_FAILED_ATTEMPTS,
+        "quotes": QUOTES,
+        "quotes_note": "exactly these characters are removed before a code or an invite is "
+        "read (README.md section 2.1)",
+        "suggestion": "a word in neither list is followed by \" (did you mean 'X'?)\" when X "
+        "is difflib.get_close_matches(word, that position's list, n=1, cutoff=0.7): the highest "
+        "Ratcliff/Obershelp ratio, at least 0.7, ties to the greatest word (README.md 2.1)",
         "valid": valid,
         "typed": typed,
         "invalid": invalid,
@@ -288,6 +306,19 @@ def _pake_exchange(password: bytes, host_seed: bytes, joiner_seed: bytes) -> dic
         "host_message": host.message.hex(),
         "key": key.hex(),
     }
+
+
+#: how the reference implementation spends a session's 64 bytes of entropy (any
+#: randomness will do; the layout only makes the vectors reproducible)
+ENTROPY_LAYOUT: Final = (
+    "bytes 0..31: X25519 private key; 32..63: the commit (host) or joiner value. "
+    "seed = SHA-256('p2pkoikoi/v2/pake-seed\\0' || entropy), 32 bytes; the SPAKE2 exchange "
+    "of the connection's password (invite, code or resume) draws from seed || 'main', the 4 "
+    "ASCII bytes 6d61696e appended after the hash (outside it); a host that also offers "
+    "its short code runs the code's exchange from seed || 'code' (636f6465): pake.json's "
+    "entropy source takes these 36 bytes as its 'seed' (the reference implementation's "
+    "choice: any randomness will do)"
+)
 
 
 def pake() -> dict[str, Any]:
@@ -323,6 +354,8 @@ def pake() -> dict[str, Any]:
             det_bytes("vec/pake/j2", 32),
         ),
         "wrong_code": {
+            "host_entropy_seed": det_bytes("vec/pake/host", 32).hex(),
+            "joiner_entropy_seed": det_bytes("g", 32).hex(),
             "host_password": crypto.code_password(code).hex(),
             "joiner_password": crypto.code_password(decode_code("7-crossover-cobra")).hex(),
             "host_key": wrong.finish(guess.message).hex(),
@@ -369,7 +402,8 @@ def crypto_vectors() -> dict[str, Any]:
     ident = det_key("vec/identity")
     pub = crypto.public_bytes(ident)
     t_commit = crypto.absorb(t1, "commit", crypto.commitment(t1, hv))
-    t_reveal = crypto.absorb(crypto.absorb(t_commit, "value", jv), "reveal", hv)
+    t_value = crypto.absorb(t_commit, "value", jv)
+    t_reveal = crypto.absorb(t_value, "reveal", hv)
     return {
         "description": "key schedule (SPAKE2 key as the HKDF salt, X25519 as its input, H0 "
         "in its info), AEAD, transcript, commitment and its signature, start signature, seed, "
@@ -450,6 +484,22 @@ def crypto_vectors() -> dict[str, Any]:
                 "signed": crypto.forfeit_message(t_reveal, 1, "time").hex(),
                 "sig": crypto.sign(ident, crypto.forfeit_message(t_reveal, 1, "time")).hex(),
             },
+            "forfeit_sigs": [  # each step's forfeit (README.md section 8, "who forfeits")
+                {
+                    "step": step,
+                    "transcript": t.hex(),
+                    "seat": seat,
+                    "reason": reason,
+                    "signed": crypto.forfeit_message(t, seat, reason).hex(),
+                    "sig": crypto.sign(ident, crypto.forfeit_message(t, seat, reason)).hex(),
+                }
+                for step, t, seat, reason in (
+                    ("after the value, before the reveal", t_value, 0, HOST_STOPPED),
+                    ("after the reveal, before the start", t_reveal, 1, JOINER_STOPPED),
+                    ("during play: the turn limit", t_reveal, 1, TIME_FORFEIT),
+                    ("during play: left, not back within the window", t_reveal, 0, LEFT_FORFEIT),
+                )
+            ],
         },
         "resign_entries": {
             "note": "a resignation's transcript entry: the reason only when the player's "
@@ -507,9 +557,7 @@ def transcript(n_actions: int = 10) -> dict[str, Any]:
                 "identity_private": det_bytes("key/joinervectors", 32).hex(),
                 "entropy": det_bytes("entropy/joinervectors").hex(),
             },
-            "entropy_layout": "bytes 0..31: X25519 private key; 32..63: commit/joiner value; "
-            "the SPAKE2 entropy seed is SHA-256('p2pkoikoi/v2/pake-seed\\0' || entropy) || "
-            "'main' (the reference implementation's choice: any randomness will do)",
+            "entropy_layout": ENTROPY_LAYOUT,
         },
         "frames": log.frames,
         "transcript_chain": chain,
@@ -572,6 +620,8 @@ def resume() -> dict[str, Any]:
             "host_record": record_to_dict(records[0]),
             "joiner_record": record_to_dict(records[1]),
             "resume_secret": secret.hex(),
+            "entropy_layout": ENTROPY_LAYOUT + "; a resumed connection's password is the"
+            " resume password, drawn from seed || 'main' as any connection's",
             "host_entropy": det_bytes("entropy/resume-vectors/0").hex(),
             "joiner_entropy": det_bytes("entropy/resume-vectors/1").hex(),
         },

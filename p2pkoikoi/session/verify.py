@@ -45,7 +45,13 @@ from typing import Any
 import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
 from p2pkoikoi.engine.rules import DealMode
-from p2pkoikoi.session.record import TIME_FORFEIT, Record, ResultRecord, resign_reason
+from p2pkoikoi.session.record import (
+    LEFT_FORFEIT,
+    TIME_FORFEIT,
+    Record,
+    ResultRecord,
+    resign_reason,
+)
 from p2pkoikoi.session.transcript import transcript_to_accept
 
 
@@ -93,6 +99,8 @@ class VerifyReport:
 class _Report:
     def __init__(self) -> None:
         self.checks: list[Check] = []
+        #: what an otherwise valid record lacks, found by a check (a hidden deal's audit)
+        self.lacks: list[str] = []
 
     def add(self, name: str, ok: bool, detail: str = "") -> bool:
         self.checks.append(Check(name, "pass" if ok else "fail", detail))
@@ -117,11 +125,7 @@ def _lacks(r: Record, rep: _Report) -> list[str]:
         out.append(f"the {who} forfeited ({r.forfeit.reason}): one player's account")
     elif r.result is None:
         out.append("the match did not finish")
-    elif any(c.name == "result" and c.detail == _UNREPLAYED for c in rep.checks):
-        out.append(
-            "a replay of the result: the hidden-deal match was resigned before any deal's"
-            " audit, so its cards never opened (both players' final signatures are checked)"
-        )
+    out.extend(rep.lacks)
     for seat, role in enumerate(("host", "joiner")):
         player = (r.host, r.joiner)[seat]
         name = f" ({player.name})" if player is not None else ""
@@ -241,6 +245,8 @@ def _verify(r: Record, rep: _Report) -> None:
             who = ("host", "joiner")[f.seat]
             rep.add("forfeit", False, f"a forfeit by time of the {who}, but it was not its turn")
             return
+        if _refuted_host_forfeit(r, rep):
+            return
         _forfeit(r, rep, t, "")
     if r.result is None:
         rep.skip("result", "the match is not finished")
@@ -287,7 +293,22 @@ def _verify_hidden(
     from p2pkoikoi.session.mental.replay import replay_hidden
 
     assert r.rules is not None
-    out = replay_hidden(r.rules, seed, r.actions, r.evidence, keys, t, rep.add)
+    out = None
+    if r.evidence is not None:
+        # evidence is unsigned: it counts only if it proves a cheat (the replay with
+        # it fails at a move the cheater signed); otherwise the record is replayed as
+        # if it were not there, so it cannot open a deal its players never audited
+        tried = _Report()
+        with_evidence = replay_hidden(r.rules, seed, r.actions, r.evidence, keys, t, tried.add)
+        if with_evidence.failed:
+            rep.checks.extend(tried.checks)
+            return
+        rep.skip(
+            "evidence",
+            f"seat {r.evidence.seat}'s deck secrets in the record prove no cheat: unsigned,"
+            " they are not used",
+        )
+    out = replay_hidden(r.rules, seed, r.actions, None, keys, t, rep.add)
     if out.failed:
         return
     detail = (
@@ -300,8 +321,14 @@ def _verify_hidden(
             "; the last deal was not audited: the record stops in it, after card move"
             f" {last.seq} ({last.kind or last.action} by seat {last.seat})"
         )
+        rep.lacks.append(
+            "the last deal was not audited: its cards never opened, so its moves rest on"
+            " their signatures and on what one side's secrets could check"
+        )
     rep.add("hidden deal", True, detail)
     if r.forfeit is not None:
+        if _refuted_host_forfeit(r, rep):
+            return
         _forfeit(r, rep, out.transcript, "")
     if r.result is None:
         rep.skip("result", "the match is not finished")
@@ -313,6 +340,7 @@ def _verify_hidden(
         # (hidden-deal.md section 6), so nothing can recompute the result; both
         # players' final signatures over it are still checked
         rep.skip("result", _UNREPLAYED)
+        rep.lacks.append(_unreplayed_lack(out.audited))
         _final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
         return
     m = h.state
@@ -342,9 +370,23 @@ def _result_problems(
 
 
 _UNREPLAYED = (
-    "no deal could be replayed (the match was resigned before any deal's audit):"
-    " the result rests on the players' final signatures"
+    "the last deal was resigned before its audit, so no replay reaches the result:"
+    " it rests on the players' final signatures"
 )
+
+
+def _unreplayed_lack(audited: int) -> str:
+    """What a resigned hidden-deal record lacks: the replay of its result."""
+    when = (
+        "before any deal's audit"
+        if audited == 0
+        else f"in deal {audited + 1}, before its audit ({audited} earlier"
+        f" deal{'s' if audited != 1 else ''} audited)"
+    )
+    return (
+        f"a replay of the result: the hidden-deal match was resigned {when}, so the last"
+        " deal's cards never opened (both players' final signatures are checked)"
+    )
 
 
 def _final_sigs(
@@ -386,6 +428,31 @@ def _stop_early(rep: _Report, r: Record, why: str, *, commit: bool) -> None:
         rep.skip("commitment", why)
 
 
+def _refuted_host_forfeit(r: Record, rep: _Report) -> bool:
+    """A claim that the host forfeited in the commit-reveal, in a record that holds the
+    host's reveal (which opens its signed commitment): the host did its part there,
+    and from the reveal on it is the joiner who has seen the seed and owes its
+    ``start`` (protocol/README.md section 8).  Such a claim fails (True)."""
+    f = r.forfeit
+    if (
+        f is None
+        or f.seat != 0
+        or f.reason in (TIME_FORFEIT, LEFT_FORFEIT)
+        or r.host_value is None
+        or r.actions
+        or (r.joiner is not None and r.joiner.start_sig is not None)
+    ):
+        return False
+    rep.add(
+        "forfeit",
+        False,
+        "the record claims the host forfeited before play, but it holds the host's reveal:"
+        " the host did its part; after the reveal the joiner, who has seen the seed, owes"
+        " its start signature, so an end there is the joiner's forfeit",
+    )
+    return True
+
+
 def _forfeit(r: Record, rep: _Report, t: bytes, evidence: str) -> None:
     """The forfeit check: signed by the player who recorded it (the other seat) over
     the transcript as far as the record goes.  It rests on that one signature."""
@@ -397,6 +464,11 @@ def _forfeit(r: Record, rep: _Report, t: bytes, evidence: str) -> None:
     if f.reason == TIME_FORFEIT:
         limit = f"{r.turn_limit}s" if r.turn_limit else "no limit"
         what = f"by time: the turn limit ({limit}) ran out on its turn"
+    elif f.reason == LEFT_FORFEIT:
+        what = (
+            "by abandoning the match: it left during play and did not come back within the"
+            " reconnect window"
+        )
     else:
         what = f.reason
     extra = f"; {evidence}" if evidence else ""

@@ -41,6 +41,11 @@ DEFAULT_PORT: Final = 47474
 #: several IPv6 privacy addresses could list a dozen; the rest add length and
 #: stagger delay, not reach)
 MAX_CANDIDATES: Final = 6
+#: the most hosts a short code's multicast DNS search dials, and addresses per host:
+#: anybody on the network may announce, so one announcer cannot make the joiner dial
+#: a hundred addresses of its choosing
+MAX_MDNS_HOSTS: Final = 4
+MAX_MDNS_ADDRESSES: Final = 12
 _ANY: Final = ("", "0.0.0.0", "::")
 
 
@@ -153,3 +158,55 @@ def is_local_only(address: str) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_link_local
+
+
+def local_kind(address: str) -> str:
+    """``"loopback"`` or ``"link-local"`` for an address only this machine (or this
+    network link) has, ``""`` otherwise; ``localhost`` names count as loopback."""
+    name = address.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return "loopback"
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return ""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback or ip.is_unspecified:
+        return "loopback"
+    return "link-local" if ip.is_link_local else ""
+
+
+def screen_invite(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[str]]:
+    """An invite's addresses as the joiner dials them, and a warning for each it holds
+    on this machine (loopback) or this link (link-local).
+
+    A host puts such an address in its invite only when bound to it (``--bind``), and
+    then it is the invite's one address; an invite from someone else that names
+    loopback points the joiner at services on its own computer (a listener on port
+    6379 received our hello).  So the first such address is still tried (two
+    terminals on one machine), and the others are dropped.
+    """
+    out: list[Candidate] = []
+    warnings: list[str] = []
+    kept_local = False
+    for c in candidates:
+        kind = local_kind(c.address)
+        if not kind:
+            out.append(c)
+            continue
+        where = "this computer itself" if kind == "loopback" else "this network link only"
+        if kept_local:
+            warnings.append(
+                f"the invite names {c}, a {kind} address ({where}), besides another: not dialed"
+            )
+            continue
+        kept_local = True
+        out.append(c)
+        warnings.append(
+            f"the invite names {c}, a {kind} address ({where}):"
+            " right only if the host runs "
+            + ("on this computer" if kind == "loopback" else "on this network link")
+            + "; an invite from anyone else should not point there"
+        )
+    return out, warnings

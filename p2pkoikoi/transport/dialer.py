@@ -34,12 +34,15 @@ import trio
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import Session
-from p2pkoikoi.session.errors import ProtocolError
+from p2pkoikoi.session.errors import ProtocolError, RefusedError
 from p2pkoikoi.session.events import Event, NeedData
 from p2pkoikoi.transport.addresses import Candidate
+from p2pkoikoi.transport.gate import BUSY_REASON
 from p2pkoikoi.transport.race import STAGGER, AllAttemptsFailed, Decisive, race
 
 RECEIVE_SIZE = 65536
+BUSY_PAUSE = 1.0  #: the first pause before dialing a busy host again (then doubled)
+BUSY_PAUSE_MAX = 8.0
 
 
 @dataclass
@@ -145,16 +148,28 @@ async def dial_authenticated(
     async def discard(a: Authenticated) -> None:
         await trio.aclose_forcefully(a.stream)
 
-    try:
-        _, won = await race(candidates, attempt, reason=reason, discard=discard, stagger=stagger)
-    except AllAttemptsFailed as exc:
-        # a p2pkoikoi host answered ("busy with another match", "the code does not
-        # match"): that is the answer, not a list of addresses that did not work
-        spoke = [e for e in exc.errors if isinstance(e, ProtocolError)]
-        if spoke:
-            raise spoke[0] from None
-        raise
-    return won
+    # a host whose slots for strangers are all taken says it is busy: try again,
+    # pausing 1, 2, 4 ... s, as long as the handshake time-out allows
+    give_up = trio.current_time() + handshake
+    pause = BUSY_PAUSE
+    while True:
+        try:
+            _, won = await race(
+                candidates, attempt, reason=reason, discard=discard, stagger=stagger
+            )
+        except AllAttemptsFailed as exc:
+            # a p2pkoikoi host answered ("busy with another match", "the code does not
+            # match"): that is the answer, not a list of addresses that did not work
+            spoke = [e for e in exc.errors if isinstance(e, ProtocolError)]
+            busy = all(isinstance(e, RefusedError) and BUSY_REASON in str(e) for e in spoke)
+            if spoke and busy and trio.current_time() + pause < give_up:
+                await trio.sleep(pause)
+                pause = min(2 * pause, BUSY_PAUSE_MAX)
+                continue
+            if spoke:
+                raise spoke[0] from None
+            raise
+        return won
 
 
 async def dial_any(

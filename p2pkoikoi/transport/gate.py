@@ -11,9 +11,15 @@ findings 1 and 2).  So each accepted connection gets its own task here:
 * the task feeds the session **one frame at a time** (it splits frames itself),
   so it can act between the joiner's hello and its auth, and so that nothing
   after the auth is consumed: leftover bytes go to the link with the session;
-* each task has a short deadline (:attr:`GateLimits.deadline`); at most
+* each task has a short deadline (:attr:`GateLimits.deadline`), and a shorter
+  one for the joiner's hello (:attr:`GateLimits.hello_deadline`); at most
   :attr:`GateLimits.total` run at once, at most :attr:`GateLimits.per_source`
-  from one address; more get a plaintext ``refuse``;
+  from one source (an IPv4 address, or an IPv6 /64: one host holds a whole /64);
+  more from one source get a plaintext ``refuse``.  When all slots are taken,
+  the oldest connection that has not sent a valid hello is dropped to make room
+  for the newcomer (a stranger holding silent sockets cannot keep a friend out,
+  issue 22); only when every slot has said hello is the newcomer told the host
+  is busy, and the joiner tries again (transport/dialer.py);
 * any failure (garbage, another version, a wrong code, silence) drops that
   connection with a ``warning`` note; hosting goes on;
 * the first connection whose joiner authenticates wins; the others are closed.
@@ -34,6 +40,8 @@ host's user is told to make a new one (a ``code_expired`` note).
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import math
 from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
@@ -59,8 +67,24 @@ class GateLimits:
     """How much a host spends on strangers."""
 
     total: int = 16  #: handshakes before authentication at once
-    per_source: int = 4  #: ... from one source address
+    per_source: int = 4  #: ... from one source (an IPv4 address, an IPv6 /64)
     deadline: float = 10.0  #: seconds from accept to the joiner's verified auth
+    hello_deadline: float = 3.0  #: seconds from accept to the joiner's valid hello
+
+
+def source_of(address: str) -> str:
+    """What the per-source limit counts: an IPv4 address (an IPv4-mapped IPv6 one
+    too), or the /64 of an IPv6 address, since one machine is given a whole /64 and
+    may use any address in it; a name that is no address counts as itself."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
 
 class CodeGuard:
@@ -92,11 +116,17 @@ class CodeGuard:
         return self.failed >= self.limit
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)
 class _Ticket:
-    """One connection's claim on a code guess (see :class:`CodeGuard`)."""
+    """One connection in the gate: its source, whether its hello came, its claim on a
+    code guess (see :class:`CodeGuard`) and the scope that ends it early (no hello
+    in time, or dropped to make room)."""
 
+    source: str = ""
     reserved: bool = False
+    hello: bool = False
+    evicted: bool = False
+    scope: trio.CancelScope = dataclasses.field(default_factory=trio.CancelScope)
 
 
 @dataclasses.dataclass
@@ -106,6 +136,10 @@ class Admitted:
     stream: trio.abc.Stream
     session: Session
     address: str
+
+
+class _NoHello(Exception):
+    """The joiner sent no valid hello in time, or was dropped to make room."""
 
 
 class _Beaten(Exception):
@@ -132,7 +166,8 @@ class Gate:
         self.limits = limits or GateLimits()
         self.guard = guard or CodeGuard(None)
         self._sources: Counter[str] = Counter()
-        self._running = 0
+        #: the connections in the gate, oldest first
+        self._live: dict[_Ticket, None] = {}
         self._winner: Admitted | None = None
         self._claim: _Ticket | None = None  # the connection whose auth goes out
 
@@ -143,9 +178,10 @@ class Gate:
                 address = peer_address(stream)[0]
                 path = "udp" if getattr(stream, "peer_address", None) else "tcp"
                 self._notify({"event": "connected", "address": address, "path": path})
-                if (
-                    self._running >= self.limits.total
-                    or self._sources[address] >= self.limits.per_source
+                source = source_of(address)
+                full = len(self._live) >= self.limits.total
+                if self._sources[source] >= self.limits.per_source or (
+                    full and not self._make_room()
                 ):
                     self._notify(
                         {
@@ -155,25 +191,49 @@ class Gate:
                     )
                     nursery.start_soon(_say_and_close, stream, wire.RefuseMsg(reason=BUSY_REASON))
                     continue
-                self._running += 1
-                self._sources[address] += 1
-                nursery.start_soon(self._handshake, stream, address, nursery.cancel_scope)
+                ticket = _Ticket(source)
+                ticket.scope.deadline = trio.current_time() + self.limits.hello_deadline
+                self._live[ticket] = None
+                self._sources[source] += 1
+                nursery.start_soon(self._handshake, stream, address, nursery.cancel_scope, ticket)
         if self._winner is None:  # the channel closed: the caller stopped hosting
             raise TransportError("stopped hosting before anybody joined")
         return self._winner
 
+    def _make_room(self) -> bool:
+        """Drop the oldest connection that has not sent a valid hello; False if none."""
+        victim = next((t for t in self._live if not t.hello), None)
+        if victim is None:
+            return False
+        self._forget(victim)
+        victim.evicted = True
+        victim.scope.cancel()
+        return True
+
+    def _forget(self, ticket: _Ticket) -> None:
+        if ticket in self._live:
+            del self._live[ticket]
+            self._sources[ticket.source] -= 1
+
     async def _handshake(
-        self, stream: trio.abc.Stream, address: str, everyone: trio.CancelScope
+        self,
+        stream: trio.abc.Stream,
+        address: str,
+        everyone: trio.CancelScope,
+        ticket: _Ticket,
     ) -> None:
         special = self._session_for(stream) if self._session_for is not None else None
         session = special or self._make(self.guard.code if self.guard.active else None)
-        ticket = _Ticket()
         keep = False
         why = ""
         try:
             with trio.fail_after(self.limits.deadline):
-                await stream.send_all(session.data_to_send())  # our hello, at once
-                leftover = await self._until_authenticated(stream, session, ticket)
+                leftover = None
+                with ticket.scope:  # until the hello: its deadline, or dropped for room
+                    await stream.send_all(session.data_to_send())  # our hello, at once
+                    leftover = await self._until_authenticated(stream, session, ticket)
+                if leftover is None:
+                    raise _NoHello()
             if self._winner is not None:  # somebody else was quicker
                 await _say_and_close(stream, wire.AbortMsg(reason=WON_REASON))
                 return
@@ -186,6 +246,13 @@ class Gate:
             await _say_and_close(stream, wire.AbortMsg(reason=WON_REASON))
             keep = True  # closed already
             return
+        except _NoHello:
+            if ticket.evicted:
+                why = "the host needed its place for a newer connection"
+                self._dropped(address, "it had not said hello, and a newer connection needed room")
+            else:
+                why = f"no hello within {self.limits.hello_deadline:g}s"
+                self._dropped(address, why)
         except WrongSecretError as exc:
             if ticket.reserved and exc.via == "code":
                 ticket.reserved = False
@@ -203,8 +270,7 @@ class Gate:
                 self.guard.release(failed=False)
             if self._claim is ticket and not keep:  # the claimer failed: others may win
                 self._claim = None
-            self._running -= 1
-            self._sources[address] -= 1
+            self._forget(ticket)
             if not keep:
                 with trio.CancelScope(shield=True), trio.move_on_after(1):
                     await _flush_and_close(stream, session, why)
@@ -241,6 +307,8 @@ class Gate:
                 raise RemoteProtocolError("unexpected message from the joiner before its auth")
             if not hello_seen and session.connection_id is not None:
                 hello_seen = True
+                ticket.hello = True  # a valid hello: no longer the first to make room
+                ticket.scope.deadline = math.inf
                 if session.via == "code":
                     ticket.reserved = self.guard.reserve()
                 if session.via == "code" and not ticket.reserved:

@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from p2pkoikoi.engine.rules import RuleSet
 from p2pkoikoi.session.crypto import fingerprint, public_bytes
 from p2pkoikoi.transport.errors import ConfigError, IdentityChangedError
+from p2pkoikoi.transport.skeleton import differences, name_key
 
 APP: Final = "p2pkoikoi"
 IDENTITY_FILE: Final = "identity.key"
@@ -249,12 +250,22 @@ class PeerCheck:
     name: str
     fingerprint: str
     previous: tuple[str, ...] = ()
+    #: the known name this one looks like, when it is not the same string (a changed
+    #: key found by the confusable skeleton: "jоiny" with a Cyrillic о for "joiny")
+    looks_like: str = ""
 
     @property
     def warning(self) -> str:
         """The one line a person reads about a changed key ("" otherwise)."""
         if self.status is not PeerStatus.CHANGED:
             return ""
+        if self.looks_like:
+            odd = differences(self.name, self.looks_like)
+            return (
+                f"{self.name} looks like {self.looks_like} ({odd or 'another case'}), whom "
+                f"you know as {', '.join(self.previous)}, but has the identity "
+                f"{self.fingerprint}; someone may be impersonating them"
+            )
         return (
             f"{self.name}'s identity changed: known as {', '.join(self.previous)}, now "
             f"{self.fingerprint}; if you did not expect this, someone may be impersonating them"
@@ -326,8 +337,10 @@ class KnownPeers:
         return cls(path, out, accept_new_key=accept_new_key)
 
     def fingerprints_of(self, name: str) -> tuple[str, ...]:
-        """Every fingerprint known under ``name``, sorted."""
-        return tuple(sorted(fp for fp, known in self.peers.items() if known == name))
+        """Every fingerprint known under ``name`` or a name that looks like it (the
+        same UTS #39 confusable skeleton, case folded: transport/skeleton.py), sorted."""
+        key = name_key(name)
+        return tuple(sorted(fp for fp, known in self.peers.items() if name_key(known) == key))
 
     def check(self, name: str, peer_fingerprint: str) -> PeerCheck:
         """Look a peer up without changing anything (see :meth:`remember`)."""
@@ -335,7 +348,9 @@ class KnownPeers:
             return PeerCheck(PeerStatus.KNOWN, name, peer_fingerprint)
         previous = self.fingerprints_of(name)
         if previous:
-            return PeerCheck(PeerStatus.CHANGED, name, peer_fingerprint, previous)
+            names = sorted({self.peers[fp] for fp in previous} - {name})
+            like = names[0] if names and all(self.peers[fp] != name for fp in previous) else ""
+            return PeerCheck(PeerStatus.CHANGED, name, peer_fingerprint, previous, like)
         return PeerCheck(PeerStatus.NEW, name, peer_fingerprint)
 
     def admit(self, name: str, peer_fingerprint: str) -> PeerCheck:

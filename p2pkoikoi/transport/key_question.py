@@ -38,6 +38,15 @@ from p2pkoikoi.transport.notes import Note
 from p2pkoikoi.transport.pulse import Pulse
 
 
+def refused_identity(role: Role) -> str:
+    """What the other player reads when ``role`` refuses its identity (no forfeit: no
+    card was dealt, no commitment sent)."""
+    return (
+        f"the {role.value} does not accept your identity: it knows your name with another"
+        f" key (if you have a new key, the {role.value} can play with --accept-new-key)"
+    )
+
+
 @dataclass(frozen=True)
 class KeyHooks:
     """What the key question reads and does on its link."""
@@ -67,8 +76,9 @@ class KeyQuestion:
         self._known = known
         #: the host asks about a changed key: nothing is processed meanwhile
         self.asking = False
-        # only a host with a person to ask ever asks (decided here: the link processes per event)
-        self._asked = known is None or known.ask is None or role is not Role.HOST
+        # only a host ever asks (decided here: the link processes per event); a headless
+        # host decides at the same moment, before any commitment (issue 22)
+        self._asked = known is None or role is not Role.HOST
 
     def start(self) -> bool:
         """Ask now if a changed key needs asking about (True: processing pauses)."""
@@ -77,6 +87,12 @@ class KeyQuestion:
         check = self._question()
         if check is None:
             return False
+        assert self._known is not None
+        if self._known.ask is None:  # headless: nobody to ask
+            if self._known.accept_new_key:
+                return False  # admitted with a warning at the handshake's end
+            self._refuse(check)
+            return True
         self.asking = True
         nursery = self._hooks.nursery()
         assert nursery is not None
@@ -90,7 +106,7 @@ class KeyQuestion:
         if s.state is not State.RULES or s.peer_name is None or s.peer_key is None:
             return None  # not yet: asked once the joiner's auth has verified
         self._asked = True
-        if known is None or known.ask is None:
+        if known is None:
             return None
         check = known.check(s.peer_name, fingerprint(s.peer_key))
         return check if check.status is PeerStatus.CHANGED else None
@@ -121,6 +137,19 @@ class KeyQuestion:
         self.asking = False
         hooks.resume()  # what arrived meanwhile is processed now
 
+    def _refuse(self, check: PeerCheck) -> None:
+        """A headless host refuses a changed key: before the commitment, so this is no
+        forfeit; the joiner reads why (an abort with the reason, not "left")."""
+        hooks = self._hooks
+        with suppress(ProtocolError):
+            hooks.write(hooks.session().send(Goodbye(refused_identity(Role.HOST))))
+        hooks.fail(
+            IdentityChangedError(
+                f"{check.warning}: not playing (if they really have a new key, play again "
+                "with --accept-new-key)"
+            )
+        )
+
     def admit(self, ev: HandshakeComplete) -> bool:
         """The handshake named the other player: admit it (False: the link failed)."""
         if self._known is None:
@@ -130,7 +159,8 @@ class KeyQuestion:
             check = self._known.admit(ev.peer_name, ev.peer_fingerprint)
         except IdentityChangedError as exc:  # before the deal: nobody has seen a card
             with suppress(ProtocolError):
-                hooks.write(hooks.session().send(Goodbye()))
+                s = hooks.session()
+                hooks.write(s.send(Goodbye(refused_identity(s.role))))
             hooks.fail(exc)
             return False
         except ConfigError as exc:  # known_peers cannot be written: play on, say so
@@ -138,4 +168,16 @@ class KeyQuestion:
         else:
             if check.warning:
                 hooks.notify({"event": "warning", "text": check.warning})
+            elif check.status is PeerStatus.NEW:
+                # a name never seen: its fingerprint beside it, so a look-alike of a
+                # friend's name shows a fingerprint that is not the friend's (issue 22)
+                hooks.notify(
+                    {
+                        "event": "new_peer",
+                        "peer_name": check.name,
+                        "peer_fingerprint": check.fingerprint,
+                        "text": f"{check.name} ({check.fingerprint}) is new to you: compare"
+                        " the fingerprint with them once",
+                    }
+                )
         return True

@@ -92,9 +92,12 @@ from p2pkoikoi.session import (
     State,
 )
 from p2pkoikoi.session.events import Event as SessionEvent
+from p2pkoikoi.session.forfeits import HOST_STOPPED
 from p2pkoikoi.session.record import TIME_FORFEIT
 from p2pkoikoi.transport.connection import Connection, ConnectionHooks
 from p2pkoikoi.transport.errors import (
+    PeerFloodError,
+    PeerSilentError,
     PeerTimeoutError,
     TransportError,
     leaves,
@@ -431,13 +434,24 @@ class NetworkLink:
         if not s.match.is_over:
             with suppress(KoiKoiError):
                 await self.resign("left the table")
+        # off-turn the resignation waits for our turn, but a person who leaves is not
+        # kept waiting for the other player's move (issue 22): a few seconds, then we
+        # go, and the other side counts our leaving as a forfeit after its window
+        with trio.move_on_after(LEAVE_OFF_TURN):
+            while s.state is State.PLAY and not self._pulse.is_stopped:
+                await self._pulse.changed()
+        if s.state is State.PLAY:
+            self._run.resign_pending = None
         with trio.move_on_after(2 * self.timeouts.handshake):
-            while s.state in (State.PLAY, State.FINISH) and not self._pulse.is_stopped:
+            while s.state is State.FINISH and not self._pulse.is_stopped:
                 await self._pulse.changed()
         if s.lacks_peer_final and s.missing is None:
             s.missing = "the other player had not signed the result when you left the table"
         elif s.state is State.PLAY:
-            s.missing = "you left the table before your turn came: the resignation was not sent"
+            s.missing = (
+                "you left the table on the other player's turn: the resignation was not sent"
+                " (the other player's program counts your leaving as your forfeit)"
+            )
         self._save_record()
 
     @property
@@ -569,20 +583,58 @@ class NetworkLink:
         if self.error is not None or self._pulse.is_stopped or self._conn.lost.is_set():
             return
         if not self._resumable():
+            self.session.peer_left()  # it cannot come back: who owes the next step forfeits
             self._fail(exc)
             return
         self._supervisor.lose(exc)
         self._save_record()
         self._wake()
 
+    def _left(self, exc: KoiKoiError) -> None:
+        """The other player ended the connection during the match (``bye``, or the
+        session read the end of the stream): leaving is a forfeit only once it has not
+        come back within the reconnect window, so wait for it as for a drop when the
+        match can resume; otherwise it forfeits now (issue 22)."""
+        if self.error is not None or self._pulse.is_stopped or self._conn.lost.is_set():
+            return
+        m = self.session.match
+        if (
+            self._supervisor.reconnect is not None
+            and self._run.started.is_set()
+            and self.timeouts.reconnect_window > 0
+            and m is not None
+            and not m.is_over
+        ):
+            self._supervisor.lose(exc)
+            self._save_record()
+            self._wake()
+            return
+        self.session.peer_left()
+        self._fail(exc)
+
     def _fail(self, exc: KoiKoiError) -> None:
         """Stop for good: keep the error, tell the table, let the writer send the abort."""
         if self.error is not None or self._pulse.is_stopped:
             return
         self.session.peer_gone()  # between the joiner's value and the reveal: host forfeits
+        if isinstance(exc, PeerSilentError | PeerFloodError):
+            # it left (or flooded us off) and did not come back within the window
+            self.session.peer_left()
+            left = self.session.forfeit
+            if left is not None and left.seat != self.seat and left.reason != TIME_FORFEIT:
+                who = self.names[left.seat]
+                # a forfeit is the end: no "continue it later with p2pkoikoi resume"
+                text = str(exc).split("; the match is unfinished")[0]
+                exc = _reworded(exc, f"{text}: {who} forfeits the match ({left.reason})")
         forfeit = self.session.forfeit
         if forfeit is not None and forfeit.seat != self.seat and "forfeits" not in str(exc):
-            exc = _reworded(exc, f"{forfeit.reason} ({exc}): the host forfeits the match")
+            who = "the host" if forfeit.seat == 0 else "the joiner"
+            exc = _reworded(
+                exc,
+                f"{forfeit.reason} ({exc}): {who} forfeits the match"
+                if forfeit.reason == HOST_STOPPED
+                else f"{exc}: {who} forfeits the match ({forfeit.reason})",
+            )
         s = self.session
         if self.seat == 0 and s.match is not None and not s.joiner_started:
             # we revealed, but the joiner never confirmed it: if the reveal was lost on
@@ -597,7 +649,7 @@ class NetworkLink:
             s.missing = str(exc)[:200]
         self._flush()  # the session's abort, if it queued one
         self._save_record()
-        if self.session.state not in (State.PLAY, State.FINISH):
+        if self.session.state not in (State.PLAY, State.FINISH) or self.session.forfeit:
             # a final end (a protocol error, a cheat, refused rules or identity): the
             # match can never resume, so the secrets in the resume file go;
             # a lost connection keeps it for ``p2pkoikoi resume``
@@ -692,7 +744,7 @@ class NetworkLink:
                 self._rematch.next_match(ev)
             elif isinstance(ev, ConnectionClosed):
                 if not ev.clean:
-                    self._fail(TransportError(ev.reason))
+                    self._left(TransportError(ev.reason))
                 else:
                     self._stop()
                 return
@@ -826,6 +878,11 @@ class NetworkLink:
             await self._pulse.changed()
         if self.error is not None:
             raise self.error
+
+
+#: how long a person who leaves on the other player's turn waits for its own turn
+#: (to resign, signed) before the program goes anyway
+LEAVE_OFF_TURN = 3.0
 
 
 def _reworded(exc: KoiKoiError, text: str) -> KoiKoiError:

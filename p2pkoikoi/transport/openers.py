@@ -40,10 +40,19 @@ from p2pkoikoi.session.code import (
     decode_code,
     encode_code,
 )
-from p2pkoikoi.session.invite import SECRET_BYTES, Address, decode_address
+from p2pkoikoi.session.invite import MAX_ADDRESSES, SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.session.wire import DEFAULT_TURN_LIMIT
-from p2pkoikoi.transport.addresses import DEFAULT_PORT, Candidate, dedupe, is_local_only
+from p2pkoikoi.transport.addresses import (
+    DEFAULT_PORT,
+    MAX_MDNS_ADDRESSES,
+    MAX_MDNS_HOSTS,
+    Candidate,
+    dedupe,
+    is_local_only,
+    local_kind,
+    screen_invite,
+)
 from p2pkoikoi.transport.dialer import (
     Authenticated,
     authenticate_stream,
@@ -366,6 +375,8 @@ async def open_join(
     stun: Sequence[tuple[str, int]] = (),
     udp: bool = True,
     answer_wait: float = ANSWER_WAIT,
+    screen: bool = False,
+    min_turn_limit: int = 0,
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
 
@@ -374,6 +385,13 @@ async def open_join(
     candidates at once and, when nothing connected once its own candidates
     are gathered (``stun`` servers asked), shows the answer (an ``answer``
     note) and waits up to ``answer_wait`` seconds for the host to use it.
+
+    ``min_turn_limit``: a host's turn limit under it is declined (the session says
+    why); a program that accepts the rules without asking a person passes a floor.
+
+    ``screen``: the invite came from a person (the command line), so its loopback
+    and link-local addresses are warned about and only the first is dialed
+    (:func:`~p2pkoikoi.transport.addresses.screen_invite`).
 
     Every address of the invite is tried, Happy Eyeballs style
     (:mod:`~p2pkoikoi.transport.dialer`): the first connection whose peer
@@ -400,7 +418,12 @@ async def open_join(
     else:
         inv = decode_invite(invite) if isinstance(invite, str) else invite
         code, secret, resume_as = None, inv.secret, str(inv)
-        candidates = dedupe(given + [Candidate(a.host, a.port, "invite") for a in inv.addresses])
+        listed = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
+        if screen:  # loopback or link-local: this machine's own services
+            listed, warnings = screen_invite(listed)
+            for text in warnings:
+                notify({"event": "warning", "text": text})
+        candidates = dedupe(given + listed)
 
     def session() -> Session:
         return Session(
@@ -411,6 +434,7 @@ async def open_join(
             name=name,
             entropy=session_entropy(),
             expected_rules=expected_rules,
+            min_turn_limit=min_turn_limit,
         )
 
     def udp_session(special: bytes) -> Callable[[], Session]:
@@ -422,6 +446,7 @@ async def open_join(
                 name=name,
                 entropy=session_entropy(),
                 expected_rules=expected_rules,
+                min_turn_limit=min_turn_limit,
             )
 
         return make
@@ -496,9 +521,35 @@ async def _discover(code: ShortCode, notify: Notify) -> list[Candidate]:
             f"{DISCOVERY_WAIT:g}s): check the number, or ask the host for the koi2- invite "
             "(a code finds hosts on the same network only)"
         )
-    out = [Candidate(a, w.port, "mdns") for w in found for a in w.addresses]
+    if len(found) > MAX_MDNS_HOSTS:  # anybody here may announce: dial only a few
+        notify(
+            {
+                "event": "warning",
+                "text": f"{len(found)} hosts here announce code {code.number}: trying"
+                f" {MAX_MDNS_HOSTS} of them (one may be flooding the network)",
+            }
+        )
+        found = found[:MAX_MDNS_HOSTS]
+    out = [Candidate(a, w.port, "mdns") for w in found for a in w.addresses[:MAX_ADDRESSES]]
+    # a host never announces loopback (bound to it, it does not announce at all): one
+    # that does points us at our own machine's services
+    looped = [c for c in out if local_kind(c.address) == "loopback"]
+    if looped:
+        notify(
+            {
+                "event": "warning",
+                "text": f"a host here announces {looped[0]}, an address on this computer"
+                " itself: not dialed",
+            }
+        )
+        out = [c for c in out if c not in looped]
+    if not out:
+        raise ConnectError(
+            f"the hosts here announcing code {code.number} give no address to dial: ask the"
+            " host for the koi2- invite"
+        )
     notify({"event": "found", "hosts": [{"name": w.name, "rules": w.rules} for w in found]})
-    return dedupe(out)
+    return dedupe(out)[:MAX_MDNS_ADDRESSES]
 
 
 @asynccontextmanager

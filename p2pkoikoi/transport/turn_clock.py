@@ -17,8 +17,10 @@ Our turn: a warning (``time_warning``) when :func:`turn_warning` seconds are
 left, a countdown in the status line, then we resign on our own behalf (a
 person who walked away, a hung bot).  The other player's turn: after the limit
 plus ``timeouts.turn_grace`` the match ends as its forfeit by time, recorded
-and signed by us (a modified program that pings but never moves), unless we
-are reconnecting or the peer is re-sending what we lack.
+and signed by us (a modified program that pings but never moves), unless the
+peer is re-sending what we lack; also while it is away (reconnecting): its
+clock keeps running, so leaving on one's own turn is never longer than the
+turn limit.
 
 The clock owns what it times (``seq``, ``since``, ``wake``, ``timed_out``);
 it reads the session and acts on the link through :class:`ClockHooks`.
@@ -111,7 +113,8 @@ class TurnClock:
         while not self._pulse.is_stopped:
             s = hooks.session()
             m = s.match
-            if s.state is not State.PLAY or m is None:
+            away = not hooks.online() and s.state is State.CLOSED  # it said bye: gone
+            if (s.state is not State.PLAY and not away) or m is None or m.is_over:
                 self._running = False
                 return
             self._changed = trio.Event()  # set by step() when a decision starts
@@ -138,11 +141,13 @@ class TurnClock:
             else:
                 deadline = since + limit + self._timeouts.turn_grace
                 if now >= deadline:
-                    if hooks.online() and not s.catching_up:
+                    if not s.catching_up:
+                        # online, or away: the clock of the player to act keeps running
+                        # while it is gone (issue 22), so leaving on one's own turn
+                        # cannot stretch it to the reconnect window
                         self._peer_time_out(limit)
                         return
-                    # reconnecting, or the peer is re-sending what we lack: its move
-                    # may be on the way; look again once the connection is back
+                    # the peer is re-sending what we lack: its move may be among it
                     deadline = now + 1.0
                 wake = deadline
             self.wake = wake

@@ -450,6 +450,9 @@ class TableApp:
         # keep the scroll where the last line is still in view, so Up works at once
         lines = R.wrapped_page_lines(self.state, now, columns)
         self.state.scroll = min(self.state.scroll, max(0, len(lines) - height))
+        ask = R.dialog_fragments(self.state, self._click)  # "Leave now?" asked on a page too
+        if ask:
+            return ask + [("", "\n")] + R.page_fragments(self.state, height - 3, now, columns)
         return R.page_fragments(self.state, height, now, columns)
 
     # ------------------------------------------------------------------ keys
@@ -548,7 +551,9 @@ class TableApp:
         def _(event: KeyPressEvent) -> None:
             st.toggle_unseen()
 
-        dialog_open = not_chatting & Condition(lambda: st.dialog is not None and st.page is None)
+        dialog_open = not_chatting & Condition(
+            lambda: st.dialog is not None and (st.page is None or st.dialog is Dialog.QUIT)
+        )
 
         @kb.add("y", filter=dialog_open)
         def _(event: KeyPressEvent) -> None:
