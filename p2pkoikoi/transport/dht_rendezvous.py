@@ -1,0 +1,225 @@
+"""A short code across the internet: the DHT rendezvous (protocol/dht.md) on trio.
+
+The host runs :func:`host_rendezvous` beside its listener while it waits: it
+announces one :class:`~p2pkoikoi.session.rendezvous.HostAttempt` at its
+number, polls the attempt's inbox, answers the one item it finds (the invite,
+sealed, or a counted refusal) and announces a fresh attempt.  The joiner runs
+:func:`find_invite`: it reads the announcements at the code's number, seals
+its payload to the first, waits for the reply and returns the host's invite,
+with which it connects exactly as with a pasted one.
+
+Wrong guesses count in the host's :class:`~p2pkoikoi.transport.gate.CodeGuard`,
+the same three as over TCP on the LAN.  Times come from the
+:class:`~p2pkoikoi.transport.dht.DhtConfig`; seconds since the epoch are the
+items' ``seq`` (an announcement older than
+:data:`~p2pkoikoi.session.rendezvous.LIVE_FOR` is stale).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Final
+
+import trio
+
+from p2pkoikoi.session import rendezvous as rv
+from p2pkoikoi.session.code import ShortCode
+from p2pkoikoi.session.errors import RemoteProtocolError
+from p2pkoikoi.transport import krpc
+from p2pkoikoi.transport.dht import DhtClient
+from p2pkoikoi.transport.errors import ConnectError
+from p2pkoikoi.transport.gate import CodeGuard
+from p2pkoikoi.transport.notes import Notify
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """How often the two sides look at the DHT (seconds)."""
+
+    poll: float = 1.0  #: the host's inbox, the joiner's reply
+    republish: float = 30.0  #: the host's announcement, the joiner's inbox item (x 1/6)
+    reply_wait: float = 20.0  #: a joiner's wait for the reply to one attempt
+
+
+#: how many numbers a host tries in each range before it grows the number
+PROBES_PER_RANGE: Final = 4
+#: the ranges a host's number comes from, in order (protocol/dht.md: the odds)
+NUMBER_RANGES: Final = ((1, 99), (100, 999), (1000, 9999))
+
+
+def item(pub: rv.Publish, seq: int) -> krpc.MutableItem:
+    """The BEP 44 item of a rendezvous payload (``v`` is the payload as a byte string)."""
+    return krpc.sign_item(pub.seed, pub.salt, seq, pub.payload)
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+async def live_announcements(dht: DhtClient, number: int) -> list[rv.Announcement]:
+    """The announcements at ``number`` that say a host waits now, highest ``seq`` first."""
+    out: list[rv.Announcement] = []
+    for it in await dht.get(rv.PUBLIC_KEY, rv.announce_salt(number)):
+        payload = it.decoded()
+        if not isinstance(payload, bytes) or not rv.live(payload, it.seq, time.time()):
+            continue
+        try:
+            ann = rv.parse_announcement(payload)
+        except rv.RendezvousError:
+            continue
+        if ann is not None and ann not in out:
+            out.append(ann)
+    return out
+
+
+async def choose_number(dht: DhtClient) -> int:
+    """A number no host announces now: tried at random in 1..99, and only when
+    :data:`PROBES_PER_RANGE` of those are taken, in 100..999, then 1000..9999."""
+    for lo, hi in NUMBER_RANGES:
+        for _ in range(PROBES_PER_RANGE):
+            n = lo + secrets.randbelow(hi - lo + 1)
+            if not await live_announcements(dht, n):
+                return n
+    return NUMBER_RANGES[-1][0] + secrets.randbelow(9000)
+
+
+async def host_rendezvous(
+    dht: DhtClient,
+    code: ShortCode,
+    invite: str,
+    guard: CodeGuard,
+    notify: Notify,
+    pace: Pace | None = None,
+) -> None:
+    """Announce ``code`` and answer joiners until cancelled or the code is used up;
+    the nameplate is left closed at the end (bounded, shielded)."""
+    pace = pace or Pace()
+    seq = _now()
+    salt = rv.announce_salt(code.number)
+
+    async def next_seq() -> int:
+        # above whatever holds the number now (a colliding host, a vandal, our last one)
+        held = [it.seq for it in await dht.get(rv.PUBLIC_KEY, salt)]
+        return max([seq + 1, _now(), *(s + 1 for s in held if s < 2**63 - 1)])
+
+    try:
+        while guard.active:
+            attempt = rv.HostAttempt(code, os.urandom(64))
+            seq = await next_seq()
+            stored = await dht.put(item(attempt.announce(), seq))
+            notify({"event": "dht_announced", "number": code.number, "nodes": stored})
+            announced = trio.current_time()
+            seen: set[bytes] = set()
+            while not attempt.used and guard.active:
+                await trio.sleep(pace.poll)
+                if trio.current_time() - announced >= pace.republish:
+                    seq = await next_seq()
+                    await dht.put(item(attempt.announce(), seq))
+                    announced = trio.current_time()
+                for it in await dht.get(rv.PUBLIC_KEY, attempt.inbox_salt):
+                    payload = it.decoded()
+                    if not isinstance(payload, bytes) or payload in seen:
+                        continue
+                    seen.add(payload)
+                    if not guard.reserve():
+                        break
+                    result = attempt.answer(payload, invite, guard.failed)
+                    if result is None:
+                        guard.release(failed=False)
+                        if attempt.used:
+                            break
+                        continue
+                    if isinstance(result, rv.Refused):
+                        died = guard.release(failed=True)
+                        await dht.put(item(result.reply, 1))
+                        notify(
+                            {
+                                "event": "warning",
+                                "text": "a wrong guess of the code came through the DHT "
+                                f"({guard.failed} of {guard.limit})",
+                            }
+                        )
+                        if died:
+                            notify(
+                                {
+                                    "event": "code_expired",
+                                    "code": str(code),
+                                    "failed": guard.failed,
+                                    "text": f"{guard.failed} wrong guesses of your code "
+                                    f"{code}: it is no longer accepted. Make a new code "
+                                    "(host again), or give your friend the invite",
+                                }
+                            )
+                    else:
+                        guard.release(failed=False)
+                        await dht.put(item(result.reply, 1))
+                        notify({"event": "dht_answered", "candidates": list(result.candidates)})
+                    break
+    finally:
+        with trio.move_on_after(dht.config.lookup_timeout) as cs:
+            cs.shield = True
+            await dht.put(
+                item(
+                    rv.Publish(rv.PUBLIC_SEED, rv.announce_salt(code.number), rv.closed()),
+                    max(seq + 1, _now()),
+                )
+            )
+
+
+async def find_invite(
+    dht: DhtClient,
+    code: ShortCode,
+    notify: Notify,
+    pace: Pace | None = None,
+    candidates: list[str] | None = None,
+) -> str:
+    """The host's invite, through the DHT rendezvous at ``code``'s number; one line
+    (:class:`ConnectError` or the host's refusal) when there is none."""
+    pace = pace or Pace()
+    notify({"event": "searching", "text": f"looking for the host of code {code.number} on the DHT"})
+    tried: list[rv.Announcement] = []
+    while len(tried) < rv.JOINER_ATTEMPTS:
+        # read again each time: after a lost attempt the host announces a fresh one
+        fresh = [a for a in await live_announcements(dht, code.number) if a not in tried]
+        if not fresh:
+            if tried:
+                break
+            raise ConnectError(
+                f"no host is waiting with code {code.number}: neither on this network nor "
+                "on the DHT (check the number; or ask the host for the koi2- invite)"
+            )
+        ann = fresh[0]
+        tried.append(ann)
+        try:
+            attempt = rv.JoinerAttempt(code, ann, os.urandom(32), candidates or [])
+        except RemoteProtocolError:
+            continue  # not a point: a forgery; try the next one
+        seq = _now()
+        await dht.put(item(attempt.inbox, seq))
+        started = put_at = trio.current_time()
+        impostor = False
+        while not impostor and trio.current_time() - started < pace.reply_wait:
+            await trio.sleep(pace.poll)
+            for it in await dht.get(attempt.reply_key, attempt.reply_salt):
+                payload = it.decoded()
+                if not isinstance(payload, bytes):
+                    continue
+                invite = attempt.open_reply(payload)  # a refusal raises CodeRefused
+                if invite is not None:
+                    notify({"event": "dht_found", "number": code.number})
+                    return invite
+                # signed by the announcement's key but sealed under another: whoever
+                # announced does not share our key; the next announcement, if any
+                impostor = payload.startswith(rv.SEALED)
+            if trio.current_time() - put_at >= pace.republish / 6:
+                seq = max(seq + 1, _now())
+                await dht.put(item(attempt.inbox, seq))
+                put_at = trio.current_time()
+    raise ConnectError(
+        f"the host of code {code.number} did not answer through the DHT ({len(tried)} "
+        f"attempt{'s' if len(tried) > 1 else ''}): check the code, try again, or ask for the "
+        "koi2- invite"
+    )
