@@ -25,6 +25,7 @@ from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSe
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, get_preset
 from p2pkoikoi.session import RulesProposed
 from p2pkoikoi.session.wire import MAX_NAME, MAX_TURN_LIMIT
+from p2pkoikoi.transport.dht import DhtConfig
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
 from p2pkoikoi.transport.identity import (
@@ -143,6 +144,60 @@ def _chooser(spec: str, seed: int | None) -> _Player:
     return _Player(bot.choose, lambda: close_bot(bot), not getattr(bot, "instant", False))
 
 
+def _dht(args: argparse.Namespace) -> DhtConfig | None:
+    """The DHT to use, or None: ``--no-dht`` > ``--dht-bootstrap`` > $P2PKOIKOI_DHT
+    (``off``, or ``HOST:PORT,...``) > config.toml's ``[network]`` keys ``dht`` and
+    ``dht_bootstrap`` > the usual public bootstrap nodes."""
+    if args.dht is False:
+        return None
+    given: list[str] | None = args.dht_bootstrap
+    source = "--dht-bootstrap"
+    if given is None:
+        env = os.environ.get("P2PKOIKOI_DHT", "").strip()
+        if env.lower() in ("off", "no", "0", "false"):
+            return None
+        if env:
+            given, source = [x for x in env.split(",") if x.strip()], "$P2PKOIKOI_DHT"
+    if given is None:
+        table = _network_config(args)
+        if table.get("dht") is False:
+            return None
+        listed = table.get("dht_bootstrap")
+        if listed is not None:
+            if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+                raise InputError("config.toml: [network] dht_bootstrap must be a list of HOST:PORT")
+            given, source = listed, "config.toml dht_bootstrap"
+    if given is None:
+        return DhtConfig()
+    nodes = []
+    for text in given:
+        host, sep, port = text.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise InputError(f"{source} {text!r}: expected HOST:PORT, like 192.0.2.7:6881")
+        nodes.append((host.strip("[]"), int(port)))
+    return DhtConfig(bootstrap=tuple(nodes))
+
+
+def _network_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``[network]`` table of config.toml in the config directory (empty if none)."""
+    import tomllib
+
+    path = config_dir(args.config_dir or None) / "config.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+    try:
+        table = tomllib.loads(text).get("network", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not TOML ({exc})") from None
+    if not isinstance(table, dict):
+        raise InputError(f"{path}: [network] must be a table")
+    return table
+
+
 def _record(args: argparse.Namespace) -> Path | None:
     """``--record``, checked for writing now rather than when the match starts."""
     if not args.record:
@@ -185,6 +240,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     name = _name(args)
     timeouts = _timeouts(args)
     record = _record(args)
+    dht = _dht(args)
     if host:
         rules = rules_from_args(args)
         if not 0 <= args.port <= 65535:
@@ -214,6 +270,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 notify=notify,
                 known_peers=known,
                 turn_limit=args.turn_limit,
+                dht=dht,
             )
 
         return open_
@@ -251,6 +308,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             record_path=record,
             notify=notify,
             known_peers=known,
+            dht=dht,
         )
 
     return open_j

@@ -121,7 +121,6 @@ class DhtClient:
     async def _lookup(self, target: bytes, key: bytes | None, salt: bytes) -> Lookup:
         look = Lookup(target)
         look.add(self._near.get(target, []))
-        look.add(await self._resolve())
         done = trio.Event()
 
         async def ask(nursery: trio.Nursery, node: NodeInfo) -> None:
@@ -143,6 +142,7 @@ class DhtClient:
                 done.set()
 
         with trio.move_on_after(self.config.lookup_timeout):
+            look.add(await self._resolve())  # names: bounded too (no resolver, offline)
             async with trio.open_nursery() as nursery:
                 spawn(nursery)
                 await done.wait()

@@ -75,15 +75,18 @@ async def live_announcements(dht: DhtClient, number: int) -> list[rv.Announcemen
     return out
 
 
-async def choose_number(dht: DhtClient) -> int:
+async def choose_number(dht: DhtClient, bound: float = 4.0) -> int:
     """A number no host announces now: tried at random in 1..99, and only when
-    :data:`PROBES_PER_RANGE` of those are taken, in 100..999, then 1000..9999."""
-    for lo, hi in NUMBER_RANGES:
-        for _ in range(PROBES_PER_RANGE):
-            n = lo + secrets.randbelow(hi - lo + 1)
-            if not await live_announcements(dht, n):
-                return n
-    return NUMBER_RANGES[-1][0] + secrets.randbelow(9000)
+    :data:`PROBES_PER_RANGE` of those are taken, in 100..999, then 1000..9999.
+    Within ``bound`` seconds: a DHT that does not answer leaves the last number tried."""
+    n = 1 + secrets.randbelow(99)
+    with trio.move_on_after(bound):
+        for lo, hi in NUMBER_RANGES:
+            for _ in range(PROBES_PER_RANGE):
+                n = lo + secrets.randbelow(hi - lo + 1)
+                if not await live_announcements(dht, n):
+                    return n
+    return n
 
 
 async def host_rendezvous(
@@ -111,6 +114,9 @@ async def host_rendezvous(
             seq = await next_seq()
             stored = await dht.put(item(attempt.announce(), seq))
             notify({"event": "dht_announced", "number": code.number, "nodes": stored})
+            if not stored:  # no node took it (offline?): quietly try again later
+                await trio.sleep(pace.republish)
+                continue
             announced = trio.current_time()
             seen: set[bytes] = set()
             while not attempt.used and guard.active:

@@ -40,10 +40,13 @@ from p2pkoikoi.session.code import (
     decode_code,
     encode_code,
 )
+from p2pkoikoi.session.errors import ProtocolError
 from p2pkoikoi.session.invite import SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.session.wire import DEFAULT_TURN_LIMIT
 from p2pkoikoi.transport.addresses import DEFAULT_PORT, Candidate, dedupe, is_local_only
+from p2pkoikoi.transport.dht import DhtClient, DhtConfig, open_dht
+from p2pkoikoi.transport.dht_rendezvous import choose_number, find_invite, host_rendezvous
 from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
 from p2pkoikoi.transport.discovery import announce, find_host
 from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError
@@ -83,8 +86,14 @@ async def open_host(
     port_mapping: bool = True,
     announce: bool = True,
     turn_limit: int = DEFAULT_TURN_LIMIT,
+    dht: DhtConfig | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite and code (a ``listening`` note), admit one player, play.
+
+    With ``dht`` (and a code) the code also works across the internet: a fresh
+    code's number is one no host announces on the DHT now, and while the host
+    waits it answers joiners there (:mod:`~p2pkoikoi.transport.dht_rendezvous`,
+    protocol/dht.md) with its invite, sealed under the code's PAKE key.
 
     ``port=0`` picks a free port; the note says which.  Before the invite is
     shown the router is asked to open the port (``port_mapping``; bounded, see
@@ -110,12 +119,20 @@ async def open_host(
     notify = notify or nop
     listeners = await listen(port, bind)
     actual = int(listeners[0].socket.getsockname()[1])
-    short = new_code() if code is True else (code or None)
+    net = contextlib.AsyncExitStack()
+    client: DhtClient | None = None
+    if dht is not None and code is not False and code is not None:
+        client = await net.enter_async_context(open_dht(dht))
+    if code is True:
+        short: ShortCode | None = new_code(await choose_number(client) if client else None)
+    else:
+        short = code or None
     ad = None
     if short is not None and announce:
         ad = Announcement(name, closest_preset(rules)[0], short.number)
     try:
         async with (
+            net,
             open_reachability(
                 actual, bind=bind, advertise=advertise, port_mapping=port_mapping
             ) as (reach, candidates, waited),
@@ -135,6 +152,7 @@ async def open_host(
                 gate_limits=gate_limits,
                 announce_as=ad,
                 turn_limit=turn_limit,
+                dht=client,
                 reachability={
                     **reach.to_event(),
                     "waited": round(waited, 3),
@@ -179,6 +197,7 @@ async def _hosting_match(
     announce_as: Announcement | None,
     turn_limit: int,
     reachability: Note,
+    dht: DhtClient | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """:func:`open_host` once the candidates are known: the invite, then one player."""
     secret = os.urandom(SECRET_BYTES)
@@ -225,8 +244,12 @@ async def _hosting_match(
         )
     async with lan, hosting(listeners, rc) as incoming:
         admitted: Admitted | None = None
-        with trio.move_on_after(limit):
-            admitted = await gate.admit(incoming)
+        async with trio.open_nursery() as waiting:
+            if dht is not None and short is not None:
+                waiting.start_soon(host_rendezvous, dht, short, invite, gate.guard, notify)
+            with trio.move_on_after(limit):
+                admitted = await gate.admit(incoming)
+            waiting.cancel_scope.cancel()  # the match starts: the number is left closed
         await lan.aclose()  # the match starts (or hosting ends): no longer waiting here
         rc.wanted = False
         close_queued(incoming)
@@ -257,6 +280,7 @@ async def open_join(
     record_path: Path | None = None,
     notify: Notify | None = None,
     known_peers: KnownPeers | None = None,
+    dht: DhtConfig | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
 
@@ -271,14 +295,23 @@ async def open_join(
     With a short code the hosts waiting on this network are found by multicast
     DNS (:func:`~p2pkoikoi.transport.discovery.find_host`): every host that
     announces the code's number is a candidate, and only the one that knows
-    the code's words completes the handshake.  A given ``address`` is tried
-    instead of looking (a code) or first (an invite).
+    the code's words completes the handshake.  With ``dht`` the host is looked for
+    on the DHT too (:func:`~p2pkoikoi.transport.dht_rendezvous.find_invite`), once
+    the network has been silent for :data:`LAN_FIRST`: the rendezvous there gives
+    the host's invite, used as if it had been pasted.  A given ``address`` is
+    tried instead of looking (a code) or first (an invite).
     """
     notify = notify or nop
     given = [Candidate(address.host, address.port, "given")] if address is not None else []
+    if isinstance(invite, ShortCode) and not given:
+        found = await _find(invite, notify, dht)
+        if isinstance(found, str):
+            invite = decode_invite(found)
+        else:
+            given = found
     if isinstance(invite, ShortCode):
         code = invite
-        candidates = given or await _discover(code, notify)
+        candidates = given
         secret: bytes | None = None
         resume_as = ""  # no invite: a resume redials the addresses the sidecar lists
     else:
@@ -334,6 +367,47 @@ def _resume_addresses(side: dict[str, Any]) -> list[Candidate]:
 
 #: how long ``join CODE`` looks for the host on this network
 DISCOVERY_WAIT: Final = 3.0
+#: how long the network may stay silent before ``join CODE`` asks the DHT too
+LAN_FIRST: Final = 1.0
+
+
+async def _find(code: ShortCode, notify: Notify, dht: DhtConfig | None) -> list[Candidate] | str:
+    """The hosts of ``code`` on this network (multicast DNS), or, when none answers
+    within :data:`LAN_FIRST` and the DHT finds one first, that host's invite."""
+    if dht is None:
+        return await _discover(code, notify)
+    out: list[list[Candidate] | str] = []
+    lan_error: list[ConnectError] = []
+    net_error: list[BaseException] = []
+    lan_done = trio.Event()
+
+    async def lan(cancel: trio.CancelScope) -> None:
+        try:
+            out.append(await _discover(code, notify))
+            cancel.cancel()
+        except ConnectError as exc:
+            lan_error.append(exc)
+        finally:
+            lan_done.set()
+
+    async def net(cancel: trio.CancelScope) -> None:
+        with trio.move_on_after(LAN_FIRST):
+            await lan_done.wait()
+        if out:
+            return
+        try:
+            async with open_dht(dht) as client:
+                out.append(await find_invite(client, code, notify))
+            cancel.cancel()
+        except (ConnectError, ProtocolError) as exc:
+            net_error.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lan, nursery.cancel_scope)
+        nursery.start_soon(net, nursery.cancel_scope)
+    if out:
+        return out[0]
+    raise (net_error or lan_error)[0]
 
 
 async def _discover(code: ShortCode, notify: Notify) -> list[Candidate]:
