@@ -56,6 +56,7 @@ FILES = (
     "records",
     "hidden",
     "rematch",
+    "dht",
 )
 
 
@@ -236,7 +237,7 @@ def code() -> dict[str, Any]:
         "",
         "crossover-clockwork",
         "0-crossover-clockwork",
-        "100-crossover-clockwork",
+        "10000-crossover-clockwork",
         "7-crossover",
         "7-crossover-clockwork-cobra",
         "7-clockwork-crossover",
@@ -252,7 +253,7 @@ def code() -> dict[str, Any]:
         else:  # pragma: no cover - the generator's own check
             raise AssertionError(f"{text} should not decode")
     return {
-        "description": "NUMBER-WORD1-WORD2: number 1..99 (public), WORD1 = ODD[secret[0]], "
+        "description": "NUMBER-WORD1-WORD2: number 1..9999 (public; 1..99 unless the DHT shows those taken), WORD1 = ODD[secret[0]], "
         "WORD2 = EVEN[secret[1]] of the PGP word list (wordlist.json); the SPAKE2 password is "
         "'p2pkoikoi/v2/code\\0' || the canonical code text (protocol/README.md section 2)",
         "max_failed_attempts": MAX_FAILED_ATTEMPTS,
@@ -628,7 +629,14 @@ def build(name: str) -> dict[str, Any]:
         "transcript": transcript,
         "hidden": _hidden,
         "rematch": rematch,
+        "dht": _dht,
     }[name]()
+
+
+def _dht() -> dict[str, Any]:
+    from p2pkoikoi.session.vectors_dht import dht
+
+    return dht()
 
 
 def _hidden() -> dict[str, Any]:

@@ -187,9 +187,15 @@ async def open_dht(config: DhtConfig) -> AsyncIterator[DhtClient]:
     with sock:
         await sock.bind((config.bind, 0))
         client = DhtClient(sock, config)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(client._receive)
-            try:
-                yield client
-            finally:
-                nursery.cancel_scope.cancel()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(client._receive)
+                try:
+                    yield client
+                finally:
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # the receiver never raises: what comes out is the block's own error, as is
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise

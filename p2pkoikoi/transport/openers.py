@@ -34,7 +34,7 @@ from p2pkoikoi.session import (
     encode_invite,
 )
 from p2pkoikoi.session.code import (
-    CODE_NUMBER_MAX,
+    CODE_NUMBER_SHORT,
     CODE_SECRET_BYTES,
     ShortCode,
     decode_code,
@@ -63,7 +63,7 @@ from p2pkoikoi.transport.record_files import read_sidecar, sidecar_path
 
 def new_code(number: int | None = None) -> ShortCode:
     """A fresh short code: a random number 1..99 (unless given) and two random words."""
-    n = number if number is not None else 1 + secrets.randbelow(CODE_NUMBER_MAX)
+    n = number if number is not None else 1 + secrets.randbelow(CODE_NUMBER_SHORT)
     return decode_code(encode_code(n, os.urandom(CODE_SECRET_BYTES)))
 
 
