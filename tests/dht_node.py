@@ -77,7 +77,7 @@ class Node:
             fake = rendezvous.HostAttempt(guess, os.urandom(64)).announce().payload
         elif isinstance(payload, bytes) and payload.startswith(rendezvous.JOIN):
             ann = rendezvous.HostAttempt(guess, os.urandom(64)).announcement
-            fake = rendezvous.JoinerAttempt(guess, ann, os.urandom(32), []).inbox.payload
+            fake = rendezvous.JoinerAttempt(guess, ann, os.urandom(32)).inbox.payload
         else:
             fake = os.urandom(16)
         return krpc.sign_item(rendezvous.PUBLIC_SEED, item.salt, item.seq + 1000, fake)

@@ -28,6 +28,7 @@ from p2pkoikoi.transport.gate import CodeGuard
 CODE = decode_code("7-crossover-clockwork")
 WRONG = decode_code("7-crossover-button")
 INVITE = "koi2-11.22.33.1_47474-aaaaaaaaaaaaaaaaaaaaaaaaaa-abcd"
+ANSWER = "koia-s11.22.33.2_40000-e-abcd-aaaaaaaaaaaaaaaa-wxyz"
 FAST = Pace(poll=0.05, republish=2.0, reply_wait=3.0)
 
 
@@ -87,18 +88,23 @@ def _exchange(
     host = rv.HostAttempt(decode_code(host_code), seed)
     ann = rv.parse_announcement(host.announce().payload)
     assert ann is not None
-    joiner = rv.JoinerAttempt(decode_code(joiner_code), ann, bytes(32), ["11.22.33.2_5000"])
+    joiner = rv.JoinerAttempt(decode_code(joiner_code), ann, bytes(32))
     return host, joiner
 
 
 def test_exchange_delivers_the_invite_sealed() -> None:
     host, joiner = _exchange(str(CODE), str(CODE))
     result = host.answer(joiner.inbox.payload, INVITE, 0)
-    assert isinstance(result, rv.Accepted) and result.candidates == ("11.22.33.2_5000",)
+    assert isinstance(result, rv.Accepted)
     assert result.reply.salt == joiner.reply_salt and result.reply.key == joiner.reply_key
     assert INVITE.encode() not in result.reply.payload  # sealed
-    assert b"11.22.33.2" not in joiner.inbox.payload
     assert joiner.open_reply(result.reply.payload) == INVITE
+    # the second round: the joiner's answer, sealed; a forged one at the same salt is ignored
+    answer = joiner.answer(ANSWER)
+    assert answer.salt == result.answer_salt and ANSWER.encode() not in answer.payload
+    assert result.open_answer(answer.payload) == ANSWER
+    _, other = _exchange(str(CODE), str(CODE), bytes(64))
+    assert result.open_answer(other.answer(ANSWER).payload) is None
 
 
 def test_wrong_code_is_refused_and_counted() -> None:
@@ -139,15 +145,18 @@ def test_malformed_items_are_not_guesses() -> None:
 
 # ------------------------------------------------------------------ over a DHT
 async def _pair(
-    cfg: DhtConfig, code: object = CODE, guard: CodeGuard | None = None
+    cfg: DhtConfig, code: object = CODE, guard: CodeGuard | None = None, answer: bool = False
 ) -> tuple[str | BaseException, list[dict[str, object]], CodeGuard]:
     notes: list[dict[str, object]] = []
     announced = trio.Event()
+    answered = trio.Event()
 
     def note(n: dict[str, object]) -> None:
         notes.append(n)
         if n.get("event") == "dht_announced":
             announced.set()
+        if n.get("event") == "dht_answer":
+            answered.set()
 
     guard = guard or CodeGuard(CODE)
     result: str | BaseException
@@ -156,7 +165,12 @@ async def _pair(
         with trio.fail_after(10):
             await announced.wait()
         try:
-            result = await find_invite(j, code, notes.append, FAST)  # type: ignore[arg-type]
+            found = await find_invite(j, code, notes.append, FAST)  # type: ignore[arg-type]
+            result = found.invite
+            if answer:
+                await found.send_answer(ANSWER)
+                with trio.fail_after(10):
+                    await answered.wait()
         except (ConnectError, ProtocolError) as exc:
             result = exc
         nursery.cancel_scope.cancel()
@@ -165,8 +179,9 @@ async def _pair(
 
 async def test_rendezvous_over_eight_nodes() -> None:
     async with loopback_dht(8) as (cfg, nodes):
-        result, notes, guard = await _pair(cfg)
+        result, notes, guard = await _pair(cfg, answer=True)
         assert result == INVITE and guard.failed == 0
+        assert [n["answer"] for n in notes if n.get("event") == "dht_answer"] == [ANSWER]
         # every node that stores an item holds only public keys' and the host's items;
         # no address in the clear anywhere
         for n in nodes:

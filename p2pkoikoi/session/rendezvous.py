@@ -13,15 +13,19 @@ moves them):
    private seed is in protocol/dht.md, so anybody can write there): the host's
    SPAKE2 message and a fresh Ed25519 key of the host's for this attempt;
 2. the joiner's **inbox** item, at a salt derived from the announcement, under
-   the same public key: the joiner's SPAKE2 message and its payload (its
-   candidates, for the NAT traversal's answer) sealed under the key;
+   the same public key: the joiner's SPAKE2 message and a key confirmation
+   (an empty payload sealed under the key);
 3. the host's **reply**, at a salt derived from both SPAKE2 messages, signed
    with the host's fresh key: the host's invite (its addresses and a 128-bit
    secret) sealed under the key, or a refusal when the joiner's payload did not
    open (a wrong code: counted, :data:`~p2pkoikoi.session.code.MAX_FAILED_ATTEMPTS`).
 
 The joiner then connects with that invite exactly as if it had been pasted:
-the TCP handshake (protocol/README.md section 5) is unchanged.
+the TCP handshake (protocol/README.md section 5) is unchanged.  When none of
+the invite's addresses answers, a second round carries what a person would
+otherwise send back by hand, the NAT traversal's *answer*: sealed under the
+key at a salt of both SPAKE2 messages (:meth:`JoinerAttempt.answer`,
+:meth:`Accepted.open_answer`).
 
 Why this is as strong as the code on a LAN:
 
@@ -70,18 +74,22 @@ INBOX_TAG: Final = b"p2pkoikoi/v3/dht/inbox\x00"
 REPLY_TAG: Final = b"p2pkoikoi/v3/dht/reply\x00"
 KEY_J2H: Final = b"p2pkoikoi/v3/dht/joiner-to-host\x00"
 KEY_H2J: Final = b"p2pkoikoi/v3/dht/host-to-joiner\x00"
+KEY_ANSWER: Final = b"p2pkoikoi/v3/dht/answer\x00"
+ANSWER_TAG: Final = b"p2pkoikoi/v3/dht/answer-salt\x00"
 #: the first bytes of each kind of payload
 ANNOUNCE: Final = b"koi3a"
 CLOSED: Final = b"koi3c"
 JOIN: Final = b"koi3j"
 SEALED: Final = b"koi3h"
 REFUSED: Final = b"koi3x"
+ANSWERED: Final = b"koi3b"
+#: the longest answer (the NAT traversal's ``koia-`` text) the second round carries
+MAX_ANSWER: Final = 600
 #: an announcement whose ``seq`` (seconds since the epoch) is older than this is stale
 LIVE_FOR: Final = 120
 #: attempts a joiner makes with one code before it gives up (each may be an
 #: impostor's one guess)
 JOINER_ATTEMPTS: Final = 3
-MAX_CANDIDATES: Final = 8
 _ZERO_NONCE: Final = bytes(12)
 
 
@@ -140,6 +148,10 @@ def reply_salt(th: bytes) -> bytes:
     return b"koi3/h/" + hashlib.sha256(REPLY_TAG + th).digest()[:16]
 
 
+def answer_salt(th: bytes) -> bytes:
+    return b"koi3/b/" + hashlib.sha256(ANSWER_TAG + th).digest()[:16]
+
+
 def _key(pake_key: bytes, th: bytes, label: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=pake_key, info=label).derive(th)
 
@@ -187,10 +199,25 @@ def parse_announcement(payload: bytes) -> Announcement | None:
 # ------------------------------------------------------------------ host
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    """The joiner knew the code: its candidates, and the reply to publish."""
+    """The joiner knew the code: the reply to publish, and where its answer may come
+    (the second round, when the invite's addresses do not reach the host)."""
 
-    candidates: tuple[str, ...]
     reply: Publish
+    answer_salt: bytes
+    _answer_key: bytes
+    _th: bytes
+
+    def open_answer(self, payload: bytes) -> str | None:
+        """The joiner's answer text from an item at :attr:`answer_salt`; None when the
+        item is not one that opens (anybody can write there: ignore it)."""
+        if not payload.startswith(ANSWERED):
+            return None
+        try:
+            body = _open(self._answer_key, self._th, payload[len(ANSWERED) :], "dht_answer")
+        except RemoteProtocolError:
+            return None
+        answer = None if body is None else body.get("answer")
+        return answer if isinstance(answer, str) and 0 < len(answer) <= MAX_ANSWER else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +269,7 @@ class HostAttempt:
             body = _open(_key(k, th, KEY_J2H), th, sealed, "dht_join")
         except RemoteProtocolError:
             body = None
-        if body is None or not _valid_candidates(body.get("candidates")):
+        if body is None:
             failed = failed_before + 1
             left = max(0, MAX_FAILED_ATTEMPTS - failed)
             why = f"the code does not match ({failed} wrong of {MAX_FAILED_ATTEMPTS}; " + (
@@ -253,16 +280,11 @@ class HostAttempt:
             _key(k, th, KEY_H2J), th, {"invite": invite, "type": "dht_host", "v": VERSION}
         )
         return Accepted(
-            tuple(body["candidates"]), Publish(self.reply_seed, salt, SEALED + sealed_reply)
+            Publish(self.reply_seed, salt, SEALED + sealed_reply),
+            answer_salt(th),
+            _key(k, th, KEY_ANSWER),
+            th,
         )
-
-
-def _valid_candidates(c: Any) -> bool:
-    return (
-        isinstance(c, list)
-        and len(c) <= MAX_CANDIDATES
-        and all(isinstance(x, str) and 0 < len(x) <= 64 for x in c)
-    )
 
 
 def closed() -> bytes:
@@ -275,27 +297,30 @@ class JoinerAttempt:
     """The joiner's side of one announcement: :attr:`inbox` to publish, then
     :meth:`open_reply` on what appears at (:attr:`reply_key`, :attr:`reply_salt`)."""
 
-    def __init__(
-        self, code: ShortCode, announcement: Announcement, seed: bytes, candidates: list[str]
-    ) -> None:
-        if not _valid_candidates(candidates):
-            raise ValueError("at most 8 candidates of at most 64 characters")
+    def __init__(self, code: ShortCode, announcement: Announcement, seed: bytes) -> None:
         pake = Pake("joiner", password(code), seed, dht=True)
         k = pake.finish(announcement.message)  # a bad point: RemoteProtocolError
         self.announcement = announcement
         th = transcript(announcement.payload, pake.message)
         self._th = th
         self._k_h2j = _key(k, th, KEY_H2J)
-        sealed = _seal(
-            _key(k, th, KEY_J2H),
-            th,
-            {"candidates": list(candidates), "type": "dht_join", "v": VERSION},
-        )
+        self._k_answer = _key(k, th, KEY_ANSWER)
+        sealed = _seal(_key(k, th, KEY_J2H), th, {"type": "dht_join", "v": VERSION})
         self.inbox = Publish(
             PUBLIC_SEED, inbox_salt(announcement.payload), JOIN + pake.message + sealed
         )
         self.reply_key = announcement.reply_key
         self.reply_salt = reply_salt(th)
+
+    def answer(self, text: str) -> Publish:
+        """The second round: the joiner's answer (the NAT traversal's ``koia-`` text),
+        sealed for the host, once the invite's addresses did not reach it."""
+        if not 0 < len(text) <= MAX_ANSWER:
+            raise ValueError(f"an answer has 1..{MAX_ANSWER} characters")
+        body = {"answer": text, "type": "dht_answer", "v": VERSION}
+        return Publish(
+            PUBLIC_SEED, answer_salt(self._th), ANSWERED + _seal(self._k_answer, self._th, body)
+        )
 
     def open_reply(self, payload: bytes) -> str | None:
         """The host's invite text from its reply; None when the reply is not for us

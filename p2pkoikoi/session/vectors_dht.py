@@ -16,6 +16,8 @@ from p2pkoikoi.session import rendezvous as rv
 from p2pkoikoi.session.code import decode_code
 
 INVITE = "koi2-11.22.33.1_47474-aaaaaaaaaaaaaaaaaaaaaaaaaa-abcd"
+#: an answer's text is opaque here (the NAT traversal defines it)
+ANSWER = "koia-s11.22.33.2_40000-e-abcd-aaaaaaaaaaaaaaaa-wxyz"
 
 
 def _h(b: bytes) -> str:
@@ -46,12 +48,14 @@ def dht() -> dict[str, Any]:
     joiner_seed = bytes(range(100, 132))
     host = rv.HostAttempt(code, host_seed)
     ann = host.announcement
-    joiner = rv.JoinerAttempt(code, ann, joiner_seed, ["11.22.33.2_47474"])
+    joiner = rv.JoinerAttempt(code, ann, joiner_seed)
     th = rv.transcript(ann.payload, joiner.inbox.payload[len(rv.JOIN) : len(rv.JOIN) + 33])
     accepted = host.answer(joiner.inbox.payload, INVITE, 0)
     assert isinstance(accepted, rv.Accepted)
+    answer = joiner.answer(ANSWER)
+    assert accepted.open_answer(answer.payload) == ANSWER
     host2 = rv.HostAttempt(code, bytes(range(1, 65)))
-    guess = rv.JoinerAttempt(wrong, host2.announcement, joiner_seed, [])
+    guess = rv.JoinerAttempt(wrong, host2.announcement, joiner_seed)
     refused = host2.answer(guess.inbox.payload, INVITE, 0)
     assert isinstance(refused, rv.Refused)
     seq = 1764633600
@@ -68,7 +72,6 @@ def dht() -> dict[str, Any]:
         "joiner_pake_seed": _h(joiner_seed),
         "announcement": {"payload": _h(ann.payload), "item": _item(host.announce(), seq)},
         "inbox": {
-            "candidates": ["11.22.33.2_47474"],
             "payload": _h(joiner.inbox.payload),
             "transcript": _h(th),
             "item": _item(joiner.inbox, seq + 5),
@@ -77,6 +80,12 @@ def dht() -> dict[str, Any]:
             "invite": INVITE,
             "payload": _h(accepted.reply.payload),
             "item": _item(accepted.reply, 1),
+        },
+        "answer": {
+            "text": ANSWER,
+            "salt": _h(accepted.answer_salt),
+            "payload": _h(answer.payload),
+            "item": _item(answer, seq + 9),
         },
         "refusal": {
             "code": str(wrong),

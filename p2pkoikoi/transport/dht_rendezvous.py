@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -42,6 +43,7 @@ class Pace:
     poll: float = 1.0  #: the host's inbox, the joiner's reply
     republish: float = 30.0  #: the host's announcement, the joiner's inbox item (x 1/6)
     reply_wait: float = 20.0  #: a joiner's wait for the reply to one attempt
+    answer_wait: float = 600.0  #: a host's wait for an accepted joiner's answer
 
 
 #: how many numbers a host tries in each range before it grows the number
@@ -89,6 +91,9 @@ async def choose_number(dht: DhtClient, bound: float = 4.0) -> int:
     return n
 
 
+AnswerSink = Callable[[str], None]
+
+
 async def host_rendezvous(
     dht: DhtClient,
     code: ShortCode,
@@ -96,9 +101,12 @@ async def host_rendezvous(
     guard: CodeGuard,
     notify: Notify,
     pace: Pace | None = None,
+    on_answer: AnswerSink | None = None,
 ) -> None:
     """Announce ``code`` and answer joiners until cancelled or the code is used up;
-    the nameplate is left closed at the end (bounded, shielded)."""
+    the nameplate is left closed at the end (bounded, shielded).  A joiner that
+    opened its reply may send its answer (the second round): ``on_answer`` gets it,
+    as a pasted one would be taken."""
     pace = pace or Pace()
     seq = _now()
     salt = rv.announce_salt(code.number)
@@ -108,71 +116,105 @@ async def host_rendezvous(
         held = [it.seq for it in await dht.get(rv.PUBLIC_KEY, salt)]
         return max([seq + 1, _now(), *(s + 1 for s in held if s < 2**63 - 1)])
 
-    try:
-        while guard.active:
-            attempt = rv.HostAttempt(code, os.urandom(64))
-            seq = await next_seq()
-            stored = await dht.put(item(attempt.announce(), seq))
-            notify({"event": "dht_announced", "number": code.number, "nodes": stored})
-            if not stored:  # no node took it (offline?): quietly try again later
-                await trio.sleep(pace.republish)
-                continue
-            announced = trio.current_time()
-            seen: set[bytes] = set()
-            while not attempt.used and guard.active:
+    async def answers(accepted: rv.Accepted) -> None:
+        with trio.move_on_after(pace.answer_wait):
+            while True:
                 await trio.sleep(pace.poll)
-                if trio.current_time() - announced >= pace.republish:
-                    seq = await next_seq()
-                    await dht.put(item(attempt.announce(), seq))
-                    announced = trio.current_time()
-                for it in await dht.get(rv.PUBLIC_KEY, attempt.inbox_salt):
+                for it in await dht.get(rv.PUBLIC_KEY, accepted.answer_salt):
                     payload = it.decoded()
-                    if not isinstance(payload, bytes) or payload in seen:
-                        continue
-                    seen.add(payload)
-                    if not guard.reserve():
-                        break
-                    result = attempt.answer(payload, invite, guard.failed)
-                    if result is None:
-                        guard.release(failed=False)
-                        if attempt.used:
-                            break
-                        continue
-                    if isinstance(result, rv.Refused):
-                        died = guard.release(failed=True)
-                        await dht.put(item(result.reply, 1))
+                    text = accepted.open_answer(payload) if isinstance(payload, bytes) else None
+                    if text is not None:
+                        notify({"event": "dht_answer", "answer": text})
+                        if on_answer is not None:
+                            on_answer(text)
+                        return
+
+    try:
+        async with trio.open_nursery() as nursery:
+            while guard.active:
+                attempt = rv.HostAttempt(code, os.urandom(64))
+                seq = await next_seq()
+                stored = await dht.put(item(attempt.announce(), seq))
+                notify({"event": "dht_announced", "number": code.number, "nodes": stored})
+                if not stored:  # no node took it (offline?): quietly try again later
+                    await trio.sleep(pace.republish)
+                    continue
+                result = await _one_attempt(dht, attempt, invite, guard, pace, next_seq)
+                if isinstance(result, rv.Refused):
+                    await dht.put(item(result.reply, 1))
+                    notify(
+                        {
+                            "event": "warning",
+                            "text": "a wrong guess of the code came through the DHT "
+                            f"({guard.failed} of {guard.limit})",
+                        }
+                    )
+                    if result.expired:
                         notify(
                             {
-                                "event": "warning",
-                                "text": "a wrong guess of the code came through the DHT "
-                                f"({guard.failed} of {guard.limit})",
+                                "event": "code_expired",
+                                "code": str(code),
+                                "failed": guard.failed,
+                                "text": f"{guard.failed} wrong guesses of your code {code}: it "
+                                "is no longer accepted. Make a new code (host again), or give "
+                                "your friend the invite",
                             }
                         )
-                        if died:
-                            notify(
-                                {
-                                    "event": "code_expired",
-                                    "code": str(code),
-                                    "failed": guard.failed,
-                                    "text": f"{guard.failed} wrong guesses of your code "
-                                    f"{code}: it is no longer accepted. Make a new code "
-                                    "(host again), or give your friend the invite",
-                                }
-                            )
-                    else:
-                        guard.release(failed=False)
-                        await dht.put(item(result.reply, 1))
-                        notify({"event": "dht_answered", "candidates": list(result.candidates)})
-                    break
+                elif isinstance(result, rv.Accepted):
+                    await dht.put(item(result.reply, 1))
+                    notify({"event": "dht_answered", "number": code.number})
+                    nursery.start_soon(answers, result)
+            nursery.cancel_scope.cancel()
     finally:
         with trio.move_on_after(dht.config.lookup_timeout) as cs:
             cs.shield = True
-            await dht.put(
-                item(
-                    rv.Publish(rv.PUBLIC_SEED, rv.announce_salt(code.number), rv.closed()),
-                    max(seq + 1, _now()),
-                )
-            )
+            await dht.put(item(rv.Publish(rv.PUBLIC_SEED, salt, rv.closed()), await next_seq()))
+
+
+async def _one_attempt(
+    dht: DhtClient,
+    attempt: rv.HostAttempt,
+    invite: str,
+    guard: CodeGuard,
+    pace: Pace,
+    next_seq: Callable[[], Awaitable[int]],
+) -> rv.Accepted | rv.Refused | None:
+    """Wait for the one inbox item of ``attempt`` and answer it (counted in ``guard``);
+    None when the attempt ended without a guess (a malformed point) or the code died."""
+    announced = trio.current_time()
+    seen: set[bytes] = set()
+    while guard.active:
+        await trio.sleep(pace.poll)
+        if trio.current_time() - announced >= pace.republish:
+            await dht.put(item(attempt.announce(), await next_seq()))
+            announced = trio.current_time()
+        # the value most nodes hold first: one lying node does not get ahead
+        for it in await dht.get(rv.PUBLIC_KEY, attempt.inbox_salt):
+            payload = it.decoded()
+            if not isinstance(payload, bytes) or payload in seen:
+                continue
+            seen.add(payload)
+            if not guard.reserve():
+                return None
+            result = attempt.answer(payload, invite, guard.failed)
+            guard.release(failed=isinstance(result, rv.Refused))
+            if result is not None or attempt.used:
+                return result
+    return None
+
+
+@dataclass
+class Found:
+    """What the DHT rendezvous gave a joiner: the host's invite, and the way to send
+    it the answer (the second round) if the invite's addresses do not reach it."""
+
+    invite: str
+    attempt: rv.JoinerAttempt
+    dht: DhtClient
+
+    async def send_answer(self, text: str) -> int:
+        """Put the sealed answer (again: the host polls for it); the nodes that took it."""
+        return await self.dht.put(item(self.attempt.answer(text), _now()))
 
 
 async def find_invite(
@@ -180,8 +222,7 @@ async def find_invite(
     code: ShortCode,
     notify: Notify,
     pace: Pace | None = None,
-    candidates: list[str] | None = None,
-) -> str:
+) -> Found:
     """The host's invite, through the DHT rendezvous at ``code``'s number; one line
     (:class:`ConnectError` or the host's refusal) when there is none."""
     pace = pace or Pace()
@@ -200,32 +241,40 @@ async def find_invite(
         ann = fresh[0]
         tried.append(ann)
         try:
-            attempt = rv.JoinerAttempt(code, ann, os.urandom(32), candidates or [])
+            attempt = rv.JoinerAttempt(code, ann, os.urandom(32))
         except RemoteProtocolError:
             continue  # not a point: a forgery; try the next one
-        seq = _now()
-        await dht.put(item(attempt.inbox, seq))
-        started = put_at = trio.current_time()
-        impostor = False
-        while not impostor and trio.current_time() - started < pace.reply_wait:
-            await trio.sleep(pace.poll)
-            for it in await dht.get(attempt.reply_key, attempt.reply_salt):
-                payload = it.decoded()
-                if not isinstance(payload, bytes):
-                    continue
-                invite = attempt.open_reply(payload)  # a refusal raises CodeRefused
-                if invite is not None:
-                    notify({"event": "dht_found", "number": code.number})
-                    return invite
-                # signed by the announcement's key but sealed under another: whoever
-                # announced does not share our key; the next announcement, if any
-                impostor = payload.startswith(rv.SEALED)
-            if trio.current_time() - put_at >= pace.republish / 6:
-                seq = max(seq + 1, _now())
-                await dht.put(item(attempt.inbox, seq))
-                put_at = trio.current_time()
+        invite = await _await_reply(dht, attempt, pace)
+        if invite is not None:
+            notify({"event": "dht_found", "number": code.number})
+            return Found(invite, attempt, dht)
     raise ConnectError(
         f"the host of code {code.number} did not answer through the DHT ({len(tried)} "
         f"attempt{'s' if len(tried) > 1 else ''}): check the code, try again, or ask for the "
         "koi2- invite"
     )
+
+
+async def _await_reply(dht: DhtClient, attempt: rv.JoinerAttempt, pace: Pace) -> str | None:
+    """Put the inbox item (again now and then) and wait for the reply: the invite, or
+    None when none came in time or it was sealed under another key (an impostor
+    announced); a refusal raises :class:`~p2pkoikoi.session.rendezvous.CodeRefused`."""
+    seq = _now()
+    await dht.put(item(attempt.inbox, seq))
+    started = put_at = trio.current_time()
+    while trio.current_time() - started < pace.reply_wait:
+        await trio.sleep(pace.poll)
+        for it in await dht.get(attempt.reply_key, attempt.reply_salt):
+            payload = it.decoded()
+            if not isinstance(payload, bytes):
+                continue
+            invite = attempt.open_reply(payload)
+            if invite is not None:
+                return invite
+            if payload.startswith(rv.SEALED):
+                return None  # signed by the announcement's key, sealed under another
+        if trio.current_time() - put_at >= pace.republish / 6:
+            seq = max(seq + 1, _now())
+            await dht.put(item(attempt.inbox, seq))
+            put_at = trio.current_time()
+    return None

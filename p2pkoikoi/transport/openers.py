@@ -397,7 +397,7 @@ async def _find(code: ShortCode, notify: Notify, dht: DhtConfig | None) -> list[
             return
         try:
             async with open_dht(dht) as client:
-                out.append(await find_invite(client, code, notify))
+                out.append((await find_invite(client, code, notify)).invite)
             cancel.cancel()
         except (ConnectError, ProtocolError) as exc:
             net_error.append(exc)
