@@ -185,3 +185,17 @@ def test_lan_still_answers_first(lab: Lab, dht: LabDht, tmp_path: Path) -> None:
         h, j, _ = play(host, joiner, jrec)
         assert any(e["event"] == "found" for e in j.events)
         assert not any(e["event"] == "dht_found" for e in j.events)
+
+
+def test_no_dht_puts_nothing_on_the_dht(lab: Lab, dht: LabDht, tmp_path: Path) -> None:
+    """A host with ``--no-dht`` (given nodes all the same) announces nothing there: a
+    friend on the internet with the code finds no host, in one line."""
+    host = Hosting(lab, tmp_path, 6, "--no-dht", *BOOT)
+    assert host.listening["dht"] is False
+    code = str(host.listening["code"])
+    joiner, _, _ = _code_join(lab, tmp_path, 6, code, *BOOT)
+    out = joiner.wait_exit(60)
+    host.proc.kill()
+    assert out.code != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"no host is waiting with code {code.split('-')[0]}" in lines[0]

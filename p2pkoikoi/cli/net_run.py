@@ -399,16 +399,22 @@ def run_network_table(
 
 
 def invite_lines(
-    invite: str, port: int, code: str | None = None, reach: str = ""
+    invite: str, port: int, code: str | None = None, reach: str = "", dht: bool = False
 ) -> tuple[str, ...]:
     """The host's waiting screen: the command to type, the invite spaced for reading
-    aloud, the short code for a friend on the same network, and how the host can be
-    reached (``reach``, the port mapping's one line)."""
+    aloud, the short code (for a friend on the same network; anywhere with ``dht``),
+    and how the host can be reached (``reach``, the port mapping's one line)."""
     from p2pkoikoi.ui.render import spaced_invite
 
+    where = (
+        "Or they type just the short code (found on this network, or anywhere through "
+        "the BitTorrent DHT):"
+        if dht
+        else "On the same network they can type the short code instead:"
+    )
     on_lan = (
         (
-            "On the same network they can type the short code instead:",
+            where,
             "",
             f"  p2pkoikoi join {code}",
             "",
@@ -467,6 +473,7 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                         int(first["port"]),
                         str(first["code"]) if first.get("code") else None,
                         str(reach),
+                        bool(first.get("dht")),
                     ),
                     *mine,
                 )

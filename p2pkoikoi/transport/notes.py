@@ -31,4 +31,13 @@ def describe_note(note: Note) -> str:
         )
     if kind == "handshake":
         return f"connected to {note['peer_name']} ({note['peer_fingerprint']})"
+    if kind == "dht_announced":
+        where = f"at {note['nodes']} DHT nodes" if note.get("nodes") else "nowhere yet"
+        return f"code {note['number']} announced on the BitTorrent DHT ({where})"
+    if kind == "dht_answered":
+        return "a friend with the code found us through the DHT; connecting"
+    if kind == "dht_found":
+        return f"found the host of code {note['number']} through the DHT; connecting"
+    if kind == "dht_answer":
+        return "the friend's answer came through the DHT"
     return str(kind)

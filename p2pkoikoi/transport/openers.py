@@ -211,6 +211,7 @@ async def _hosting_match(
     }
     if short is not None:
         note["code"] = str(short)
+        note["dht"] = dht is not None  # the code works across the internet too
     notify(note)
     notify(reachability)
     sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
