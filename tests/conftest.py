@@ -1,12 +1,14 @@
-"""Settings for every test: no test may reach the public BitTorrent DHT.
+"""Settings for every test: no test may reach a public STUN server or the public
+BitTorrent DHT.
 
-A ``p2pkoikoi host`` or ``join`` uses the usual public bootstrap nodes unless told
-otherwise; every process a test starts inherits this environment, so the DHT is
-off unless the test names its own nodes (``--dht-bootstrap``, the lab's).
-"""
+The CLI reads ``$P2PKOIKOI_STUN`` when neither ``--stun`` nor ``--no-stun`` is
+given, and ``$P2PKOIKOI_DHT`` when neither ``--dht-bootstrap`` nor ``--no-dht``
+is; the processes tests spawn inherit both from this environment, so STUN and
+the DHT are off unless a test names its own servers and nodes (the lab's)."""
 
 from __future__ import annotations
 
 import os
 
+os.environ["P2PKOIKOI_STUN"] = "none"
 os.environ["P2PKOIKOI_DHT"] = "off"

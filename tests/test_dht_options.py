@@ -1,4 +1,4 @@
-"""``--dht-bootstrap``, ``--no-dht``, $P2PKOIKOI_DHT and config.toml's [network] keys:
+"""``--dht-bootstrap``, ``--no-dht``, $P2PKOIKOI_DHT and network.toml's keys:
 which DHT a host or joiner uses, and one line for each mistake."""
 
 from __future__ import annotations
@@ -34,9 +34,7 @@ def test_defaults_are_the_public_bootstrap_nodes(tmp_path: Path, no_env: None) -
 def test_flags_env_and_config_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_env: None
 ) -> None:
-    (tmp_path / "config.toml").write_text(
-        '[network]\ndht_bootstrap = ["10.9.9.9:7000"]\n', encoding="utf-8"
-    )
+    (tmp_path / "network.toml").write_text('dht_bootstrap = ["10.9.9.9:7000"]\n', encoding="utf-8")
     cfg = _dht(_args(tmp_path))
     assert cfg is not None and cfg.bootstrap == (("10.9.9.9", 7000),)
     monkeypatch.setenv("P2PKOIKOI_DHT", "10.1.1.1:6881,[2001:db8::1]:6881")
@@ -50,7 +48,7 @@ def test_flags_env_and_config_in_order(
 
 
 def test_config_can_turn_it_off(tmp_path: Path, no_env: None) -> None:
-    (tmp_path / "config.toml").write_text("[network]\ndht = false\n", encoding="utf-8")
+    (tmp_path / "network.toml").write_text("dht = false\n", encoding="utf-8")
     assert _dht(_args(tmp_path)) is None
 
 
@@ -59,16 +57,16 @@ def test_config_can_turn_it_off(tmp_path: Path, no_env: None) -> None:
     [
         (["nonsense"], "", "--dht-bootstrap 'nonsense': expected HOST:PORT"),
         (["h:0"], "", "--dht-bootstrap 'h:0': expected HOST:PORT"),
-        (None, "[network]\ndht_bootstrap = 5\n", "dht_bootstrap must be a list of HOST:PORT"),
-        (None, "[network\n", "not TOML"),
-        (None, '[network]\ndht_bootstrap = ["x"]\n', "config.toml dht_bootstrap 'x'"),
+        (None, "dht_bootstrap = 5\n", 'dht_bootstrap must be a list of "HOST:PORT"'),
+        (None, "dht = [\n", "not TOML"),
+        (None, 'dht_bootstrap = ["x"]\n', "network.toml dht_bootstrap 'x'"),
     ],
 )
 def test_mistakes_are_one_line(
     tmp_path: Path, no_env: None, given: list[str] | None, config: str, message: str
 ) -> None:
     if config:
-        (tmp_path / "config.toml").write_text(config, encoding="utf-8")
+        (tmp_path / "network.toml").write_text(config, encoding="utf-8")
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("(", r"\(")):
         _dht(_args(tmp_path, dht_bootstrap=given))
 

@@ -65,6 +65,21 @@ def _common(p: argparse.ArgumentParser) -> None:
     _reconnect_option(p)
     _accept_new_key_option(p)
     _dht_options(p)
+    p.add_argument(
+        "--stun",
+        action="append",
+        default=None,
+        metavar="HOST:PORT",
+        help="a STUN server to learn your public UDP address from (repeatable; replaces "
+        "the default list and the config file's); it learns your public address",
+    )
+    p.add_argument(
+        "--no-stun",
+        dest="no_stun",
+        action="store_true",
+        help="ask no STUN server (then only the invite's and answer's local addresses "
+        "and the router's mapping are tried)",
+    )
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
     _quiet_option(p)
 

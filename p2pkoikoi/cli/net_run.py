@@ -115,6 +115,60 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
     )
 
 
+def stun_servers(args: argparse.Namespace, directory: Path) -> list[tuple[str, int]]:
+    """Which STUN servers to ask: ``--no-stun``; else ``--stun`` (repeatable); else
+    ``$P2PKOIKOI_STUN`` (comma-separated, ``none`` for none); else the config file's
+    ``stun = [...]`` (``network.toml`` in the config directory); else the defaults."""
+    import tomllib
+
+    from p2pkoikoi.transport.gather import DEFAULT_STUN, parse_stun
+
+    if getattr(args, "no_stun", False):
+        return []
+    given: list[str] | None = getattr(args, "stun", None)
+    if given is None and (env := os.environ.get("P2PKOIKOI_STUN")) is not None:
+        given = [] if env.strip().lower() in ("", "none") else env.split(",")
+    if given is None:
+        path = directory / "network.toml"
+        if path.exists():
+            try:
+                listed = tomllib.loads(path.read_text("utf-8")).get("stun")
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise InputError(f"{path}: {exc}") from None
+            if listed is not None:
+                if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+                    raise InputError(f'{path}: stun must be a list of "HOST:PORT" strings')
+                given = list(listed)
+    if given is None:
+        given = list(DEFAULT_STUN)
+    try:
+        return [parse_stun(x) for x in given if x.strip()]
+    except KoiKoiError as exc:
+        raise InputError(str(exc)) from None
+
+
+async def stdin_answer() -> str | None:
+    """The next answer a headless host reads: a line ``{"answer": TEXT}`` (or the bare
+    text) on standard input; None at its end."""
+    import json
+    import sys
+
+    while True:
+        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            got = json.loads(line)
+        except ValueError:
+            return line
+        if isinstance(got, dict) and isinstance(got.get("answer"), str):
+            return str(got["answer"])
+        return line
+
+
 def _expected(args: argparse.Namespace) -> RuleSet | None:
     if args.expect_rules is None and not args.settings:
         return None
@@ -146,8 +200,8 @@ def _chooser(spec: str, seed: int | None) -> _Player:
 
 def _dht(args: argparse.Namespace) -> DhtConfig | None:
     """The DHT to use, or None: ``--no-dht`` > ``--dht-bootstrap`` > $P2PKOIKOI_DHT
-    (``off``, or ``HOST:PORT,...``) > config.toml's ``[network]`` keys ``dht`` and
-    ``dht_bootstrap`` > the usual public bootstrap nodes."""
+    (``off``, or ``HOST:PORT,...``) > network.toml's keys ``dht`` and ``dht_bootstrap``
+    (in the config directory, beside ``stun``) > the usual public bootstrap nodes."""
     if args.dht is False:
         return None
     given: list[str] | None = args.dht_bootstrap
@@ -165,8 +219,8 @@ def _dht(args: argparse.Namespace) -> DhtConfig | None:
         listed = table.get("dht_bootstrap")
         if listed is not None:
             if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
-                raise InputError("config.toml: [network] dht_bootstrap must be a list of HOST:PORT")
-            given, source = listed, "config.toml dht_bootstrap"
+                raise InputError('network.toml: dht_bootstrap must be a list of "HOST:PORT"')
+            given, source = listed, "network.toml dht_bootstrap"
     if given is None:
         return DhtConfig()
     nodes = []
@@ -179,10 +233,10 @@ def _dht(args: argparse.Namespace) -> DhtConfig | None:
 
 
 def _network_config(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``[network]`` table of config.toml in the config directory (empty if none)."""
+    """network.toml in the config directory (empty if none)."""
     import tomllib
 
-    path = config_dir(args.config_dir or None) / "config.toml"
+    path = config_dir(args.config_dir or None) / "network.toml"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -190,12 +244,9 @@ def _network_config(args: argparse.Namespace) -> dict[str, Any]:
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror}") from None
     try:
-        table = tomllib.loads(text).get("network", {})
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not TOML ({exc})") from None
-    if not isinstance(table, dict):
-        raise InputError(f"{path}: [network] must be a table")
-    return table
 
 
 def _record(args: argparse.Namespace) -> Path | None:
@@ -241,6 +292,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     timeouts = _timeouts(args)
     record = _record(args)
     dht = _dht(args)
+    stun = stun_servers(args, directory)
     if host:
         rules = rules_from_args(args)
         if not 0 <= args.port <= 65535:
@@ -271,6 +323,8 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 known_peers=known,
                 turn_limit=args.turn_limit,
                 dht=dht,
+                stun=stun,
+                answers=stdin_answer if args.headless else None,
             )
 
         return open_
@@ -309,6 +363,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             notify=notify,
             known_peers=known,
             dht=dht,
+            stun=stun,
         )
 
     return open_j

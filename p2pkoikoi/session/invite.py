@@ -3,7 +3,11 @@
 Format (protocol/README.md section 2; case, spaces and quotes do not matter)::
 
     koi2-<address>[+<address>...]-<secret>-<check>
-    address = <host>_<port>
+    address = <host>_<port>  |  s<ip>_<port>
+
+An ``s`` entry (protocol section 2.3, :mod:`p2pkoikoi.session.answer`) is the
+host's reflexive UDP address as a STUN server saw it; the other entries are
+TCP addresses whose UDP port (the match over QUIC) is the same.
 
 ``host`` is an IPv4 address, an IPv6 address (canonical RFC 5952 text, with its
 colons, no brackets) or a DNS name; ``port`` is decimal 1..65535.  An invite
@@ -36,6 +40,12 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from p2pkoikoi.session.answer import (
+    UdpCandidate,
+    decode_candidate,
+    is_typed_candidate,
+    looks_like_answer,
+)
 from p2pkoikoi.session.code import ShortCode, decode_code, looks_like_code, strip_typing
 from p2pkoikoi.session.errors import InviteError
 
@@ -75,9 +85,11 @@ class Address:
 class Invite:
     addresses: tuple[Address, ...]
     secret: bytes
+    #: the host's reflexive UDP candidates (``s`` entries, protocol section 2.3)
+    udp: tuple[UdpCandidate, ...] = ()
 
     def __str__(self) -> str:
-        return encode_invite(self.addresses, self.secret)
+        return encode_invite(self.addresses, self.secret, udp=self.udp)
 
 
 def _check(body: str) -> str:
@@ -106,17 +118,26 @@ def _address(host: str, port: int) -> Address:
     return Address(normal_host(host), port)
 
 
-def encode_invite(addresses: Iterable[Address | tuple[str, int]], secret: bytes) -> str:
-    """The invite text for ``addresses`` (in the order given) and a 16-byte ``secret``."""
+def encode_invite(
+    addresses: Iterable[Address | tuple[str, int]],
+    secret: bytes,
+    *,
+    udp: Iterable[UdpCandidate] = (),
+) -> str:
+    """The invite text for ``addresses`` (in the order given), the host's reflexive UDP
+    candidates ``udp`` (after them) and a 16-byte ``secret``."""
     addrs = [_address(*a) if isinstance(a, tuple) else _address(a.host, a.port) for a in addresses]
+    extra = [str(decode_candidate(str(c))) for c in udp]
     if not addrs:
         raise InviteError("invite: at least one address is needed")
-    if len(addrs) > MAX_ADDRESSES:
-        raise InviteError(f"invite: at most {MAX_ADDRESSES} addresses, not {len(addrs)}")
+    if len(addrs) + len(extra) > MAX_ADDRESSES:
+        raise InviteError(
+            f"invite: at most {MAX_ADDRESSES} addresses, not {len(addrs) + len(extra)}"
+        )
     if len(secret) != SECRET_BYTES:
         raise InviteError(f"invite: the secret must be {SECRET_BYTES} bytes")
     text = base64.b32encode(secret).decode("ascii").rstrip("=").lower()
-    body = f"{INVITE_PREFIX}-{'+'.join(str(a) for a in addrs)}-{text}"
+    body = f"{INVITE_PREFIX}-{'+'.join([str(a) for a in addrs] + extra)}-{text}"
     return f"{body}-{_check(body)}"
 
 
@@ -163,7 +184,10 @@ def decode_invite(text: str) -> Invite:
     items = addr_text.split("+")
     if len(items) > MAX_ADDRESSES:
         raise InviteError(f"invite: {len(items)} addresses, at most {MAX_ADDRESSES} are allowed")
-    addresses = tuple(decode_address(a) for a in items)
+    udp = tuple(decode_candidate(a) for a in items if is_typed_candidate(a))
+    addresses = tuple(decode_address(a) for a in items if not is_typed_candidate(a))
+    if not addresses:
+        raise InviteError("invite: it lists no TCP address (every entry is a UDP candidate)")
     if len(secret_text) != 26:
         raise InviteError("invite: the secret should be 26 characters")
     wrong = [c for c in secret_text if c not in "abcdefghijklmnopqrstuvwxyz234567"]
@@ -173,7 +197,7 @@ def decode_invite(text: str) -> Invite:
         secret = base64.b32decode(secret_text.upper() + "======")
     except ValueError:
         raise InviteError("invite: the secret is not valid base32") from None
-    return Invite(addresses, secret)
+    return Invite(addresses, secret, udp)
 
 
 def spaced_invite(invite: str) -> str:
@@ -199,6 +223,11 @@ def parse_join_target(text: str) -> Invite | ShortCode:
     s = strip_typing(text).strip()
     if looks_like_code(s):
         return decode_code(s)
+    if looks_like_answer(s):
+        raise InviteError(
+            "this is an answer (koia-), not an invite: the host pastes it into its waiting "
+            'screen (or sends it as {"answer": TEXT} to a headless host)'
+        )
     if s.startswith("koi"):
         return decode_invite(s)
     if not s:

@@ -47,7 +47,7 @@ class Authenticated:
     """A connection whose peer proved it holds the invite, ready for the match link."""
 
     candidate: Candidate
-    stream: trio.SocketStream
+    stream: trio.abc.Stream
     session: Session
     pending: list[Event]
 
@@ -80,6 +80,17 @@ async def _authenticate(
     c: Candidate, make_session: Callable[[], Session], connect: float, handshake: float
 ) -> Authenticated:
     stream = await _connect(c, connect)
+    return await authenticate_stream(c, stream, make_session, handshake)
+
+
+async def authenticate_stream(
+    c: Candidate,
+    stream: trio.abc.Stream,
+    make_session: Callable[[], Session],
+    handshake: float,
+) -> Authenticated:
+    """Run a fresh session's handshake on ``stream`` (TCP, or QUIC over a punched path)
+    until the peer proved itself (module docstring)."""
     session = make_session()
     pending: list[Event] = []
     try:

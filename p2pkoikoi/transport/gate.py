@@ -122,8 +122,12 @@ class Gate:
         *,
         limits: GateLimits | None = None,
         guard: CodeGuard | None = None,
+        session_for: Callable[[trio.abc.Stream], Session | None] | None = None,
     ) -> None:
         self._make = make_session
+        #: a session of its own for some streams (QUIC over a punched path: the answer's
+        #: secret, transport/punch.py); None: ``make_session``
+        self._session_for = session_for
         self._notify = notify
         self.limits = limits or GateLimits()
         self.guard = guard or CodeGuard(None)
@@ -137,7 +141,8 @@ class Gate:
         async with trio.open_nursery() as nursery:
             async for stream in incoming:
                 address = peer_address(stream)[0]
-                self._notify({"event": "connected", "address": address})
+                path = "udp" if getattr(stream, "peer_address", None) else "tcp"
+                self._notify({"event": "connected", "address": address, "path": path})
                 if (
                     self._running >= self.limits.total
                     or self._sources[address] >= self.limits.per_source
@@ -160,7 +165,8 @@ class Gate:
     async def _handshake(
         self, stream: trio.abc.Stream, address: str, everyone: trio.CancelScope
     ) -> None:
-        session = self._make(self.guard.code if self.guard.active else None)
+        special = self._session_for(stream) if self._session_for is not None else None
+        session = special or self._make(self.guard.code if self.guard.active else None)
         ticket = _Ticket()
         keep = False
         why = ""

@@ -15,7 +15,7 @@ import math
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Final
+from typing import Any, Final
 
 import trio
 
@@ -70,16 +70,36 @@ async def serve(
             nursery.start_soon(accept_loop, ln)
 
 
+async def forward(
+    extra: trio.MemoryReceiveChannel[Any],
+    incoming: trio.MemorySendChannel[trio.abc.Stream],
+    rc: Reconnect,
+) -> None:
+    """Streams from another source (QUIC over a punched path) join the TCP ones, on the
+    same terms: handed on while one is wanted, refused otherwise."""
+    async with trio.open_nursery() as nursery:
+        async for stream in extra:
+            if rc.wanted and incoming.statistics().current_buffer_used < MAX_PENDING:
+                incoming.send_nowait(stream)
+            else:
+                nursery.start_soon(refuse, stream)
+
+
 @asynccontextmanager
 async def hosting(
-    listeners: list[trio.SocketListener], rc: Reconnect
+    listeners: list[trio.SocketListener],
+    rc: Reconnect,
+    extra: trio.MemoryReceiveChannel[Any] | None = None,
 ) -> AsyncIterator[trio.MemoryReceiveChannel[trio.abc.Stream]]:
-    """The listeners' accept loops run (in the background) for the whole block."""
+    """The listeners' accept loops run (in the background) for the whole block; streams
+    from ``extra`` are handed on with the accepted ones."""
     tx, rx = trio.open_memory_channel[trio.abc.Stream](math.inf)
     rc.incoming = rx
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve, listeners, tx, rc)
+            if extra is not None:
+                nursery.start_soon(forward, extra, tx, rc)
             try:
                 yield rx
             finally:

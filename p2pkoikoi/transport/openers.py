@@ -12,10 +12,11 @@ and hand the stream and session to :func:`~p2pkoikoi.transport.match_link.open_l
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,19 +47,39 @@ from p2pkoikoi.session.record import Record
 from p2pkoikoi.session.wire import DEFAULT_TURN_LIMIT
 from p2pkoikoi.transport.addresses import DEFAULT_PORT, Candidate, dedupe, is_local_only
 from p2pkoikoi.transport.dht import DhtClient, DhtConfig, open_dht
-from p2pkoikoi.transport.dht_rendezvous import choose_number, find_invite, host_rendezvous
-from p2pkoikoi.transport.dialer import dial_any, dial_authenticated
+from p2pkoikoi.transport.dht_rendezvous import (
+    Found,
+    choose_number,
+    find_invite,
+    host_rendezvous,
+)
+from p2pkoikoi.transport.dialer import (
+    Authenticated,
+    authenticate_stream,
+    dial_any,
+    dial_authenticated,
+)
 from p2pkoikoi.transport.discovery import announce, find_host
-from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError
+from p2pkoikoi.transport.errors import ConfigError, ConnectError, PeerTimeoutError, leaves
 from p2pkoikoi.transport.gate import Admitted, CodeGuard, Gate, GateLimits
+from p2pkoikoi.transport.gather import Gathered, Keeper, gather, symmetric_text
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.listener import hosting, listen
 from p2pkoikoi.transport.match_link import DecideRules, NetworkLink, open_link
 from p2pkoikoi.transport.notes import Note, Notify, nop
 from p2pkoikoi.transport.portmap import open_reachability
+from p2pkoikoi.transport.punch import HostUdp, JoinerUdp
+from p2pkoikoi.transport.quic import QuicStream
+from p2pkoikoi.transport.race import AllAttemptsFailed
 from p2pkoikoi.transport.reconnect import Reconnect, close_queued, session_entropy
 from p2pkoikoi.transport.record_files import read_sidecar, sidecar_path
+from p2pkoikoi.transport.udp import UdpEndpoint, open_socket
+
+#: where ``host`` reads answers from (headless: stdin lines); None at the end
+AnswerSource = Callable[[], Awaitable[str | None]]
+#: how long a joiner that showed its answer waits for the host to use it
+ANSWER_WAIT: Final = 600.0
 
 
 def new_code(number: int | None = None) -> ShortCode:
@@ -86,6 +107,9 @@ async def open_host(
     port_mapping: bool = True,
     announce: bool = True,
     turn_limit: int = DEFAULT_TURN_LIMIT,
+    stun: Sequence[tuple[str, int]] = (),
+    udp: bool = True,
+    answers: AnswerSource | None = None,
     dht: DhtConfig | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite and code (a ``listening`` note), admit one player, play.
@@ -93,7 +117,14 @@ async def open_host(
     With ``dht`` (and a code) the code also works across the internet: a fresh
     code's number is one no host announces on the DHT now, and while the host
     waits it answers joiners there (:mod:`~p2pkoikoi.transport.dht_rendezvous`,
-    protocol/dht.md) with its invite, sealed under the code's PAKE key.
+    protocol/dht.md) with its invite, sealed under the code's PAKE key; a
+    joiner's answer that comes back that way is taken as a pasted one would be.
+
+    ``udp``: also open the match socket (UDP, the same port) for hole punching
+    (:mod:`~p2pkoikoi.transport.punch`): ``stun`` servers are asked for its
+    reflexive address, which the invite carries; ``answers`` gives the joiners'
+    answers as they come (the table's paste box, headless stdin).  No STUN
+    server is asked unless ``stun`` names some (the CLI passes its list).
 
     ``port=0`` picks a free port; the note says which.  Before the invite is
     shown the router is asked to open the port (``port_mapping``; bounded, see
@@ -130,39 +161,74 @@ async def open_host(
     ad = None
     if short is not None and announce:
         ad = Announcement(name, closest_preset(rules)[0], short.number)
+    secret = os.urandom(SECRET_BYTES)
+    ep: UdpEndpoint | None = None
+    if udp:
+        try:
+            ep = UdpEndpoint(open_socket(actual, bind))
+        except OSError as exc:  # the UDP port is taken: TCP only, as before
+            notify({"event": "warning", "text": f"no UDP match socket on port {actual}: {exc}"})
     try:
-        async with (
-            net,
-            open_reachability(
+        async with net, trio.open_nursery() as udp_nursery:
+            gathered: list[Gathered] = []
+            done = trio.Event()
+            if ep is not None:
+                await udp_nursery.start(ep.run)
+
+                async def gather_now() -> None:
+                    assert ep is not None
+                    gathered.append(await gather(ep, stun))
+                    done.set()
+
+                udp_nursery.start_soon(gather_now)
+            else:
+                done.set()
+            async with open_reachability(
                 actual, bind=bind, advertise=advertise, port_mapping=port_mapping
-            ) as (reach, candidates, waited),
-            _hosting_match(
-                listeners,
-                candidates,
-                identity=identity,
-                name=name,
-                rules=rules,
-                bind=bind,
-                timeouts=timeouts,
-                record_path=record_path,
-                notify=notify,
-                known_peers=known_peers,
-                accept_timeout=accept_timeout,
-                short=short,
-                gate_limits=gate_limits,
-                announce_as=ad,
-                turn_limit=turn_limit,
-                dht=client,
-                reachability={
-                    **reach.to_event(),
-                    "waited": round(waited, 3),
-                    # no NAT on IPv6: reachable from the internet there unless a firewall says no
-                    "ipv6": [str(c) for c in candidates if c.source == "ipv6"],
-                },
-            ) as link,
-        ):
-            yield link
+            ) as (reach, candidates, waited):
+                await done.wait()
+                host_udp = None
+                if ep is not None and gathered:
+                    host_udp = HostUdp(ep, secret, gathered[0], notify)
+                    host_udp.start(udp_nursery)
+                async with _hosting_match(
+                    listeners,
+                    candidates,
+                    identity=identity,
+                    name=name,
+                    rules=rules,
+                    bind=bind,
+                    timeouts=timeouts,
+                    record_path=record_path,
+                    notify=notify,
+                    known_peers=known_peers,
+                    accept_timeout=accept_timeout,
+                    short=short,
+                    gate_limits=gate_limits,
+                    announce_as=ad,
+                    turn_limit=turn_limit,
+                    reachability={
+                        **reach.to_event(),
+                        "waited": round(waited, 3),
+                        # no NAT on IPv6: reachable from the internet there unless a firewall says no
+                        "ipv6": [str(c) for c in candidates if c.source == "ipv6"],
+                    },
+                    secret=secret,
+                    host_udp=host_udp,
+                    answers=answers,
+                    stun=stun,
+                    dht=client,
+                ) as link:
+                    yield link
+            udp_nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        errs = leaves(group)
+        if len(errs) == 1:
+            raise errs[0] from None
+        raise
     finally:
+        if ep is not None:
+            ep.close()
         for ln in listeners:  # closed already, unless the port mapping failed first
             with trio.move_on_after(1) as cs:
                 cs.shield = True
@@ -197,12 +263,17 @@ async def _hosting_match(
     announce_as: Announcement | None,
     turn_limit: int,
     reachability: Note,
+    secret: bytes,
+    host_udp: HostUdp | None = None,
+    answers: AnswerSource | None = None,
+    stun: Sequence[tuple[str, int]] = (),
     dht: DhtClient | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """:func:`open_host` once the candidates are known: the invite, then one player."""
-    secret = os.urandom(SECRET_BYTES)
     actual = candidates[0].port
-    invite = encode_invite([(c.address, c.port) for c in candidates], secret)
+    room = 8 - len(candidates)
+    reflexive = list(host_udp.gathered.reflexive[:room]) if host_udp is not None else []
+    invite = encode_invite([(c.address, c.port) for c in candidates], secret, udp=reflexive)
     note: dict[str, Any] = {
         "event": "listening",
         "invite": invite,
@@ -212,8 +283,13 @@ async def _hosting_match(
     if short is not None:
         note["code"] = str(short)
         note["dht"] = dht is not None  # the code works across the internet too
+    if host_udp is not None:
+        note["udp"] = [c.display for c in reflexive]
+        note["nat"] = host_udp.gathered.nat
     notify(note)
     notify(reachability)
+    if host_udp is not None and host_udp.gathered.nat == "d":
+        notify({"event": "warning", "nat": "symmetric", "text": symmetric_text()})
     sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
     rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)
     limit = math.inf if accept_timeout is None else accept_timeout
@@ -234,8 +310,44 @@ async def _hosting_match(
         gate_limits = GateLimits(
             deadline=min(GateLimits.deadline, (timeouts or Timeouts()).handshake)
         )
-    gate = Gate(make_session, notify, limits=gate_limits, guard=CodeGuard(short))
+
+    def session_for(stream: trio.abc.Stream) -> Session | None:
+        special = host_udp.secret_for(stream) if host_udp is not None else None
+        if special is None:
+            return None
+        return Session(
+            Role.HOST,
+            identity_key=identity,
+            invite_secret=special,
+            name=name,
+            entropy=session_entropy(),
+            rules=rules,
+            turn_limit=turn_limit,
+        )
+
+    gate = Gate(
+        make_session,
+        notify,
+        limits=gate_limits,
+        guard=CodeGuard(short),
+        session_for=session_for,
+    )
     lan = contextlib.AsyncExitStack()
+    quic_tx, quic_rx = trio.open_memory_channel[QuicStream](16)
+    if host_udp is not None:
+        host_udp.ep.incoming = quic_tx
+        if answers is not None:
+            src, hu = answers, host_udp
+
+            async def read_answers() -> None:
+                while (text := await src()) is not None:
+                    hu.take_answer(text)
+
+            host_udp.spawn(read_answers)
+        g = host_udp.gathered
+        if g.seen and stun:  # keep the reflexive mapping alive, notice a change
+            keeper = Keeper(host_udp.ep, g.seen[0][0], g.seen[0][1])
+            host_udp.spawn(keeper.run, notify)
     local = [c.address for c in candidates if c.source in ("lan", "ipv6", "bind")]
     local = [a for a in local if not is_local_only(a)]
     if announce_as is not None and local:  # bound to loopback: nobody else could come
@@ -243,11 +355,16 @@ async def _hosting_match(
         await lan.enter_async_context(
             announce(name=ad.name, rules=ad.rules, number=ad.number, port=actual, addresses=local)
         )
-    async with lan, hosting(listeners, rc) as incoming:
+    async with lan, hosting(listeners, rc, quic_rx if host_udp is not None else None) as incoming:
         admitted: Admitted | None = None
         async with trio.open_nursery() as waiting:
             if dht is not None and short is not None:
-                waiting.start_soon(host_rendezvous, dht, short, invite, gate.guard, notify)
+                take = host_udp.take_answer if host_udp is not None else None
+                waiting.start_soon(
+                    functools.partial(
+                        host_rendezvous, dht, short, invite, gate.guard, notify, on_answer=take
+                    )
+                )
             with trio.move_on_after(limit):
                 admitted = await gate.admit(incoming)
             waiting.cancel_scope.cancel()  # the match starts: the number is left closed
@@ -281,9 +398,18 @@ async def open_join(
     record_path: Path | None = None,
     notify: Notify | None = None,
     known_peers: KnownPeers | None = None,
+    stun: Sequence[tuple[str, int]] = (),
+    udp: bool = True,
+    answer_wait: float = ANSWER_WAIT,
     dht: DhtConfig | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
+
+    With an invite (and ``udp``) the joiner also punches a UDP path
+    (:class:`~p2pkoikoi.transport.punch.JoinerUdp`): it checks the host's UDP
+    candidates at once and, when nothing connected once its own candidates
+    are gathered (``stun`` servers asked), shows the answer (an ``answer``
+    note) and waits up to ``answer_wait`` seconds for the host to use it.
 
     Every address of the invite is tried, Happy Eyeballs style
     (:mod:`~p2pkoikoi.transport.dialer`): the first connection whose peer
@@ -299,22 +425,89 @@ async def open_join(
     the code's words completes the handshake.  With ``dht`` the host is looked for
     on the DHT too (:func:`~p2pkoikoi.transport.dht_rendezvous.find_invite`), once
     the network has been silent for :data:`LAN_FIRST`: the rendezvous there gives
-    the host's invite, used as if it had been pasted.  A given ``address`` is
-    tried instead of looking (a code) or first (an invite).
+    the host's invite, used as if it had been pasted, and the answer, if one is
+    shown, goes back the same way.  A given ``address`` is tried instead of
+    looking (a code) or first (an invite).
     """
-    notify = notify or nop
+    async with contextlib.AsyncExitStack() as dht_stack:
+        notify = notify or nop
+        address_list: list[Candidate] = []
+        if isinstance(invite, ShortCode) and address is None:
+            found = await _find(invite, notify, dht, dht_stack)
+            if isinstance(found, Found):
+                invite = decode_invite(found.invite)
+                notify = _answer_back(found, notify, await _nursery(dht_stack))
+            else:
+                address_list = found
+        async with _open_join(
+            invite,
+            address=address,
+            listed=address_list,
+            identity=identity,
+            name=name,
+            expected_rules=expected_rules,
+            decide_rules=decide_rules,
+            timeouts=timeouts,
+            record_path=record_path,
+            notify=notify,
+            known_peers=known_peers,
+            stun=stun,
+            udp=udp,
+            answer_wait=answer_wait,
+        ) as link:
+            yield link
+
+
+async def _nursery(stack: contextlib.AsyncExitStack) -> trio.Nursery:
+    nursery = await stack.enter_async_context(trio.open_nursery())
+    stack.callback(nursery.cancel_scope.cancel)
+    return nursery
+
+
+def _answer_back(found: Found, notify: Notify, nursery: trio.Nursery) -> Notify:
+    """A notify that also sends an ``answer`` note's text to the host through the DHT
+    (the rendezvous's second round), put again every 5 s for a minute."""
+
+    async def send(text: str) -> None:
+        for _ in range(12):
+            await found.send_answer(text)
+            await trio.sleep(5)
+
+    def wrapped(note: Note) -> None:
+        if note.get("event") == "answer" and isinstance(note.get("answer"), str):
+            nursery.start_soon(send, str(note["answer"]))
+            note = {**note, "dht": True}
+        notify(note)
+
+    return wrapped
+
+
+@asynccontextmanager
+async def _open_join(
+    invite: str | Invite | ShortCode,
+    *,
+    address: Address | None,
+    listed: list[Candidate],
+    identity: Ed25519PrivateKey,
+    name: str,
+    expected_rules: RuleSet | None,
+    decide_rules: DecideRules | None,
+    timeouts: Timeouts | None,
+    record_path: Path | None,
+    notify: Notify,
+    known_peers: KnownPeers | None,
+    stun: Sequence[tuple[str, int]],
+    udp: bool,
+    answer_wait: float,
+) -> AsyncIterator[NetworkLink]:
+    """:func:`open_join` once a code has been looked up (``listed``: its hosts here)."""
     given = [Candidate(address.host, address.port, "given")] if address is not None else []
-    if isinstance(invite, ShortCode) and not given:
-        found = await _find(invite, notify, dht)
-        if isinstance(found, str):
-            invite = decode_invite(found)
-        else:
-            given = found
     if isinstance(invite, ShortCode):
         code = invite
-        candidates = given
+        candidates = given or listed
         secret: bytes | None = None
         resume_as = ""  # no invite: a resume redials the addresses the sidecar lists
+        inv: Invite | None = None
     else:
         inv = decode_invite(invite) if isinstance(invite, str) else invite
         code, secret, resume_as = None, inv.secret, str(inv)
@@ -331,23 +524,57 @@ async def open_join(
             expected_rules=expected_rules,
         )
 
-    async with _joining(
-        candidates,
-        session,
-        sidecar={
-            "role": "joiner",
-            **({"invite": resume_as} if resume_as else {}),
-            "address": str(Address(candidates[0].address, candidates[0].port)),
-            "addresses": [[c.address, c.port] for c in candidates],
-        },
-        identity=identity,
-        decide_rules=decide_rules,
-        timeouts=timeouts,
-        record_path=record_path,
-        notify=notify,
-        known_peers=known_peers,
-    ) as link:
-        yield link
+    def udp_session(special: bytes) -> Callable[[], Session]:
+        def make() -> Session:
+            return Session(
+                Role.JOINER,
+                identity_key=identity,
+                invite_secret=special,
+                name=name,
+                entropy=session_entropy(),
+                expected_rules=expected_rules,
+            )
+
+        return make
+
+    punch: JoinerUdp | None = None
+    if udp and inv is not None:
+        try:
+            punch = JoinerUdp(UdpEndpoint(open_socket(0, None)), inv, stun, notify)
+        except OSError:
+            punch = None
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            if punch is not None:
+                udp_nursery = await stack.enter_async_context(trio.open_nursery())
+                stack.callback(punch.ep.close)
+                stack.callback(udp_nursery.cancel_scope.cancel)
+                await udp_nursery.start(punch.ep.run)
+            async with _joining(
+                candidates,
+                session,
+                punch=punch,
+                udp_session=udp_session(punch.secret) if punch is not None else None,
+                answer_wait=answer_wait,
+                sidecar={
+                    "role": "joiner",
+                    **({"invite": resume_as} if resume_as else {}),
+                    "address": str(Address(candidates[0].address, candidates[0].port)),
+                    "addresses": [[c.address, c.port] for c in candidates],
+                },
+                identity=identity,
+                decide_rules=decide_rules,
+                timeouts=timeouts,
+                record_path=record_path,
+                notify=notify,
+                known_peers=known_peers,
+            ) as link:
+                yield link
+    except BaseExceptionGroup as group:  # the UDP side's nursery wraps the link's error
+        errs = leaves(group)
+        if len(errs) == 1:
+            raise errs[0] from None
+        raise
 
 
 def _resume_addresses(side: dict[str, Any]) -> list[Candidate]:
@@ -372,12 +599,16 @@ DISCOVERY_WAIT: Final = 3.0
 LAN_FIRST: Final = 1.0
 
 
-async def _find(code: ShortCode, notify: Notify, dht: DhtConfig | None) -> list[Candidate] | str:
+async def _find(
+    code: ShortCode, notify: Notify, dht: DhtConfig | None, stack: contextlib.AsyncExitStack
+) -> list[Candidate] | Found:
     """The hosts of ``code`` on this network (multicast DNS), or, when none answers
-    within :data:`LAN_FIRST` and the DHT finds one first, that host's invite."""
+    within :data:`LAN_FIRST` and the DHT finds one first, what the DHT rendezvous
+    gave (its client stays open in ``stack``, for the answer)."""
     if dht is None:
         return await _discover(code, notify)
-    out: list[list[Candidate] | str] = []
+    client = await stack.enter_async_context(open_dht(dht))
+    out: list[list[Candidate] | Found] = []
     lan_error: list[ConnectError] = []
     net_error: list[BaseException] = []
     lan_done = trio.Event()
@@ -397,8 +628,7 @@ async def _find(code: ShortCode, notify: Notify, dht: DhtConfig | None) -> list[
         if out:
             return
         try:
-            async with open_dht(dht) as client:
-                out.append((await find_invite(client, code, notify)).invite)
+            out.append(await find_invite(client, code, notify))
             cancel.cancel()
         except (ConnectError, ProtocolError) as exc:
             net_error.append(exc)
@@ -431,6 +661,9 @@ async def _joining(
     candidates: list[Candidate],
     make_session: Callable[[], Session],
     *,
+    punch: JoinerUdp | None = None,
+    udp_session: Callable[[], Session] | None = None,
+    answer_wait: float = ANSWER_WAIT,
     sidecar: dict[str, Any],
     identity: Ed25519PrivateKey,
     decide_rules: DecideRules | None,
@@ -450,13 +683,18 @@ async def _joining(
             "addresses": [str(c) for c in candidates],
         }
     )
-    won = await dial_authenticated(
-        candidates, make_session, connect=t.connect, handshake=t.handshake, stagger=t.stagger
-    )
+    if punch is None or udp_session is None:
+        won = await dial_authenticated(
+            candidates, make_session, connect=t.connect, handshake=t.handshake, stagger=t.stagger
+        )
+    else:
+        won = await _tcp_or_udp(candidates, make_session, punch, udp_session, t, answer_wait)
     # redialing after a drop: the address that worked first, then the others
     order = [won.candidate] + [c for c in candidates if c != won.candidate]
 
     async def dial() -> trio.abc.Stream:
+        if won.candidate.source == "udp" and punch is not None:  # re-punch the known path
+            return await punch.repunch((won.candidate.address, won.candidate.port), t.connect)
         return await dial_any(order, connect=t.connect)
 
     rc = Reconnect(identity=identity, dial=dial, sidecar=sidecar)
@@ -472,6 +710,88 @@ async def _joining(
         early=won.pending,
     ) as link:
         yield link
+
+
+def _all_refused(exc: AllAttemptsFailed[Any]) -> bool:
+    return bool(exc.failures) and all("refused" in why for _, why in exc.failures)
+
+
+async def _tcp_or_udp(
+    candidates: list[Candidate],
+    make_session: Callable[[], Session],
+    punch: JoinerUdp,
+    udp_session: Callable[[], Session],
+    t: Timeouts,
+    answer_wait: float,
+) -> Authenticated:
+    """The TCP race and the punched UDP paths at once: the first authenticated wins.
+
+    A TCP race that fails leaves the UDP side running (with the answer shown),
+    unless every address refused and the invite has no reflexive entry: then
+    nobody is there, and the TCP line is the answer, as before."""
+    won: list[Authenticated] = []
+    tcp_failed: list[Exception] = []
+    stop = trio.Event()
+
+    async with trio.open_nursery() as nursery:
+
+        async def tcp() -> None:
+            try:
+                got = await dial_authenticated(
+                    candidates,
+                    make_session,
+                    connect=t.connect,
+                    handshake=t.handshake,
+                    stagger=t.stagger,
+                )
+            except AllAttemptsFailed as exc:
+                tcp_failed.append(exc)
+                punch.tcp_failed.set()
+                if _all_refused(exc) and not punch.inv.udp:
+                    nursery.cancel_scope.cancel()
+                return
+            except Exception as exc:  # the host answered and said no: decisive
+                tcp_failed.append(exc)
+                stop.set()
+                nursery.cancel_scope.cancel()
+                return
+            if not won:
+                won.append(got)
+                stop.set()
+                nursery.cancel_scope.cancel()
+
+        async def quic() -> None:
+            async def attempt(addr: tuple[str, int], stream: QuicStream) -> Authenticated:
+                c = Candidate(addr[0], addr[1], "udp")
+                return await authenticate_stream(c, stream, udp_session, t.handshake)
+
+            with trio.move_on_after(answer_wait):
+                got = await punch.connect(attempt, stop)
+                if isinstance(got, Authenticated) and not won:
+                    won.append(got)
+                    nursery.cancel_scope.cancel()
+                    return
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(tcp)
+        nursery.start_soon(quic)
+    if won:
+        return won[0]
+    if tcp_failed and not isinstance(tcp_failed[0], AllAttemptsFailed):
+        raise tcp_failed[0]
+    if tcp_failed and _all_refused(tcp_failed[0]) and not punch.inv.udp:  # type: ignore[arg-type]
+        if all(is_local_only(a.host) for a in punch.inv.addresses):
+            raise tcp_failed[0]
+        raise ConnectError(
+            f"{tcp_failed[0]}; the invite has no public UDP address, so the host's network "
+            "may block UDP (or it asked no STUN server): what would help: let the other "
+            "player host, UPnP or NAT-PMP on the host's router, or IPv6 on both sides"
+        ) from None
+    why = f" ({tcp_failed[0]})" if tcp_failed else ""
+    raise ConnectError(
+        f"no direct path to the host within {answer_wait:g}s: the invite's addresses did "
+        f"not answer{why} and the host did not use the answer; see docs/network.md"
+    )
 
 
 @asynccontextmanager

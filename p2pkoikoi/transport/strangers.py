@@ -39,4 +39,7 @@ def peer_address(stream: trio.abc.Stream) -> tuple[str, int]:
     if isinstance(stream, trio.SocketStream):
         peer = stream.socket.getpeername()
         return str(peer[0]), int(peer[1])
+    other = getattr(stream, "peer_address", None)  # a QUIC stream over a punched path
+    if isinstance(other, tuple) and len(other) == 2:
+        return str(other[0]), int(other[1])
     return "?", 0
