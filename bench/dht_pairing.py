@@ -5,21 +5,27 @@ Two parts:
 * ``--loopback``: the rendezvous alone (announce, inbox, sealed reply) between two
   clients in one process over a private DHT of N nodes on 127.0.0.1, with the
   reference pacing (1 s polls) and with fast polls, and the datagrams it costs;
-* by default, the NAT lab (tests/netlab.py, needs root, ip, nft, miniupnpd): a
-  private DHT of 8 nodes in the wan namespace, a ``p2pkoikoi host --headless``
-  behind the router, and ``p2pkoikoi join CODE --headless`` on the internet side,
-  PAIRS times: from the joiner's start of the search to the DHT's answer and to
-  the handshake, and the process start before it.
+* by default, the home-router lab (tests/netlab.py, needs root, ip, nft,
+  miniupnpd): a private DHT of 8 nodes in the wan namespace, a ``p2pkoikoi host
+  --headless`` behind the router, and ``p2pkoikoi join CODE --headless`` on the
+  internet side, PAIRS times: from the joiner's start of the search to the DHT's
+  invite and to the handshake, and the process start before it;
+* ``--matrix``: the NAT lab (tests/netlab.py NatLab, needs coturn too) with the
+  DHT, every host profile x joiner profile by code only, one pair at a time (no
+  other pair loading the machine): code -> the DHT's invite -> handshake.
 
 Nothing leaves the lab's namespaces or the loopback.  Usage::
 
     python bench/dht_pairing.py --loopback --nodes 8 --pairs 10
     python bench/dht_pairing.py --pairs 5
+    python bench/dht_pairing.py --matrix
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import statistics
 import sys
 import tempfile
@@ -97,7 +103,8 @@ def lab(pairs: int) -> None:
                     found = time.monotonic()
                     joiner.wait_event("handshake")
                     shaken = time.monotonic()
-                    finish(host, joiner, jrec)
+                    with contextlib.redirect_stdout(io.StringIO()):  # verify's report
+                        finish(host, joiner, jrec)
                     rows.append((typed - began, found - typed, shaken - found, shaken - typed))
                     print(
                         f"pair {n + 1}: process start {rows[-1][0]:.2f} s, code -> DHT answer "
@@ -118,13 +125,46 @@ def lab(pairs: int) -> None:
     )
 
 
+def matrix() -> None:
+    from netlab import HOST_PORTS, PROFILES, LabError, why_not_nat
+    from test_dht_natlab import nat_lab_with_dht, play_by_code
+    from test_natlab import connects
+
+    why = why_not_nat()
+    if why:
+        raise SystemExit(f"no NAT lab here: {why}")
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            with nat_lab_with_dht(Path(tmp)) as lab:
+                i = 0
+                for h in PROFILES:
+                    for j in PROFILES:
+                        r = play_by_code(lab, Path(tmp) / f"{h}-{j}", h, j, HOST_PORTS[0] + i)
+                        i += 1
+                        if r.connected:
+                            how = "answer through the DHT" if r.answered else "invite alone"
+                            verdict = (
+                                f"plays ({how}): code -> invite {r.found:.2f} s, "
+                                f"-> handshake {r.seconds:.2f} s"
+                            )
+                        else:
+                            verdict = f"blocked in {r.seconds:.2f} s: {r.text}"
+                        ok = "" if r.connected == connects(h, j) else "  (UNEXPECTED)"
+                        print(f"{h:>6} x {j:<6} {verdict}{ok}", flush=True)
+        except LabError as exc:
+            raise SystemExit(f"no NAT lab here: {exc}") from None
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--loopback", action="store_true", help="the in-process rendezvous only")
     p.add_argument("--nodes", type=int, default=8)
     p.add_argument("--pairs", type=int, default=5)
+    p.add_argument("--matrix", action="store_true", help="the NAT lab's matrix by code")
     a = p.parse_args()
-    if a.loopback:
+    if a.matrix:
+        matrix()
+    elif a.loopback:
         loopback(a.nodes, a.pairs, 1.0)
         loopback(a.nodes, a.pairs, 0.05)
     else:

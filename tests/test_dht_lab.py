@@ -149,10 +149,12 @@ def test_wrong_code_over_the_dht_is_counted(lab: Lab, dht: LabDht, tmp_path: Pat
     assert "(1 of 3)" in warn["text"]
 
 
-def test_a_hostile_node_never_gives_a_wrong_peer(lab: Lab, tmp_path: Path) -> None:
-    """A ninth node forges announcements (a fake host) and inbox items (guesses):
-    the friend plays with Alice or fails with one line; never anyone else."""
-    d = LabDht(lab, hostile="forge")
+@pytest.mark.parametrize("mode", ["forge", "replay", "overwrite"])
+def test_a_hostile_node_never_gives_a_wrong_peer(lab: Lab, tmp_path: Path, mode: str) -> None:
+    """A ninth node forges announcements (a fake host) and inbox items (guesses),
+    replays what it first stored, or overwrites every node with its forgeries: the
+    friend plays with Alice or fails with one line; never anyone else."""
+    d = LabDht(lab, hostile=mode)
     try:
         boot = (*BOOT, "--dht-bootstrap", f"{HOSTILE}:{PORT}")
         host = Hosting(lab, tmp_path, 3, *boot)
@@ -160,10 +162,12 @@ def test_a_hostile_node_never_gives_a_wrong_peer(lab: Lab, tmp_path: Path) -> No
         host.proc.wait_event("dht_announced")
         joiner, jrec, _ = _code_join(lab, tmp_path, 3, code, *boot)
         out = joiner.wait_exit(120)
-        if out.code == 0:
-            host.proc.wait_exit(120)
-            rules = next(e for e in out.events if e["event"] == "rules_proposed")
-            assert rules.get("peer_name", "Alice") == "Alice"
+        if out.code == 0:  # played: with Alice, and Alice with Carol
+            h = host.proc.wait_exit(120)
+            mine = next(e for e in out.events if e["event"] == "handshake")
+            theirs = next(e for e in h.events if e["event"] == "handshake")
+            assert mine["peer_name"] == "Alice" and theirs["peer_name"] == "Carol"
+            assert out.events[-1]["final_hash"] == h.events[-1]["final_hash"]
         else:
             assert len(out.stderr.strip().splitlines()) == 1, out.stderr
         host.proc.kill()

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,19 +78,15 @@ class CodeResult:
     hashes: tuple[str, str] = ("", "")
 
 
-@pytest.fixture(scope="module")
-def dht_nat_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatLab]:
-    why = why_not_nat()
-    if why:
-        pytest.skip(why)
-    lab = NatLab(tmp_path_factory.mktemp("dhtnatlab"))
+@contextmanager
+def nat_lab_with_dht(tmp: Path) -> Iterator[NatLab]:
+    """The NAT lab with STUN and 8 DHT nodes in its wan (raises LabError where it
+    cannot be built)."""
+    lab = NatLab(tmp)
     nodes: subprocess.Popen[str] | None = None
     try:
-        try:
-            lab.build()
-            lab.start_stun()
-        except LabError as exc:
-            pytest.skip(str(exc))
+        lab.build()
+        lab.start_stun()
         for ip in NODES:
             in_ns(lab.wan, "ip", "addr", "add", f"{ip}/16", "dev", "br0")
         nodes = subprocess.Popen(
@@ -99,13 +96,27 @@ def dht_nat_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatLab]:
             stderr=subprocess.DEVNULL,
             text=True,
         )
-        assert nodes.stdout is not None and nodes.stdout.readline().strip() == "ready"
+        assert nodes.stdout is not None
+        if nodes.stdout.readline().strip() != "ready":
+            raise LabError("the lab's DHT nodes did not start")
         yield lab
     finally:
         if nodes is not None:
             nodes.kill()
             nodes.wait()
         lab.close()
+
+
+@pytest.fixture(scope="module")
+def dht_nat_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatLab]:
+    why = why_not_nat()
+    if why:
+        pytest.skip(why)
+    try:
+        with nat_lab_with_dht(tmp_path_factory.mktemp("dhtnatlab")) as lab:
+            yield lab
+    except LabError as exc:
+        pytest.skip(str(exc))
 
 
 def boot() -> list[str]:
@@ -156,7 +167,9 @@ def play_by_code(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> C
                 at, ev = got
                 if ev is None:
                     if name == "joiner" and "joiner" not in finals:
-                        return CodeResult(host, joiner, False, answered, at - started, j.stderr())
+                        return CodeResult(
+                            host, joiner, False, answered, at - started, text=j.stderr()
+                        )
                     if name not in finals:
                         raise AssertionError(f"{name} ended early: {p.stderr()}")
                     continue
@@ -168,7 +181,7 @@ def play_by_code(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> C
                 elif kind == "handshake" and name == "joiner" and handshake_at is None:
                     handshake_at = at
                 elif kind == "no_direct_path" and name == "host":
-                    return CodeResult(host, joiner, False, answered, at - started, ev["text"])
+                    return CodeResult(host, joiner, False, answered, at - started, text=ev["text"])
                 elif kind == "match_over":
                     finals[name] = ev["final_hash"]
             if time.monotonic() > deadline:

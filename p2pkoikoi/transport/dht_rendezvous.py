@@ -161,7 +161,19 @@ async def host_rendezvous(
                             }
                         )
                 elif isinstance(result, rv.Accepted):
-                    await dht.put(item(result.reply, 1))
+                    try:
+                        reply = item(result.reply, 1)
+                    except ValueError:  # an invite too long for one DHT item
+                        notify(
+                            {
+                                "event": "warning",
+                                "text": "the invite is too long to go through the DHT: "
+                                "give your friend the invite instead of the code",
+                            }
+                        )
+                        nursery.cancel_scope.cancel()
+                        return
+                    await dht.put(reply)
                     notify({"event": "dht_answered", "number": code.number})
                     nursery.start_soon(answers, result)
             nursery.cancel_scope.cancel()

@@ -153,14 +153,8 @@ async def open_host(
     net = contextlib.AsyncExitStack()
     client: DhtClient | None = None
     if dht is not None and code is not False and code is not None:
-        client = await net.enter_async_context(open_dht(dht))
-    if code is True:
-        short: ShortCode | None = new_code(await choose_number(client) if client else None)
-    else:
-        short = code or None
-    ad = None
-    if short is not None and announce:
-        ad = Announcement(name, closest_preset(rules)[0], short.number)
+        client = await net.enter_async_context(open_dht(dht))  # no await until `net` is on
+    short: ShortCode | None = code if isinstance(code, ShortCode) else None
     secret = os.urandom(SECRET_BYTES)
     ep: UdpEndpoint | None = None
     if udp:
@@ -170,6 +164,17 @@ async def open_host(
             notify({"event": "warning", "text": f"no UDP match socket on port {actual}: {exc}"})
     try:
         async with net, trio.open_nursery() as udp_nursery:
+            picked = trio.Event()  # a fresh code's number: one nobody waits with on the DHT
+            if code is True:
+
+                async def pick() -> None:
+                    nonlocal short
+                    short = new_code(await choose_number(client) if client else None)
+                    picked.set()
+
+                udp_nursery.start_soon(pick)  # while the router and STUN are asked
+            else:
+                picked.set()
             gathered: list[Gathered] = []
             done = trio.Event()
             if ep is not None:
@@ -187,6 +192,10 @@ async def open_host(
                 actual, bind=bind, advertise=advertise, port_mapping=port_mapping
             ) as (reach, candidates, waited):
                 await done.wait()
+                await picked.wait()
+                ad = None
+                if short is not None and announce:
+                    ad = Announcement(name, closest_preset(rules)[0], short.number)
                 host_udp = None
                 if ep is not None and gathered:
                     host_udp = HostUdp(ep, secret, gathered[0], notify)
