@@ -234,9 +234,12 @@ async def find_invite(
     code: ShortCode,
     notify: Notify,
     pace: Pace | None = None,
+    ready: Callable[[], Awaitable[None]] | None = None,
 ) -> Found:
     """The host's invite, through the DHT rendezvous at ``code``'s number; one line
-    (:class:`ConnectError` or the host's refusal) when there is none."""
+    (:class:`ConnectError` or the host's refusal) when there is none.  ``ready`` is
+    awaited after the announcements are read and before anything is put (what
+    spends one of the host's attempts): the LAN's turn first."""
     pace = pace or Pace()
     notify({"event": "searching", "text": f"looking for the host of code {code.number} on the DHT"})
     tried: list[rv.Announcement] = []
@@ -250,6 +253,8 @@ async def find_invite(
                 f"no host is waiting with code {code.number}: neither on this network nor "
                 "on the DHT (check the number; or ask the host for the koi2- invite)"
             )
+        if ready is not None and not tried:
+            await ready()
         ann = fresh[0]
         tried.append(ann)
         try:

@@ -613,7 +613,8 @@ async def _find(
 ) -> list[Candidate] | Found:
     """The hosts of ``code`` on this network (multicast DNS), or, when none answers
     within :data:`LAN_FIRST` and the DHT finds one first, what the DHT rendezvous
-    gave (its client stays open in ``stack``, for the answer)."""
+    gave (its client stays open in ``stack``, for the answer).  The DHT is read at
+    once; nothing is put there before the LAN has had its turn."""
     if dht is None:
         return await _discover(code, notify)
     client = await stack.enter_async_context(open_dht(dht))
@@ -631,13 +632,15 @@ async def _find(
         finally:
             lan_done.set()
 
-    async def net(cancel: trio.CancelScope) -> None:
+    async def lan_first() -> None:
         with trio.move_on_after(LAN_FIRST):
             await lan_done.wait()
-        if out:
-            return
+        if out:  # the LAN found the host (and cancels us): put nothing on the DHT
+            await trio.sleep_forever()
+
+    async def net(cancel: trio.CancelScope) -> None:
         try:
-            out.append(await find_invite(client, code, notify))
+            out.append(await find_invite(client, code, notify, ready=lan_first))
             cancel.cancel()
         except (ConnectError, ProtocolError) as exc:
             net_error.append(exc)
