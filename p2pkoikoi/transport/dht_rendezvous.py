@@ -261,7 +261,7 @@ async def find_invite(
             attempt = rv.JoinerAttempt(code, ann, os.urandom(32))
         except RemoteProtocolError:
             continue  # not a point: a forgery; try the next one
-        invite = await _await_reply(dht, attempt, pace)
+        invite = await _await_reply(dht, attempt, pace, code.number)
         if invite is not None:
             notify({"event": "dht_found", "number": code.number})
             return Found(invite, attempt, dht)
@@ -272,15 +272,17 @@ async def find_invite(
     )
 
 
-async def _await_reply(dht: DhtClient, attempt: rv.JoinerAttempt, pace: Pace) -> str | None:
+async def _await_reply(
+    dht: DhtClient, attempt: rv.JoinerAttempt, pace: Pace, number: int
+) -> str | None:
     """Put the inbox item (again now and then) and wait for the reply: the invite, or
-    None when none came in time or it was sealed under another key (an impostor
-    announced); a refusal raises :class:`~p2pkoikoi.session.rendezvous.CodeRefused`."""
-    seq = _now()
-    await dht.put(item(attempt.inbox, seq))
-    started = put_at = trio.current_time()
-    while trio.current_time() - started < pace.reply_wait:
-        await trio.sleep(pace.poll)
+    None when none came in time, the announcement we answered is gone (the host
+    answered someone else's item and announced afresh), or the reply was sealed
+    under another key (an impostor announced); a refusal raises
+    :class:`~p2pkoikoi.session.rendezvous.CodeRefused`."""
+
+    async def reply() -> str | None:
+        """The invite; "": not for us (stop); None: nothing yet."""
         for it in await dht.get(attempt.reply_key, attempt.reply_salt):
             payload = it.decoded()
             if not isinstance(payload, bytes):
@@ -289,7 +291,23 @@ async def _await_reply(dht: DhtClient, attempt: rv.JoinerAttempt, pace: Pace) ->
             if invite is not None:
                 return invite
             if payload.startswith(rv.SEALED):
-                return None  # signed by the announcement's key, sealed under another
+                return ""  # signed by the announcement's key, sealed under another
+        return None
+
+    seq = _now()
+    await dht.put(item(attempt.inbox, seq))
+    started = put_at = trio.current_time()
+    polls = 0
+    while trio.current_time() - started < pace.reply_wait:
+        await trio.sleep(pace.poll)
+        got = await reply()
+        if got is not None:
+            return got or None
+        polls += 1
+        if polls % 3 == 0 and attempt.announcement not in await live_announcements(dht, number):
+            # the host announced afresh: it answered another item, or ours just now
+            got = await reply()
+            return got or None
         if trio.current_time() - put_at >= pace.republish / 6:
             seq = max(seq + 1, _now())
             await dht.put(item(attempt.inbox, seq))
