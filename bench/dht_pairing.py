@@ -144,8 +144,9 @@ def matrix() -> None:
                         if r.connected:
                             how = "answer through the DHT" if r.answered else "invite alone"
                             verdict = (
-                                f"plays ({how}): code -> invite {r.found:.2f} s, "
-                                f"-> handshake {r.seconds:.2f} s"
+                                f"plays ({how}): code -> invite {r.found - r.typed:.2f} s, "
+                                f"-> handshake {r.seconds - r.typed:.2f} s "
+                                f"(+ {r.typed:.2f} s program start)"
                             )
                         else:
                             verdict = f"blocked in {r.seconds:.2f} s: {r.text}"
