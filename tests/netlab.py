@@ -296,9 +296,20 @@ table ip nat {{
 """
 
 
-def _carrier_nft(wan_ip: str) -> str:
+WAN_NFT = """
+table inet lab {
+    counter stun { }
+    chain input {
+        type filter hook input priority 0; policy accept;
+        udp dport 3478 counter name "stun"
+    }
+}
+"""
+
+
+def _carrier_nft(wan_ip: str, shift: int = CARRIER_SHIFT) -> str:
     lo, hi = EPHEMERAL[0], HOST_PORTS[1]
-    pairs = ", ".join(f"{p} : {p - CARRIER_SHIFT}" for p in range(lo, hi + 1))
+    pairs = ", ".join(f"{p} : {p - shift}" for p in range(lo, hi + 1))
     return f"""
 table inet filter {{
     chain input {{
@@ -329,6 +340,8 @@ def why_not_nat() -> str:
         return why
     if not os.path.exists(TURNSERVER):
         return "no turnserver (install the Debian package coturn)"
+    if shutil.which("conntrack") is None:
+        return "no conntrack command (install the Debian package conntrack)"
     return ""
 
 
@@ -385,6 +398,7 @@ class NatLab:
         in_ns(self.wan, "ip", "-6", "addr", "add", "2a0f:66:ff::1/64", "dev", "br0", "nodad")
         in_ns(self.wan, "ip", "link", "set", "br0", "up")
         in_ns(self.wan, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+        self._nft(self.wan, WAN_NFT)
         index = 0
         for side in ("host", "joiner"):
             for profile in profiles:
@@ -451,8 +465,12 @@ class NatLab:
         )
         return home
 
+    def apply(self, ns: str, rules: str) -> None:
+        """Load more nftables rules into namespace ``ns``."""
+        self._nft(ns, rules)
+
     def _nft(self, ns: str, rules: str) -> None:
-        path = self.tmp / f"{ns}.nft"
+        path = self.tmp / f"{ns}-{secrets.token_hex(2)}.nft"
         path.write_text(rules)
         in_ns(ns, "nft", "-f", str(path))
 
@@ -491,6 +509,19 @@ class NatLab:
 
     def exec(self, ns: str, *args: str) -> list[str]:
         return ["ip", "netns", "exec", ns, *args]
+
+    def count_stun(self) -> int:
+        """UDP packets that reached the STUN server's port since the lab was built."""
+        r = in_ns(self.wan, "nft", "list", "counter", "inet", "lab", "stun")
+        words = r.stdout.split()
+        return int(words[words.index("packets") + 1])
+
+    def remap_carrier(self, home: Home, shift: int) -> None:
+        """The carrier hands out other ports from now on (after its mappings expired)."""
+        assert home.carrier is not None
+        in_ns(home.carrier, "nft", "flush", "ruleset")
+        self._nft(home.carrier, _carrier_nft(home.wan_ip, shift))
+        self.flush_conntrack(home)
 
     def flush_conntrack(self, home: Home) -> None:
         """Every mapping of ``home``'s NATs gone for real (not merely expired)."""

@@ -38,8 +38,16 @@ class Terminal:
     """One ``p2pkoikoi`` process on a pty of ``columns`` x ``rows``."""
 
     def __init__(
-        self, argv: Iterable[str], home: Path, *, columns: int = 80, rows: int = 24
+        self,
+        argv: Iterable[str],
+        home: Path,
+        *,
+        columns: int = 80,
+        rows: int = 24,
+        prefix: Iterable[str] = (),
+        env_extra: dict[str, str] | None = None,
     ) -> None:
+        """``prefix``: the command that runs the program (``ip netns exec NS`` in a lab)."""
         env = dict(os.environ)
         env.update(
             PYTHONPATH=str(ROOT),
@@ -51,15 +59,17 @@ class Terminal:
             LC_ALL="C.UTF-8",
         )
         env.pop("NO_COLOR", None)
+        env.update(env_extra or {})
         self.screen = pyte.Screen(columns, rows)
         self.screen.write_process_input = self._answer  # cursor-position reports
         self.stream = pyte.ByteStream(self.screen)
         self.raw = b""
         self._held = b""  # the part of a frame read before its end mark
         self.argv = list(argv)
+        run = [*prefix, sys.executable, "-m", "p2pkoikoi", *self.argv]
         self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "p2pkoikoi", *self.argv],
+            run[0],
+            run[1:],
             env=env,
             dimensions=(rows, columns),
             cwd=str(home),

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 from hostile_peer import env_for
-from netlab import HOST_PORTS, PROFILES, LabError, NatLab, why_not_nat
+from netlab import HOST_PORTS, PROFILES, LabError, NatLab, in_ns, why_not_nat
 
 from p2pkoikoi.cli import main as cli_main
 
@@ -114,14 +114,25 @@ class Result:
     joiner: str
     connected: bool
     answered: bool = False  # the answer was needed (and used)
-    seconds: float = 0.0  # from the answer (or the joiner's start) to the handshake/verdict
+    seconds: float = 0.0  # from the answer (or the joiner's first try) to the handshake/verdict
     text: str = ""
     hashes: tuple[str, str] = ("", "")
     path: str = ""
 
 
-def play_pair(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> Result:
-    """One pair: host in the ``host`` profile's home, joiner in the ``joiner`` one's."""
+def play_pair(
+    lab: NatLab,
+    tmp: Path,
+    host: str,
+    joiner: str,
+    port: int,
+    *,
+    use_answer: bool = True,
+    host_env: dict[str, str] | None = None,
+    before_join: Any = None,
+) -> Result:
+    """One pair: host in the ``host`` profile's home, joiner in the ``joiner`` one's.
+    ``before_join(host_proc)`` runs between the invite and the joiner's start."""
     h_home, j_home = lab.homes[("host", host)], lab.homes[("joiner", joiner)]
     tmp.mkdir(parents=True, exist_ok=True)
     cli = [sys.executable, "-m", "p2pkoikoi"]
@@ -143,7 +154,7 @@ def play_pair(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> Resu
             "--record",
             str(tmp / "h.koikoi"),
         ),  # fmt: skip
-        env_for(tmp, "h"),
+        {**env_for(tmp, "h"), **(host_env or {})},
     )
     j: Proc | None = None
     try:
@@ -154,6 +165,8 @@ def play_pair(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> Resu
             assert got is not None and got[1] is not None, f"host: no invite: {h.stderr()}"
             if got[1]["event"] == "listening":
                 invite = got[1]["invite"]
+        if before_join is not None:
+            before_join(h)
         started = time.monotonic()
         j = Proc(
             lab.exec(
@@ -188,11 +201,15 @@ def play_pair(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> Resu
                         raise AssertionError(f"{name} ended early: {p.stderr()}")
                     continue
                 kind = ev["event"]
-                if kind == "answer" and name == "joiner":
+                if kind == "answer" and name == "joiner" and use_answer:
                     answered_at = at
                     h.write({"answer": ev["answer"]})
+                elif kind == "connecting" and name == "joiner":
+                    started = at  # from the joiner's first packet, not its program's start
                 elif kind == "connected" and name == "host":
                     path = ev.get("path", "")
+                    if ":" in str(ev.get("address", "")):
+                        path += "/IPv6"
                 elif kind == "handshake" and name == "host" and handshake_at is None:
                     handshake_at = at
                 elif kind == "no_direct_path" and name == "host":
@@ -263,6 +280,9 @@ def test_the_whole_matrix(nat_lab: NatLab, tmp_path: Path) -> None:
             wrong.append(f"{r.host} x {r.joiner}: {verdict} {r.text}")
     figure("NAT matrix (host x joiner):\n" + "\n".join(rows))
     assert not wrong, wrong
+    # two IPv6 firewalls that let in only replies: a simultaneous open over IPv6
+    v6 = next(r for r in results if (r.host, r.joiner) == ("v6", "v6"))
+    assert v6.path == "udp/IPv6", v6
     for r in results:
         if r.connected:
             assert r.hashes[0] == r.hashes[1], r
@@ -272,3 +292,222 @@ def test_the_whole_matrix(nat_lab: NatLab, tmp_path: Path) -> None:
         else:
             assert r.seconds <= BLOCKED_WITHIN, r
             assert "\n" not in r.text and "network" in r.text and "help" in r.text, r
+
+
+def test_a_full_cone_host_needs_no_answer(nat_lab: NatLab, tmp_path: Path) -> None:
+    """The invite's reflexive entry alone reaches a host behind a full cone."""
+    r = play_pair(nat_lab, tmp_path, "cone", "home", HOST_PORTS[0] + 60, use_answer=False)
+    assert r.connected and not r.answered and r.path == "udp", r
+    assert r.hashes[0] == r.hashes[1]
+
+
+def test_host_no_stun_contacts_no_stun_server(nat_lab: NatLab, tmp_path: Path) -> None:
+    """``--no-stun`` wins over everything else (here $P2PKOIKOI_STUN naming the lab's
+    server): not one packet reaches the STUN port; the same host without it asks."""
+    home = nat_lab.homes[("host", "home")]
+    before = nat_lab.count_stun()
+    env = {**env_for(tmp_path, "h"), "P2PKOIKOI_STUN": "11.0.0.2:3478"}
+    for flags, port in ((["--no-stun"], HOST_PORTS[0] + 61), ([], HOST_PORTS[0] + 62)):
+        h = Proc(
+            nat_lab.exec(home.machine, sys.executable, "-m", "p2pkoikoi", "host", "--headless",
+                         "--port", str(port), "--no-port-mapping", "--no-announce", *flags),
+            env,
+        )  # fmt: skip
+        try:
+            while True:
+                got = h.next(time.monotonic() + LIMIT)
+                assert got is not None and got[1] is not None, h.stderr()
+                if got[1]["event"] == "reachability":
+                    break
+        finally:
+            h.stop()
+        if flags:
+            assert nat_lab.count_stun() == before, "a --no-stun host asked a STUN server"
+            assert "nat" in next(e for _, e in h.seen if e["event"] == "listening")
+    assert nat_lab.count_stun() > before  # the control: the counter does count
+
+
+def test_a_late_joiner_after_the_carrier_changed_ports(nat_lab: NatLab, tmp_path: Path) -> None:
+    """The host waits behind a carrier NAT; its mappings expire for real (conntrack
+    flushed, as after 30 idle seconds) and the carrier hands out other ports.  The host
+    notices (its STUN refresh sees a new address) and the joiner, starting only now with
+    the old invite, still plays through its answer."""
+    home = nat_lab.homes[("host", "cgn")]
+    noticed: list[dict[str, Any]] = []
+
+    def expire(h: Proc) -> None:
+        nat_lab.remap_carrier(home, 30000)
+        deadline = time.monotonic() + LIMIT
+        while not noticed:
+            got = h.next(deadline)
+            assert got is not None and got[1] is not None, h.stderr()
+            if got[1]["event"] == "warning" and "reflexive" in got[1]:
+                noticed.append(got[1])
+
+    try:
+        r = play_pair(
+            nat_lab, tmp_path, "cgn", "cone", HOST_PORTS[0] + 63,
+            host_env={"P2PKOIKOI_STUN_REFRESH": "0.5"}, before_join=expire,
+        )  # fmt: skip
+    finally:
+        nat_lab.remap_carrier(home, 20000)
+    assert "changed" in noticed[0]["text"], noticed
+    assert r.connected and r.answered, r
+    assert r.hashes[0] == r.hashes[1]
+
+
+def test_pasting_an_answer_at_the_host_table(nat_lab: NatLab, tmp_path: Path) -> None:
+    """A person hosts at the table behind a home NAT; the friend joins from behind a
+    carrier NAT (headless); its answer is pasted into the waiting screen (p, paste,
+    Enter) and the match is played to its end over the punched path."""
+    from pty_terminal import ENTER, Terminal, command_from_screen, continue_line, decision_line
+    from pty_terminal import answer as press
+
+    h_home, j_home = nat_lab.homes[("host", "home")], nat_lab.homes[("joiner", "cgn")]
+    (tmp_path / "a").mkdir()
+    t = Terminal(
+        ["host", "--port", str(HOST_PORTS[0] + 64), "--rounds", "1", "--no-port-mapping",
+         "--no-announce", "--name", "Alice", *nat_lab.stun_args(),
+         "--record", str(tmp_path / "alice.koikoi")],
+        tmp_path / "a", columns=220, rows=50, prefix=nat_lab.exec(h_home.machine),
+    )  # fmt: skip
+    j: Proc | None = None
+    try:
+        screen = t.wait_for("press p, paste it")
+        invite = command_from_screen(screen, "p2pkoikoi join ").split(" ", 2)[2].strip()
+        j = Proc(
+            nat_lab.exec(
+                j_home.machine,
+                sys.executable,
+                "-m",
+                "p2pkoikoi",
+                "join",
+                invite,
+                "--headless",
+                "--bot",
+                "random",
+                *nat_lab.stun_args(),
+                "--record",
+                str(tmp_path / "bob.koikoi"),
+            ),  # fmt: skip
+            env_for(tmp_path, "j"),
+        )
+        deadline = time.monotonic() + LIMIT
+        text = ""
+        while not text:
+            got = j.next(deadline)
+            assert got is not None and got[1] is not None, j.stderr()
+            if got[1]["event"] == "answer":
+                text = got[1]["answer"]
+        t.send("p")
+        t.wait_for(lambda s: any(ln.strip().startswith("answer:") for ln in s.splitlines()))
+        t.send(text + ENTER)
+        end = time.monotonic() + LIMIT
+        while True:
+            assert time.monotonic() < end, t.text()
+            if not t.pump(0.05):
+                raise AssertionError(f"the host exited mid-match:\n{t.text()}")
+            screen = t.text()
+            if "The match is over" in screen and "how it ended" in screen:
+                break
+            if ("Round 1 of 1:" in screen and continue_line(screen)) or decision_line(screen):
+                press(t, screen)
+        finals = [e for _, e in j.seen if e["event"] == "match_over"]
+        while not finals:
+            got = j.next(end)
+            assert got is not None and got[1] is not None, j.stderr()
+            if got[1]["event"] == "match_over":
+                finals.append(got[1])
+        t.wait_for("p2pkoikoi verify")
+        t.send("q")
+        t.finish()
+        assert cli_main(["verify", str(tmp_path / "alice.koikoi")]) == 0
+        assert cli_main(["verify", str(tmp_path / "bob.koikoi")]) == 0
+    finally:
+        t.close()
+        if j is not None:
+            j.stop()
+
+
+CUT_UDP = """
+table inet cut {
+    chain forward {
+        type filter hook forward priority -10; policy accept;
+        meta l4proto udp drop
+    }
+}
+"""
+
+
+def test_a_dropped_punched_path_is_punched_again(nat_lab: NatLab, tmp_path: Path) -> None:
+    """Mid-match both routers lose every UDP packet and every mapping (conntrack
+    flushed for real); once the network is back, the joiner re-checks the host's known
+    candidates from the same socket, opens a new QUIC connection and the match resumes
+    there: both finish with the same final hash and both records verify."""
+    h_home, j_home = nat_lab.homes[("host", "home")], nat_lab.homes[("joiner", "home")]
+    fast = {"P2PKOIKOI_PING_INTERVAL": "0.3", "P2PKOIKOI_SILENCE_WARN": "0.6",
+            "P2PKOIKOI_SILENCE_FAIL": "1.2"}  # fmt: skip
+    cli = [sys.executable, "-m", "p2pkoikoi"]
+    common = ["--headless", "--bot", "random", *nat_lab.stun_args()]
+    h = Proc(
+        nat_lab.exec(h_home.machine, *cli, "host", *common, "--port", str(HOST_PORTS[0] + 65),
+                     "--rounds", "12", "--no-port-mapping", "--no-announce",
+                     "--record", str(tmp_path / "h.koikoi")),
+        {**env_for(tmp_path, "h"), **fast},
+    )  # fmt: skip
+    j: Proc | None = None
+    cut = False
+    try:
+        deadline = time.monotonic() + LIMIT
+        invite = ""
+        while not invite:
+            got = h.next(deadline)
+            assert got is not None and got[1] is not None, h.stderr()
+            invite = got[1].get("invite", "")
+        j = Proc(
+            nat_lab.exec(j_home.machine, *cli, "join", invite, *common,
+                         "--record", str(tmp_path / "j.koikoi")),
+            {**env_for(tmp_path, "j"), **fast},
+        )  # fmt: skip
+        finals: dict[str, str] = {}
+        events: dict[str, list[str]] = {"host": [], "joiner": []}
+        restored = False
+        while len(finals) < 2:
+            assert time.monotonic() < deadline, events
+            for name, p in (("host", h), ("joiner", j)):
+                got = p.next(time.monotonic() + 0.02)
+                if got is None:
+                    continue
+                ev = got[1]
+                assert ev is not None, f"{name} ended: {p.stderr()}"
+                kind = ev["event"]
+                events[name].append(kind)
+                if kind == "answer" and name == "joiner":
+                    h.write({"answer": ev["answer"]})
+                elif kind == "played" and not cut:
+                    cut = True
+                    for home in (h_home, j_home):
+                        nat_lab.apply(home.router, CUT_UDP)
+                elif kind == "reconnecting" and cut and not restored:
+                    restored = True
+                    for home in (h_home, j_home):
+                        in_ns(home.router, "nft", "delete", "table", "inet", "cut")
+                        nat_lab.flush_conntrack(home)
+                elif kind == "match_over":
+                    finals[name] = ev["final_hash"]
+        assert restored, events
+        assert "reconnected" in events["joiner"] and "reconnected" in events["host"], events
+        assert finals["host"] == finals["joiner"]
+        assert cli_main(["verify", str(tmp_path / "h.koikoi")]) == 0
+        assert cli_main(["verify", str(tmp_path / "j.koikoi")]) == 0
+    finally:
+        for home in (h_home, j_home):
+            run_quiet(home.router)
+        for p in (h, j):
+            if p is not None:
+                p.stop()
+
+
+def run_quiet(router: str) -> None:
+    subprocess.run(["ip", "netns", "exec", router, "nft", "delete", "table", "inet", "cut"],
+                   capture_output=True)  # fmt: skip

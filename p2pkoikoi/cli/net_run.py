@@ -41,7 +41,7 @@ from p2pkoikoi.transport.identity import (
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note, describe_note
-from p2pkoikoi.transport.openers import open_host, open_join
+from p2pkoikoi.transport.openers import AnswerSource, open_host, open_join
 
 from .engine_cmds import rules_from_args
 
@@ -280,6 +280,7 @@ class Opener(Protocol):
         notify: Callable[[Note], None],
         ask_rules: AskRules | None = None,
         ask_key: AskNewKey | None = None,
+        answers: AnswerSource | None = None,
     ) -> AbstractAsyncContextManager[NetworkLink]: ...
 
 
@@ -306,6 +307,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             notify: Callable[[Note], None],
             ask_rules: AskRules | None = None,
             ask_key: AskNewKey | None = None,
+            answers: AnswerSource | None = None,
         ) -> AbstractAsyncContextManager[NetworkLink]:
             known.ask = ask_key  # the table asks about a changed key; headless decides
             return open_host(
@@ -324,7 +326,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 turn_limit=args.turn_limit,
                 dht=dht,
                 stun=stun,
-                answers=stdin_answer if args.headless else None,
+                answers=answers or (stdin_answer if args.headless else None),
             )
 
         return open_
@@ -339,6 +341,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
         notify: Callable[[Note], None],
         ask_rules: AskRules | None = None,
         ask_key: AskNewKey | None = None,  # the joiner's rules screen asks instead
+        answers: AnswerSource | None = None,  # a joiner is not given answers
     ) -> AbstractAsyncContextManager[NetworkLink]:
         decide = None
         if ask_rules is not None and expected is None:
@@ -425,6 +428,7 @@ def run_resume(args: argparse.Namespace) -> int:
         notify: Callable[[Note], None],
         ask_rules: AskRules | None = None,
         ask_key: AskNewKey | None = None,
+        answers: AnswerSource | None = None,
     ) -> AbstractAsyncContextManager[NetworkLink]:
         return open_resume(
             path, record, identity=identity, timeouts=timeouts, notify=notify, known_peers=known
@@ -454,7 +458,12 @@ def run_network_table(
 
 
 def invite_lines(
-    invite: str, port: int, code: str | None = None, reach: str = "", dht: bool = False
+    invite: str,
+    port: int,
+    code: str | None = None,
+    reach: str = "",
+    answers: bool = False,
+    dht: bool = False,
 ) -> tuple[str, ...]:
     """The host's waiting screen: the command to type, the invite spaced for reading
     aloud, the short code (for a friend on the same network; anywhere with ``dht``),
@@ -488,6 +497,11 @@ def invite_lines(
         "",
         *on_lan,
         *((reach[:1].upper() + reach[1:] + ".",) if reach else ()),
+        *(
+            ("If their program shows an answer (koia-...), press p, paste it, Enter.",)
+            if answers
+            else ()
+        ),
         f"TCP port {port}; for firewalls and routers see 'What works where' in",
         f"  {doc_url('docs/network.md#what-works-where')}",
         "(To copy with the mouse, hold Shift while selecting.)",
@@ -516,6 +530,8 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
         def notify(note: Note) -> None:
             kind = note.get("event")
             if kind in ("listening", "reachability"):
+                if kind == "listening" and "nat" in note:  # a host with a match socket
+                    ctx.accept_answers(give)
                 shown[kind] = note
                 first = shown.get("listening")
                 if first is None:
@@ -528,7 +544,8 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                         int(first["port"]),
                         str(first["code"]) if first.get("code") else None,
                         str(reach),
-                        bool(first.get("dht")),
+                        dht=bool(first.get("dht")),
+                        answers="nat" in first,
                     ),
                     *mine,
                 )
@@ -565,12 +582,20 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 joining=True,
             )
 
+        pasted_tx, pasted_rx = trio.open_memory_channel[str](16)
+
+        async def give(text: str) -> None:
+            await pasted_tx.send(text)
+
+        async def next_answer() -> str | None:
+            return await pasted_rx.receive()
+
         async def hold(
             task_status: trio.TaskStatus[NetworkLink] = trio.TASK_STATUS_IGNORED,
         ) -> None:
             started = False
             try:
-                async with opener(notify, ask, ask_key) as link:
+                async with opener(notify, ask, ask_key, next_answer) as link:
                     started = True
                     task_status.started(link)
                     # after a match the connection stays for "r: play again" until

@@ -40,6 +40,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     run_pair,
 )
+from p2pkoikoi.session.vectors_answer import answer_vectors
 from p2pkoikoi.session.vectors_rematch import rematch
 from p2pkoikoi.session.wordlist import EVEN, ODD
 
@@ -57,6 +58,7 @@ FILES = (
     "hidden",
     "rematch",
     "dht",
+    "answer",
 )
 
 
@@ -630,6 +632,7 @@ def build(name: str) -> dict[str, Any]:
         "hidden": _hidden,
         "rematch": rematch,
         "dht": _dht,
+        "answer": answer_vectors,
     }[name]()
 
 

@@ -29,6 +29,7 @@ after about 30 s) and notices when it changes.
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ from p2pkoikoi.transport.quic import Addr
 from p2pkoikoi.transport.udp import UdpEndpoint
 
 BOUND: Final = 1.8
+#: seconds between a waiting host's STUN refreshes (under the ~30 s a carrier NAT keeps
+#: an idle UDP mapping); ``$P2PKOIKOI_STUN_REFRESH`` shortens it for tests
 REFRESH: Final = 20.0
 STUN_PORT: Final = 3478
 #: public STUN servers asked unless ``--stun``/``--no-stun`` or the config file say
@@ -174,7 +177,14 @@ def symmetric_text(who: str = "your") -> str:
 class Keeper:
     """Re-asks a STUN server while a host waits (module docstring)."""
 
-    def __init__(self, ep: UdpEndpoint, server: Addr, current: Addr, interval: float = REFRESH):
+    def __init__(
+        self, ep: UdpEndpoint, server: Addr, current: Addr, interval: float | None = None
+    ) -> None:
+        if interval is None:
+            try:
+                interval = float(os.environ.get("P2PKOIKOI_STUN_REFRESH", REFRESH))
+            except ValueError:
+                interval = REFRESH
         self.ep, self.server, self.current, self.interval = ep, server, current, interval
         self.changed = trio.Event()
 

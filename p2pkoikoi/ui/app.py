@@ -181,6 +181,12 @@ class TableContext:
                 self._redraw()
         return answer[0]
 
+    def accept_answers(self, give: Callable[[str], Awaitable[None]]) -> None:
+        """The waiting screen takes a pasted answer (key p, then paste, Enter): ``give``
+        gets its text (in trio)."""
+        self.state.answer_box = give
+        self._redraw()
+
     def status(self, text: str) -> None:
         self.state.status = text
         self.state.changed()
@@ -219,6 +225,7 @@ class TableApp:
     _next: trio.Event | None = field(default=None, init=False)  # a rematch has started
     _chat: Buffer = field(init=False)
     _chatting: bool = field(default=False, init=False)
+    _pasting: bool = field(default=False, init=False)  # the line input takes an answer
     _renders: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -364,7 +371,12 @@ class TableApp:
         chat_line = ConditionalContainer(
             VSplit(
                 [
-                    Window(self._ft(lambda: [("class:prompt", " say: ")]), width=6),
+                    Window(
+                        self._ft(
+                            lambda: [("class:prompt", " answer: " if self._pasting else " say: ")]
+                        ),
+                        width=lambda: 9 if self._pasting else 6,
+                    ),
                     Window(BufferControl(self._chat), height=1),
                 ]
             ),
@@ -549,6 +561,16 @@ class TableApp:
                 self.app.layout.focus(self._chat)
                 st.changed()
 
+        pasting = not_chatting & Condition(
+            lambda: st.answer_box is not None and st.page is Page.WAITING and st.offer is None
+        )
+
+        @kb.add("p", filter=pasting)
+        def _(event: KeyPressEvent) -> None:
+            self._chatting = self._pasting = True
+            self.app.layout.focus(self._chat)
+            st.changed()
+
         offering = not_chatting & Condition(
             lambda: st.offer is not None and st.page is Page.WAITING
         )
@@ -585,9 +607,13 @@ class TableApp:
 
     def _send_chat(self, buf: Buffer) -> bool:
         text = buf.text.strip()
+        pasted, self._pasting = self._pasting, False
         self._chatting = False
         self.app.layout.focus_last()
-        if text:
+        box = self.state.answer_box
+        if text and pasted and box is not None:
+            self._in_trio(box, text)
+        elif text:
             self._in_trio(self._chat_task, text)
         self.state.changed()
         return False

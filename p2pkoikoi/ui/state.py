@@ -13,7 +13,7 @@ changes it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from p2pkoikoi.engine import (
@@ -171,6 +171,8 @@ class TableState:
     waiting_title: str = "Starting..."
     waiting_lines: tuple[str, ...] = ()
     waiting_since: float | None = None  # monotonic time the waiting began (the indicator)
+    #: a host's waiting screen takes a pasted answer (key p): where it goes (issue 26)
+    answer_box: Callable[[str], Awaitable[None]] | None = None
     offer: RulesOffer | None = None  # the host's rules, shown on the waiting page
     offer_cursor: int = 0  # 0 = Accept, 1 = Decline
     _offer_reply: Callable[[bool], None] | None = None
