@@ -94,12 +94,12 @@ def nat_lab_with_dht(tmp: Path) -> Iterator[NatLab]:
             lab.exec(lab.wan, sys.executable, NODE_SCRIPT, *(f"{ip}:{PORT}" for ip in NODES)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
             text=True,
         )
         assert nodes.stdout is not None
-        if nodes.stdout.readline().strip() != "ready":
-            raise LabError("the lab's DHT nodes did not start")
+        line = nodes.stdout.readline().strip()
+        if line != "ready":
+            raise LabError(f"the lab's DHT nodes did not start: {line!r}")
         yield lab
     finally:
         if nodes is not None:

@@ -44,6 +44,10 @@ DEFAULT_BOOTSTRAP: Final = (
 )
 
 
+#: how long a node that did not answer is left out of lookups (seconds)
+DEAD_FOR: Final = 60.0
+
+
 @dataclass(frozen=True, slots=True)
 class DhtConfig:
     """Where the DHT starts and how long it may take."""
@@ -64,6 +68,9 @@ class DhtClient:
         self._waiting: dict[bytes, trio.MemorySendChannel[krpc.Response | krpc.ErrorReply]] = {}
         self._bootstrap: list[NodeInfo] = []
         self._near: dict[bytes, list[NodeInfo]] = {}
+        #: nodes that did not answer, and when: skipped by lookups for DEAD_FOR seconds
+        #: (a node may list a read-only client long gone; each costs a query timeout)
+        self._dead: dict[tuple[str, int], float] = {}
         self._tid = int.from_bytes(os.urandom(2), "big")
         self.sent = 0  # datagrams sent (for the benchmark)
 
@@ -119,7 +126,9 @@ class DhtClient:
             self._waiting.pop(tid, None)
 
     async def _lookup(self, target: bytes, key: bytes | None, salt: bytes) -> Lookup:
-        look = Lookup(target)
+        now = trio.current_time()
+        self._dead = {a: t for a, t in self._dead.items() if now - t < DEAD_FOR}
+        look = Lookup(target, skip=frozenset(self._dead))
         look.add(self._near.get(target, []))
         done = trio.Event()
 
@@ -148,6 +157,9 @@ class DhtClient:
                 await done.wait()
                 nursery.cancel_scope.cancel()
         self._near[target] = [n for n, _ in look.storers()]
+        for addr, e in look.entries.items():
+            if e.state == "failed" and e.node.id:  # (not a bootstrap node: ask it again)
+                self._dead[addr] = trio.current_time()
         return look
 
     async def get(self, key: bytes, salt: bytes = b"") -> list[MutableItem]:

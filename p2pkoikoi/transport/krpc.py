@@ -313,10 +313,12 @@ class Lookup:
     target: bytes
     entries: dict[tuple[str, int], _Entry] = field(default_factory=dict)
     items: list[MutableItem] = field(default_factory=list)
+    #: addresses not to ask (they did not answer lately)
+    skip: frozenset[tuple[str, int]] = frozenset()
 
     def add(self, nodes: list[NodeInfo]) -> None:
         for n in nodes:
-            if n.addr not in self.entries:
+            if n.addr not in self.entries and n.addr not in self.skip:
                 self.entries[n.addr] = _Entry(n)
 
     def _closest(self) -> list[_Entry]:
