@@ -107,7 +107,7 @@ def lab(pairs: int) -> None:
                         finish(host, joiner, jrec)
                     rows.append((typed - began, found - typed, shaken - found, shaken - typed))
                     print(
-                        f"pair {n + 1}: process start {rows[-1][0]:.2f} s, code -> DHT answer "
+                        f"pair {n + 1}: process start {rows[-1][0]:.2f} s, code -> DHT invite "
                         f"{rows[-1][1]:.2f} s, -> handshake {rows[-1][2]:.2f} s; "
                         f"code -> handshake {rows[-1][3]:.2f} s"
                     )
@@ -119,7 +119,7 @@ def lab(pairs: int) -> None:
             net.close()
     total = [r[3] for r in rows]
     print(
-        f"NAT lab, host behind the router (UPnP mapping), friend on the internet, 8 DHT "
+        f"home-router lab, host behind the router (UPnP mapping), friend on the internet, 8 DHT "
         f"nodes: code -> handshake median {statistics.median(total):.2f} s, "
         f"max {max(total):.2f} s over {pairs} pairs (1 s of it is the LAN's turn first)"
     )
