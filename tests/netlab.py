@@ -274,6 +274,7 @@ table inet filter {{
         iifname "lo" accept
         iifname "lan0" accept
         ct state established,related accept
+        icmpv6 type {{ nd-neighbor-solicit, nd-neighbor-advert }} accept
     }}
     chain forward {{
         type filter hook forward priority 0; policy drop;
@@ -395,7 +396,7 @@ class NatLab:
         in_ns(self.wan, "ip", "addr", "add", "11.0.0.1/16", "dev", "br0")
         for ip in STUN_IPS:
             in_ns(self.wan, "ip", "addr", "add", f"{ip}/16", "dev", "br0")
-        in_ns(self.wan, "ip", "-6", "addr", "add", "2a0f:66:ff::1/64", "dev", "br0", "nodad")
+        in_ns(self.wan, "ip", "-6", "addr", "add", "2a0f:66:ff::fe/64", "dev", "br0", "nodad")
         in_ns(self.wan, "ip", "link", "set", "br0", "up")
         in_ns(self.wan, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
         self._nft(self.wan, WAN_NFT)

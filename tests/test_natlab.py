@@ -60,6 +60,7 @@ class Proc:
     lines: queue.Queue[tuple[float, dict[str, Any] | None]] = field(default_factory=queue.Queue)
     seen: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     err: list[str] = field(default_factory=list)
+    _threads: list[threading.Thread] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.proc = subprocess.Popen(
@@ -70,8 +71,12 @@ class Proc:
             text=True,
             env=self.env,
         )
-        threading.Thread(target=self._out, daemon=True).start()
-        threading.Thread(target=self._err, daemon=True).start()
+        self._threads = [
+            threading.Thread(target=self._out, daemon=True),
+            threading.Thread(target=self._err, daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
 
     def _out(self) -> None:
         assert self.proc.stdout is not None
@@ -105,6 +110,7 @@ class Proc:
 
     def stderr(self) -> str:
         self.stop()
+        self._threads[1].join(10)  # its reader may not have stored the last line yet
         return "".join(self.err).strip().removeprefix("p2pkoikoi: ")
 
 

@@ -44,6 +44,7 @@ from p2pkoikoi.session.answer import (
     decode_answer,
     make_answer,
     pair_order,
+    priority,
 )
 from p2pkoikoi.session.invite import Invite
 from p2pkoikoi.transport.checks import KEEP, Responder, check_all, probe
@@ -61,6 +62,8 @@ NO_PATH: Final = 12.0
 #: 0.2-0.5 s of the joiner's checks (bench/punch_bench.py), so the answer appears
 #: only when it is needed, and costs those who need it one second
 FIRST_TRY: Final = 1.0
+#: how long a working path waits for a better one still being checked
+NOMINATE: Final = 0.25
 #: QUIC handshake bound on a checked path
 QUIC_CONNECT: Final = 8.0
 
@@ -288,6 +291,11 @@ class JoinerUdp:
             nursery.start_soon(self.show_answer, stop)
 
             async def one(addr: Addr) -> None:
+                # a better path still unconfirmed gets a head start (ICE's nomination of
+                # the best pair, RFC 8445 section 8.1.1, in miniature)
+                mine = self._priority(addr)
+                if any(self._priority(a) > mine for a in self._unconfirmed()):
+                    await trio.sleep(NOMINATE)
                 try:
                     stream = await self.ep.connect(addr, QUIC_CONNECT)
                 except (OSError, trio.TooSlowError, ConnectionError):
@@ -308,6 +316,16 @@ class JoinerUdp:
             async for addr in self.found_rx:
                 nursery.start_soon(one, addr)
         return result[0] if result else None
+
+    def _priority(self, addr: Addr) -> int:
+        for i, c in enumerate(self.remote):
+            if (c.ip, c.port) == addr:
+                return priority(c, i)
+        kind = "h" if ":" in addr[0] else "s"  # learnt from the host's own check
+        return priority(UdpCandidate(kind, addr[0], addr[1]), len(self.remote))
+
+    def _unconfirmed(self) -> list[Addr]:
+        return [(c.ip, c.port) for c in self.remote if (c.ip, c.port) not in self._seen]
 
     async def repunch(self, first: Addr, limit: float) -> QuicStream:
         """After a drop: check the known host candidates again, QUIC on the first path."""
