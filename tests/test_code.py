@@ -123,8 +123,8 @@ BAD: list[tuple[str, str]] = [  # (as typed, the one line that names the mistake
     ("7-crossover-xyzzy", "code: 'xyzzy' is not a code word"),
     ("7-crossover-crossover", "code: 'crossover' is a first word, not a second one"),
     ("7-clockwork-clockwork", "code: 'clockwork' is a second word, not a first one"),
-    ("0-crossover-clockwork", "code: the number 0 is outside 1..99"),
-    ("123-crossover-clockwork", "code: the number 123 is outside 1..99"),
+    ("0-crossover-clockwork", "code: the number 0 is outside 1..9999"),
+    ("12345-crossover-clockwork", "code: the number 12345 is outside 1..9999"),
     ("7-cr0ssover-clockwork", "code: '0' cannot appear in a code's words"),
     ("7-crossöver-clockwork", "code: 'ö' cannot appear in a code"),
     ("koi1-192.0.2.7-7777-aaaqeayeaudaocajbifqydiob4-eybt", "an invite from an older release"),
@@ -153,8 +153,8 @@ def test_encoder_limits() -> None:
         encode_invite([], SECRET)
     with pytest.raises(InviteError, match="outside 1..65535"):
         encode_invite([("192.0.2.1", 0)], SECRET)
-    with pytest.raises(InviteError, match="outside 1..99"):
-        encode_code(100, bytes(2))
+    with pytest.raises(InviteError, match="outside 1..9999"):
+        encode_code(10000, bytes(2))
     assert decode_invite(INVITE) == Invite(
         (Address("192.168.1.20", 47474), Address("2001:db8::7", 47474)), SECRET
     )

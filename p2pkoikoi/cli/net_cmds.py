@@ -68,6 +68,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     _reconnect_option(p)
     _accept_new_key_option(p)
+    _dht_options(p)
     p.add_argument(
         "--stun",
         action="append",
@@ -85,6 +86,24 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--ascii", action="store_true", help="table: plain ASCII drawing")
     _quiet_option(p)
+
+
+def _dht_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dht-bootstrap",
+        action="append",
+        default=None,
+        metavar="HOST:PORT",
+        help="a BitTorrent DHT node to start from (repeatable; replaces the usual public "
+        "ones); the DHT lets a short code work across the internet",
+    )
+    p.add_argument(
+        "--no-dht",
+        dest="dht",
+        action="store_false",
+        default=None,
+        help="do not use the BitTorrent DHT: the short code then works on this network only",
+    )
 
 
 def _quiet_option(p: argparse.ArgumentParser) -> None:

@@ -25,6 +25,7 @@ from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSe
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, get_preset
 from p2pkoikoi.session import RulesProposed
 from p2pkoikoi.session.wire import MAX_NAME, MAX_TURN_LIMIT
+from p2pkoikoi.transport.dht import DhtConfig
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
 from p2pkoikoi.transport.identity import (
@@ -200,6 +201,57 @@ def _chooser(spec: str, seed: int | None) -> _Player:
     return _Player(bot.choose, lambda: close_bot(bot), not getattr(bot, "instant", False))
 
 
+def _dht(args: argparse.Namespace) -> DhtConfig | None:
+    """The DHT to use, or None: ``--no-dht`` > ``--dht-bootstrap`` > $P2PKOIKOI_DHT
+    (``off``, or ``HOST:PORT,...``) > network.toml's keys ``dht`` and ``dht_bootstrap``
+    (in the config directory, beside ``stun``) > the usual public bootstrap nodes."""
+    if args.dht is False:
+        return None
+    given: list[str] | None = args.dht_bootstrap
+    source = "--dht-bootstrap"
+    if given is None:
+        env = os.environ.get("P2PKOIKOI_DHT", "").strip()
+        if env.lower() in ("off", "no", "0", "false"):
+            return None
+        if env:
+            given, source = [x for x in env.split(",") if x.strip()], "$P2PKOIKOI_DHT"
+    if given is None:
+        table = _network_config(args)
+        if table.get("dht") is False:
+            return None
+        listed = table.get("dht_bootstrap")
+        if listed is not None:
+            if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+                raise InputError('network.toml: dht_bootstrap must be a list of "HOST:PORT"')
+            given, source = listed, "network.toml dht_bootstrap"
+    if given is None:
+        return DhtConfig()
+    nodes = []
+    for text in given:
+        host, sep, port = text.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise InputError(f"{source} {text!r}: expected HOST:PORT, like 192.0.2.7:6881")
+        nodes.append((host.strip("[]"), int(port)))
+    return DhtConfig(bootstrap=tuple(nodes))
+
+
+def _network_config(args: argparse.Namespace) -> dict[str, Any]:
+    """network.toml in the config directory (empty if none)."""
+    import tomllib
+
+    path = config_dir(args.config_dir or None) / "network.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not TOML ({exc})") from None
+
+
 def _record(args: argparse.Namespace) -> Path | None:
     """``--record``, checked for writing now rather than when the match starts."""
     if not args.record:
@@ -244,6 +296,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     name = _name(args, config)
     timeouts = _timeouts(args)
     record = _record(args)
+    dht = _dht(args)
     stun = stun_servers(args, directory)
     if host:
         rules = rules_from_args(args, config)
@@ -275,6 +328,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                 notify=notify,
                 known_peers=known,
                 turn_limit=args.turn_limit,
+                dht=dht,
                 stun=stun,
                 answers=answers or (stdin_answer if args.headless else None),
             )
@@ -315,6 +369,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             record_path=record,
             notify=notify,
             known_peers=known,
+            dht=dht,
             stun=stun,
             screen=True,  # an invite from a person: loopback addresses are warned about
             # the rules accepted without a person's look (headless, --expect-rules):
@@ -411,16 +466,27 @@ def run_network_table(
 
 
 def invite_lines(
-    invite: str, port: int, code: str | None = None, reach: str = "", answers: bool = False
+    invite: str,
+    port: int,
+    code: str | None = None,
+    reach: str = "",
+    answers: bool = False,
+    dht: bool = False,
 ) -> tuple[str, ...]:
     """The host's waiting screen: the command to type, the invite spaced for reading
-    aloud, the short code for a friend on the same network, and how the host can be
-    reached (``reach``, the port mapping's one line)."""
+    aloud, the short code (for a friend on the same network; anywhere with ``dht``),
+    and how the host can be reached (``reach``, the port mapping's one line)."""
     from p2pkoikoi.ui.render import spaced_invite
 
+    where = (
+        "Or they type just the short code (found on this network, or anywhere through "
+        "the BitTorrent DHT):"
+        if dht
+        else "On the same network they can type the short code instead:"
+    )
     on_lan = (
         (
-            "On the same network they can type the short code instead:",
+            where,
             "",
             f"  p2pkoikoi join {code}",
             "",
@@ -486,6 +552,7 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                         int(first["port"]),
                         str(first["code"]) if first.get("code") else None,
                         str(reach),
+                        dht=bool(first.get("dht")),
                         answers="nat" in first,
                     ),
                     *mine,

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A code is a public *number* (1..99: LAN discovery announces it, so a joiner on
+A code is a public *number* (1..9999, usually 1..99: LAN discovery announces it, so a joiner on
 the same network finds the host from it; it carries no secret) followed by two
 words of the PGP word list (:mod:`p2pkoikoi.session.wordlist`): the first from
 the three-syllable "odd" list, the second from the two-syllable "even" list.
@@ -31,7 +31,10 @@ from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.wordlist import EVEN, EVEN_INDEX, ODD, ODD_INDEX
 
 CODE_NUMBER_MIN: Final = 1
-CODE_NUMBER_MAX: Final = 99
+#: numbers 1..99 unless the DHT shows them taken (protocol/dht.md: the number space grows)
+CODE_NUMBER_MAX: Final = 9999
+#: the numbers a host picks from when nothing says they are taken
+CODE_NUMBER_SHORT: Final = 99
 #: words after the number; each carries one byte (8 bits)
 CODE_WORDS: Final = 2
 CODE_SECRET_BYTES: Final = CODE_WORDS
@@ -73,7 +76,9 @@ class ShortCode:
 def encode_code(number: int, secret: bytes) -> str:
     """The code text for ``number`` and :data:`CODE_SECRET_BYTES` secret bytes."""
     if isinstance(number, bool) or not CODE_NUMBER_MIN <= number <= CODE_NUMBER_MAX:
-        raise InviteError(f"code: the number {number} is outside {CODE_NUMBER_MIN}..99")
+        raise InviteError(
+            f"code: the number {number} is outside {CODE_NUMBER_MIN}..{CODE_NUMBER_MAX}"
+        )
     if len(secret) != CODE_SECRET_BYTES:
         raise InviteError(f"code: the secret must be {CODE_SECRET_BYTES} bytes")
     return str(ShortCode(number, tuple(_word_list(i)[0][b] for i, b in enumerate(secret))))
@@ -119,8 +124,10 @@ def decode_code(text: str) -> ShortCode:
         raise InviteError(f"code: it starts with the host's number, like {EXAMPLE}")
     digits, rest = m.group(1), s[m.end() :]
     number = int(digits)
-    if not CODE_NUMBER_MIN <= number <= CODE_NUMBER_MAX or len(digits) > 3:
-        raise InviteError(f"code: the number {digits} is outside {CODE_NUMBER_MIN}..99")
+    if not CODE_NUMBER_MIN <= number <= CODE_NUMBER_MAX or len(digits) > 6:
+        raise InviteError(
+            f"code: the number {digits} is outside {CODE_NUMBER_MIN}..{CODE_NUMBER_MAX}"
+        )
     tokens = [t for t in _SEPARATORS.split(rest) if t]
     bad = next((c for t in tokens for c in t if not c.isalpha()), None)
     if bad is not None:

@@ -165,7 +165,7 @@ def decode_invite(text: str) -> Invite:
     if prefix in OLD_PREFIXES:
         raise InviteError(
             f"this is an invite from an older release ({prefix}-): both players need "
-            "p2pkoikoi with protocol version 2 (invites start with koi2-): update, then "
+            "p2pkoikoi with protocol version 2 or later (invites start with koi2-): update, then "
             "ask the host for a new invite"
         )
     if not s.startswith(INVITE_PREFIX + "-"):

@@ -38,6 +38,10 @@ from p2pkoikoi.session.errors import RemoteProtocolError
 
 ID_JOINER: Final = b"p2pkoikoi/v2/joiner"
 ID_HOST: Final = b"p2pkoikoi/v2/host"
+#: the identities of the DHT rendezvous's exchange (protocol/dht.md): a message of one
+#: never completes the other
+ID_DHT_JOINER: Final = b"p2pkoikoi/v3/dht/joiner"
+ID_DHT_HOST: Final = b"p2pkoikoi/v3/dht/host"
 MESSAGE_BYTES: Final = 33  # side byte + 32-byte point
 KEY_BYTES: Final = 32
 _STREAM_TAG: Final = b"p2pkoikoi/v2/pake-entropy\x00"
@@ -66,9 +70,10 @@ class Pake:
 
     __slots__ = ("_impl", "message")
 
-    def __init__(self, role: str, password: bytes, seed: bytes) -> None:
+    def __init__(self, role: str, password: bytes, seed: bytes, *, dht: bool = False) -> None:
         cls = SPAKE2_B if role == "host" else SPAKE2_A
-        self._impl = cls(password, idA=ID_JOINER, idB=ID_HOST, entropy_f=entropy_stream(seed))
+        id_a, id_b = (ID_DHT_JOINER, ID_DHT_HOST) if dht else (ID_JOINER, ID_HOST)
+        self._impl = cls(password, idA=id_a, idB=id_b, entropy_f=entropy_stream(seed))
         self.message: bytes = self._impl.start()
 
     @property

@@ -62,6 +62,7 @@ FILES = (
     "records",
     "hidden",
     "rematch",
+    "dht",
     "answer",
 )
 
@@ -246,7 +247,7 @@ def code() -> dict[str, Any]:
         "",
         "crossover-clockwork",
         "0-crossover-clockwork",
-        "100-crossover-clockwork",
+        "10000-crossover-clockwork",
         "7-crossover",
         "7-crossover-clockwork-cobra",
         "7-clockwork-crossover",
@@ -267,7 +268,7 @@ def code() -> dict[str, Any]:
         else:  # pragma: no cover - the generator's own check
             raise AssertionError(f"{text} should not decode")
     return {
-        "description": "NUMBER-WORD1-WORD2: number 1..99 (public), WORD1 = ODD[secret[0]], "
+        "description": "NUMBER-WORD1-WORD2: number 1..9999 (public; 1..99 unless the DHT shows those taken), WORD1 = ODD[secret[0]], "
         "WORD2 = EVEN[secret[1]] of the PGP word list (wordlist.json); the SPAKE2 password is "
         "'p2pkoikoi/v2/code\\0' || the canonical code text (protocol/README.md section 2)",
         "max_failed_attempts": MAX_FAILED_ATTEMPTS,
@@ -681,8 +682,15 @@ def build(name: str) -> dict[str, Any]:
         "transcript": transcript,
         "hidden": _hidden,
         "rematch": rematch,
+        "dht": _dht,
         "answer": answer_vectors,
     }[name]()
+
+
+def _dht() -> dict[str, Any]:
+    from p2pkoikoi.session.vectors_dht import dht
+
+    return dht()
 
 
 def _hidden() -> dict[str, Any]:

@@ -34,4 +34,13 @@ def describe_note(note: Note) -> str:
     if kind == "found":
         n = len(note.get("hosts", ()))
         return f"found {n} match{'es' if n != 1 else ''} waiting on this network with that number"
+    if kind == "dht_announced":
+        where = f"at {note['nodes']} DHT nodes" if note.get("nodes") else "nowhere yet"
+        return f"code {note['number']} announced on the BitTorrent DHT ({where})"
+    if kind == "dht_answered":
+        return "a friend with the code found us through the DHT; connecting"
+    if kind == "dht_found":
+        return f"found the host of code {note['number']} through the DHT; connecting"
+    if kind == "dht_answer":
+        return "the friend's answer came through the DHT"
     return str(kind)

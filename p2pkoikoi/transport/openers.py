@@ -12,6 +12,7 @@ and hand the stream and session to :func:`~p2pkoikoi.transport.match_link.open_l
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import secrets
@@ -34,12 +35,13 @@ from p2pkoikoi.session import (
     encode_invite,
 )
 from p2pkoikoi.session.code import (
-    CODE_NUMBER_MAX,
+    CODE_NUMBER_SHORT,
     CODE_SECRET_BYTES,
     ShortCode,
     decode_code,
     encode_code,
 )
+from p2pkoikoi.session.errors import ProtocolError
 from p2pkoikoi.session.invite import MAX_ADDRESSES, SECRET_BYTES, Address, decode_address
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.session.wire import DEFAULT_TURN_LIMIT
@@ -52,6 +54,13 @@ from p2pkoikoi.transport.addresses import (
     is_local_only,
     local_kind,
     screen_invite,
+)
+from p2pkoikoi.transport.dht import DhtClient, DhtConfig, open_dht
+from p2pkoikoi.transport.dht_rendezvous import (
+    Found,
+    choose_number,
+    find_invite,
+    host_rendezvous,
 )
 from p2pkoikoi.transport.dialer import (
     Authenticated,
@@ -84,7 +93,7 @@ ANSWER_WAIT: Final = 600.0
 
 def new_code(number: int | None = None) -> ShortCode:
     """A fresh short code: a random number 1..99 (unless given) and two random words."""
-    n = number if number is not None else 1 + secrets.randbelow(CODE_NUMBER_MAX)
+    n = number if number is not None else 1 + secrets.randbelow(CODE_NUMBER_SHORT)
     return decode_code(encode_code(n, os.urandom(CODE_SECRET_BYTES)))
 
 
@@ -110,8 +119,15 @@ async def open_host(
     stun: Sequence[tuple[str, int]] = (),
     udp: bool = True,
     answers: AnswerSource | None = None,
+    dht: DhtConfig | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite and code (a ``listening`` note), admit one player, play.
+
+    With ``dht`` (and a code) the code also works across the internet: a fresh
+    code's number is one no host announces on the DHT now, and while the host
+    waits it answers joiners there (:mod:`~p2pkoikoi.transport.dht_rendezvous`,
+    protocol/dht.md) with its invite, sealed under the code's PAKE key; a
+    joiner's answer that comes back that way is taken as a pasted one would be.
 
     ``udp``: also open the match socket (UDP, the same port) for hole punching
     (:mod:`~p2pkoikoi.transport.punch`): ``stun`` servers are asked for its
@@ -143,10 +159,11 @@ async def open_host(
     notify = notify or nop
     listeners = await listen(port, bind)
     actual = int(listeners[0].socket.getsockname()[1])
-    short = new_code() if code is True else (code or None)
-    ad = None
-    if short is not None and announce:
-        ad = Announcement(name, closest_preset(rules)[0], short.number)
+    net = contextlib.AsyncExitStack()
+    client: DhtClient | None = None
+    if dht is not None and code is not False and code is not None:
+        client = await net.enter_async_context(open_dht(dht))  # no await until `net` is on
+    short: ShortCode | None = code if isinstance(code, ShortCode) else None
     secret = os.urandom(SECRET_BYTES)
     ep: UdpEndpoint | None = None
     if udp:
@@ -155,7 +172,18 @@ async def open_host(
         except OSError as exc:  # the UDP port is taken: TCP only, as before
             notify({"event": "warning", "text": f"no UDP match socket on port {actual}: {exc}"})
     try:
-        async with trio.open_nursery() as udp_nursery:
+        async with net, trio.open_nursery() as udp_nursery:
+            picked = trio.Event()  # a fresh code's number: one nobody waits with on the DHT
+            if code is True:
+
+                async def pick() -> None:
+                    nonlocal short
+                    short = new_code(await choose_number(client) if client else None)
+                    picked.set()
+
+                udp_nursery.start_soon(pick)  # while the router and STUN are asked
+            else:
+                picked.set()
             gathered: list[Gathered] = []
             done = trio.Event()
             if ep is not None:
@@ -173,6 +201,10 @@ async def open_host(
                 actual, bind=bind, advertise=advertise, port_mapping=port_mapping
             ) as (reach, candidates, waited):
                 await done.wait()
+                await picked.wait()
+                ad = None
+                if short is not None and announce:
+                    ad = Announcement(name, closest_preset(rules)[0], short.number)
                 host_udp = None
                 if ep is not None and gathered:
                     host_udp = HostUdp(ep, secret, gathered[0], notify)
@@ -203,6 +235,7 @@ async def open_host(
                     host_udp=host_udp,
                     answers=answers,
                     stun=stun,
+                    dht=client,
                 ) as link:
                     yield link
             udp_nursery.cancel_scope.cancel()
@@ -252,6 +285,7 @@ async def _hosting_match(
     host_udp: HostUdp | None = None,
     answers: AnswerSource | None = None,
     stun: Sequence[tuple[str, int]] = (),
+    dht: DhtClient | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """:func:`open_host` once the candidates are known: the invite, then one player."""
     actual = candidates[0].port
@@ -266,6 +300,7 @@ async def _hosting_match(
     }
     if short is not None:
         note["code"] = str(short)
+        note["dht"] = dht is not None  # the code works across the internet too
     if host_udp is not None:
         note["udp"] = [c.display for c in reflexive]
         note["nat"] = host_udp.gathered.nat
@@ -340,8 +375,17 @@ async def _hosting_match(
         )
     async with lan, hosting(listeners, rc, quic_rx if host_udp is not None else None) as incoming:
         admitted: Admitted | None = None
-        with trio.move_on_after(limit):
-            admitted = await gate.admit(incoming)
+        async with trio.open_nursery() as waiting:
+            if dht is not None and short is not None:
+                take = host_udp.take_answer if host_udp is not None else None
+                waiting.start_soon(
+                    functools.partial(
+                        host_rendezvous, dht, short, invite, gate.guard, notify, on_answer=take
+                    )
+                )
+            with trio.move_on_after(limit):
+                admitted = await gate.admit(incoming)
+            waiting.cancel_scope.cancel()  # the match starts: the number is left closed
         await lan.aclose()  # the match starts (or hosting ends): no longer waiting here
         rc.wanted = False
         close_queued(incoming)
@@ -377,6 +421,7 @@ async def open_join(
     answer_wait: float = ANSWER_WAIT,
     screen: bool = False,
     min_turn_limit: int = 0,
+    dht: DhtConfig | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
 
@@ -404,14 +449,95 @@ async def open_join(
     With a short code the hosts waiting on this network are found by multicast
     DNS (:func:`~p2pkoikoi.transport.discovery.find_host`): every host that
     announces the code's number is a candidate, and only the one that knows
-    the code's words completes the handshake.  A given ``address`` is tried
-    instead of looking (a code) or first (an invite).
+    the code's words completes the handshake.  With ``dht`` the host is looked for
+    on the DHT too (:func:`~p2pkoikoi.transport.dht_rendezvous.find_invite`), once
+    the network has been silent for :data:`LAN_FIRST`: the rendezvous there gives
+    the host's invite, used as if it had been pasted, and the answer, if one is
+    shown, goes back the same way.  A given ``address`` is tried instead of
+    looking (a code) or first (an invite).
     """
-    notify = notify or nop
+    async with contextlib.AsyncExitStack() as dht_stack:
+        notify = notify or nop
+        address_list: list[Candidate] = []
+        found_by_dht = False  # an invite from the DHT is screened like one from a person
+        if isinstance(invite, ShortCode) and address is None:
+            found = await _find(invite, notify, dht, dht_stack)
+            if isinstance(found, Found):
+                found_by_dht = True
+                invite = decode_invite(found.invite)
+                notify = _answer_back(found, notify, await _nursery(dht_stack))
+            else:
+                address_list = found
+        async with _open_join(
+            invite,
+            address=address,
+            listed=address_list,
+            identity=identity,
+            name=name,
+            expected_rules=expected_rules,
+            decide_rules=decide_rules,
+            timeouts=timeouts,
+            record_path=record_path,
+            notify=notify,
+            known_peers=known_peers,
+            stun=stun,
+            udp=udp,
+            answer_wait=answer_wait,
+            screen=screen or found_by_dht,
+            min_turn_limit=min_turn_limit,
+        ) as link:
+            yield link
+
+
+async def _nursery(stack: contextlib.AsyncExitStack) -> trio.Nursery:
+    nursery = await stack.enter_async_context(trio.open_nursery())
+    stack.callback(nursery.cancel_scope.cancel)
+    return nursery
+
+
+def _answer_back(found: Found, notify: Notify, nursery: trio.Nursery) -> Notify:
+    """A notify that also sends an ``answer`` note's text to the host through the DHT
+    (the rendezvous's second round), put again every 5 s for a minute."""
+
+    async def send(text: str) -> None:
+        for _ in range(12):
+            await found.send_answer(text)
+            await trio.sleep(5)
+
+    def wrapped(note: Note) -> None:
+        if note.get("event") == "answer" and isinstance(note.get("answer"), str):
+            nursery.start_soon(send, str(note["answer"]))
+            note = {**note, "dht": True}
+        notify(note)
+
+    return wrapped
+
+
+@asynccontextmanager
+async def _open_join(
+    invite: str | Invite | ShortCode,
+    *,
+    address: Address | None,
+    listed: list[Candidate],
+    identity: Ed25519PrivateKey,
+    name: str,
+    expected_rules: RuleSet | None,
+    decide_rules: DecideRules | None,
+    timeouts: Timeouts | None,
+    record_path: Path | None,
+    notify: Notify,
+    known_peers: KnownPeers | None,
+    stun: Sequence[tuple[str, int]],
+    udp: bool,
+    answer_wait: float,
+    screen: bool,
+    min_turn_limit: int,
+) -> AsyncIterator[NetworkLink]:
+    """:func:`open_join` once a code has been looked up (``listed``: its hosts here)."""
     given = [Candidate(address.host, address.port, "given")] if address is not None else []
     if isinstance(invite, ShortCode):
         code = invite
-        candidates = given or await _discover(code, notify)
+        candidates = given or listed
         secret: bytes | None = None
         resume_as = ""  # no invite: a resume redials the addresses the sidecar lists
         inv: Invite | None = None
@@ -509,6 +635,53 @@ def _resume_addresses(side: dict[str, Any]) -> list[Candidate]:
 
 #: how long ``join CODE`` looks for the host on this network
 DISCOVERY_WAIT: Final = 3.0
+#: how long the network may stay silent before ``join CODE`` asks the DHT too
+LAN_FIRST: Final = 1.0
+
+
+async def _find(
+    code: ShortCode, notify: Notify, dht: DhtConfig | None, stack: contextlib.AsyncExitStack
+) -> list[Candidate] | Found:
+    """The hosts of ``code`` on this network (multicast DNS), or, when none answers
+    within :data:`LAN_FIRST` and the DHT finds one first, what the DHT rendezvous
+    gave (its client stays open in ``stack``, for the answer).  The DHT is read at
+    once; nothing is put there before the LAN has had its turn."""
+    if dht is None:
+        return await _discover(code, notify)
+    client = await stack.enter_async_context(open_dht(dht))
+    out: list[list[Candidate] | Found] = []
+    lan_error: list[ConnectError] = []
+    net_error: list[BaseException] = []
+    lan_done = trio.Event()
+
+    async def lan(cancel: trio.CancelScope) -> None:
+        try:
+            out.append(await _discover(code, notify))
+            cancel.cancel()
+        except ConnectError as exc:
+            lan_error.append(exc)
+        finally:
+            lan_done.set()
+
+    async def lan_first() -> None:
+        with trio.move_on_after(LAN_FIRST):
+            await lan_done.wait()
+        if out:  # the LAN found the host (and cancels us): put nothing on the DHT
+            await trio.sleep_forever()
+
+    async def net(cancel: trio.CancelScope) -> None:
+        try:
+            out.append(await find_invite(client, code, notify, ready=lan_first))
+            cancel.cancel()
+        except (ConnectError, ProtocolError) as exc:
+            net_error.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lan, nursery.cancel_scope)
+        nursery.start_soon(net, nursery.cancel_scope)
+    if out:
+        return out[0]
+    raise (net_error or lan_error)[0]
 
 
 async def _discover(code: ShortCode, notify: Notify) -> list[Candidate]:
