@@ -203,9 +203,9 @@ def rules_lines(rules: RuleSet, ascii: bool = False) -> list[Line]:
 
 
 def legend_lines(ascii: bool) -> list[Line]:
-    from p2pkoikoi.ui.tiles import _MARKS_ASCII, _MARKS_UNICODE
+    from p2pkoikoi.engine.cards import TILE_MARKS
 
-    marks = _MARKS_ASCII if ascii else _MARKS_UNICODE
+    marks = {variety: pair[1 if ascii else 0] for variety, pair in TILE_MARKS.items()}
     return [
         ("class:heading", "Card tiles: month, flower, kind"),
         (

@@ -988,7 +988,7 @@ def unseen_lines(st: TableState) -> list[StyleAndTextTuples]:
         [("class:dim", f" (in {st.them}'s hand or the stock; the rest are on the table)")],
         [],
     ]
-    from p2pkoikoi.ui.tiles import FLOWER3
+    from p2pkoikoi.engine.cards import FLOWER3
 
     for month in range(1, 13):
         month_cards = [c for c in CARDS if c.month == month]

@@ -20,43 +20,11 @@ import unicodedata
 from typing import Final
 
 from p2pkoikoi.engine import Card, CardSet, Kind
-from p2pkoikoi.engine.cards import BLUE_RIBBONS, POEM_RIBBONS
 
-#: three-letter flower names for months 1..12 (index 0 unused)
-FLOWER3: Final = (
-    "",
-    "Pin",
-    "Plm",
-    "Chy",
-    "Wis",
-    "Irs",
-    "Pny",
-    "Clv",
-    "Pmp",
-    "Chr",
-    "Mpl",
-    "Wlw",
-    "Pau",
-)
+# the labels are the engine's (engine/cards.py: the same labels name cards as input)
+from p2pkoikoi.engine.cards import FLOWER3, TILE_MARKS, variety
 
 TILE_WIDTH: Final = 6
-
-_MARKS_UNICODE: Final = {
-    "bright": "★",
-    "animal": "◆",
-    "poem": "p",
-    "blue": "b",
-    "red": "r",
-    "chaff": "·",
-}
-_MARKS_ASCII: Final = {
-    "bright": "*",
-    "animal": "@",
-    "poem": "p",
-    "blue": "b",
-    "red": "r",
-    "chaff": ".",
-}
 
 #: group order and titles for captured piles
 GROUPS: Final = (
@@ -67,19 +35,8 @@ GROUPS: Final = (
 )
 
 
-def variety(card: Card) -> str:
-    """``bright``, ``animal``, ``poem``, ``blue``, ``red`` (a plain red ribbon) or ``chaff``."""
-    if card.kind is Kind.RIBBON:
-        if card.bit & POEM_RIBBONS:
-            return "poem"
-        if card.bit & BLUE_RIBBONS:
-            return "blue"
-        return "red"
-    return card.kind.label
-
-
 def mark(card: Card, ascii: bool) -> str:
-    return (_MARKS_ASCII if ascii else _MARKS_UNICODE)[variety(card)]
+    return TILE_MARKS[variety(card)][1 if ascii else 0]
 
 
 def tile_text(card: Card, ascii: bool) -> str:
