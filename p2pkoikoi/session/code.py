@@ -90,6 +90,36 @@ def looks_like_code(text: str) -> bool:
     return bool(s) and s[0].isdigit()
 
 
+#: what separates the number and the words as people type them
+_TYPED_PARTS = re.compile(r"[\s\-_.,/]+")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WordChoices:
+    """Tab on a code being typed: which word it is (0: the first, 1: the second),
+    the letters typed of it and the words of its list that start with them."""
+
+    position: int
+    typed: str
+    words: tuple[str, ...]
+
+
+def word_choices(text: str) -> WordChoices | None:
+    """What the word being typed at the end of ``text`` could be; None for an
+    invite, before the number, or past the second word.  The first word comes
+    from the PGP odd list, the second from the even list (the one place both the
+    start screen and ``join``'s prompt complete from)."""
+    if not looks_like_code(text):
+        return None
+    parts = _TYPED_PARTS.split(strip_typing(text).lstrip())
+    position = len(parts) - 2  # parts[0] is the number
+    if position not in (0, 1):
+        return None
+    typed = parts[-1]
+    words, _ = _word_list(position)
+    return WordChoices(position, typed, tuple(w for w in words if w.startswith(typed)))
+
+
 def _segment(letters: str, position: int) -> list[str] | None:
     """Split run-together words (``crossoverclockwork``) along the alternating lists."""
     if not letters:

@@ -11,7 +11,6 @@ corrected.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable
 
@@ -21,13 +20,10 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.validation import ValidationError, Validator
 
 from p2pkoikoi.engine.errors import InputError, KoiKoiError
-from p2pkoikoi.session.code import looks_like_code, strip_typing
+from p2pkoikoi.session.code import word_choices
 from p2pkoikoi.session.invite import parse_join_target
-from p2pkoikoi.session.wordlist import EVEN, ODD
 
 PROMPT = "Code or invite (Tab completes a word): "
-#: what separates the number and the words as people type them
-_PARTS = re.compile(r"[\s\-_.,/]+")
 
 
 class CodeCompleter(Completer):
@@ -38,21 +34,12 @@ class CodeCompleter(Completer):
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
     ) -> Iterable[Completion]:
-        text = document.text_before_cursor
-        if not looks_like_code(text):
+        choices = word_choices(document.text_before_cursor)
+        if choices is None:
             return
-        parts = _PARTS.split(strip_typing(text).lstrip())
-        if len(parts) < 2:  # still typing the number
-            return
-        position = len(parts) - 2  # 0: the first word, 1: the second
-        if position > 1:
-            return
-        typed = parts[-1]
-        words = ODD if position == 0 else EVEN
-        for word in words:
-            if word.startswith(typed):
-                tail = "-" if position == 0 else ""
-                yield Completion(word + tail, start_position=-len(typed), display=word)
+        tail = "-" if choices.position == 0 else ""
+        for word in choices.words:
+            yield Completion(word + tail, start_position=-len(choices.typed), display=word)
 
 
 class JoinTargetValidator(Validator):

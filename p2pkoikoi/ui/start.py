@@ -66,27 +66,18 @@ def complete_code(text: str) -> tuple[str, list[str]]:
     """Tab on a short code being typed (``7-cross``): the text with the word completed
     as far as it is certain, and the words it could still be.  The first word comes
     from the PGP odd list, the second from the even list (session/code.py)."""
-    import re
+    from p2pkoikoi.session.code import word_choices
 
-    from p2pkoikoi.session.code import looks_like_code
-    from p2pkoikoi.session.wordlist import EVEN, ODD
-
-    if not looks_like_code(text):
+    choices = word_choices(text)
+    if choices is None or not choices.words:
         return text, []
-    parts = re.split(r"[\s\-_.,/]+", text.lstrip())
-    if len(parts) < 2 or len(parts) > 3:
-        return text, []
-    typed = parts[-1].lower()
-    words = ODD if len(parts) == 2 else EVEN
-    fits = [w for w in words if w.startswith(typed)]
-    if not fits:
-        return text, []
+    fits = list(choices.words)
     common = fits[0]
     for w in fits[1:]:
         while not w.startswith(common):
             common = common[:-1]
-    done = text[: len(text) - len(parts[-1])] + common
-    if len(fits) == 1 and len(parts) == 2:
+    done = text[: len(text) - len(choices.typed)] + common
+    if len(fits) == 1 and choices.position == 0:
         done += "-"  # the second word comes next
     return done, fits if len(fits) > 1 else []
 
