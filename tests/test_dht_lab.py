@@ -24,6 +24,9 @@ from test_netlab import COMMON, LIMIT, Hosting, figure, lab, p2p, play
 
 from p2pkoikoi.cli import main as cli_main
 
+#: a namespace lab: .ci/sdist leaves these out (the main suite runs them on the same code)
+pytestmark = pytest.mark.lab
+
 __all__ = ["lab"]  # the fixture, from test_netlab
 
 NODES = [f"11.22.33.{50 + i}" for i in range(8)]
