@@ -1136,14 +1136,14 @@ def _turn_event_tables() -> tuple[tuple[Played, ...], tuple[Drew, ...], tuple[Dr
     played: list[Played] = []
     drew: list[Drew] = []
     pending: list[Drew] = []
+    by_month = [[cards_of(nibble << month) for nibble in range(16)] for month in range(0, 48, 4)]
     for p in (0, 1):
         for c in range(48):
             card = CARDS[c]
             pending.append(_new_event(Drew, (p, card, (), True)))
-            for nibble in range(16):
-                captured = cards_of(nibble << (c & 60))
-                played.append(_new_event(Played, (p, card, captured)))
-                drew.append(_new_event(Drew, (p, card, captured, False)))
+            captures = by_month[c >> 2]
+            played += [_new_event(Played, (p, card, captured)) for captured in captures]
+            drew += [_new_event(Drew, (p, card, captured, False)) for captured in captures]
     return tuple(played), tuple(drew), tuple(pending)
 
 
