@@ -1,3 +1,3 @@
-from p2pkoikoi.cli import main
+from p2pkoikoi.cli import entry
 
-raise SystemExit(main())
+entry()

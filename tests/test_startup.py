@@ -122,6 +122,7 @@ def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
     for name in (
         "trio",
         "prompt_toolkit",
+        "zeroconf",
         "msgpack",
         "cryptography",  # keys, key exchange, cipher: the network's, not the checks'
         "p2pkoikoi.session.session",
@@ -186,3 +187,25 @@ def test_verify_builds_no_other_command(tmp_path: Path) -> None:
         "p2pkoikoi.transport",
     ):
         assert not loaded(result["modules"], name), f"verify imported {name}"
+
+
+def test_the_program_exits_without_the_last_collection(tmp_path: Path) -> None:
+    """``entry`` (the script and ``python -m p2pkoikoi``) freezes the objects before the
+    interpreter's exit; a one-shot command (``verify``) runs without the cycle collector.
+    A fact about the process's state at exit, not a timing (``bench/startup_cost.py``)."""
+    path = tmp_path / "m.koikoi"
+    host, joiner = make_pair(get_preset("online"))
+    run_pair(host, joiner, random_chooser(4))
+    path.write_bytes(encode_record(host.record()))
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('gc', gc.isenabled(), gc.get_freeze_count() > 0))\n"
+        "from p2pkoikoi.cli import entry\n"
+        "sys.argv = ['p2pkoikoi', *sys.argv[1:]]\n"
+        "entry()\n"
+    )
+    for argv, want in ((["verify", str(path)], "gc False True"), (["rules"], "gc True True")):
+        proc = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
+                              text=True, timeout=120, cwd=ROOT)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines()[-1] == want, argv

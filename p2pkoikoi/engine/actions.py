@@ -33,6 +33,8 @@ class ActionKind(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Action:
+    """A player's decision: its kind and the cards it names (``str()``: its text)."""
+
     kind: ActionKind
     card: Card | None = None  # PLAY: the hand card; TAKE: the field card taken
     target: Card | None = None  # PLAY: the field card taken where two match

@@ -157,10 +157,22 @@ def _four_of_month(mask: int) -> bool:
     return bool(month_counts(mask) & _COUNT_FOUR)
 
 
-_PLAYS_BY_BYTE: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
-    tuple(tuple(A.PLAY[8 * k + i] for i in range(8) if b >> i & 1) for b in range(256))
-    for k in range(6)
-)
+def _plays_by_byte() -> tuple[tuple[tuple[Action, ...], ...], ...]:
+    """``[k][b]``: the plays of the cards ``8 * k + i`` for each bit ``i`` of ``b``, in order.
+
+    Built by extending the row of ``b`` without its highest bit (one tuple each: a
+    generator per byte took most of the engine's import, issue 25)."""
+    out = []
+    for k in range(6):
+        row: list[tuple[Action, ...]] = [()]
+        for i in range(8):
+            play = (A.PLAY[8 * k + i],)
+            row += [r + play for r in row]
+        out.append(tuple(row))
+    return tuple(out)
+
+
+_PLAYS_BY_BYTE = _plays_by_byte()
 _KOIKOI_OR_STOP = (A.KOIKOI, A.STOP)
 _PLAYS_0, _PLAYS_1, _PLAYS_2, _PLAYS_3, _PLAYS_4, _PLAYS_5 = _PLAYS_BY_BYTE  # one global load each
 
@@ -1124,14 +1136,14 @@ def _turn_event_tables() -> tuple[tuple[Played, ...], tuple[Drew, ...], tuple[Dr
     played: list[Played] = []
     drew: list[Drew] = []
     pending: list[Drew] = []
+    by_month = [[cards_of(nibble << month) for nibble in range(16)] for month in range(0, 48, 4)]
     for p in (0, 1):
         for c in range(48):
             card = CARDS[c]
             pending.append(_new_event(Drew, (p, card, (), True)))
-            for nibble in range(16):
-                captured = cards_of(nibble << (c & 60))
-                played.append(_new_event(Played, (p, card, captured)))
-                drew.append(_new_event(Drew, (p, card, captured, False)))
+            captures = by_month[c >> 2]
+            played += [_new_event(Played, (p, card, captured)) for captured in captures]
+            drew += [_new_event(Drew, (p, card, captured, False)) for captured in captures]
     return tuple(played), tuple(drew), tuple(pending)
 
 

@@ -45,6 +45,8 @@ def resign_reason(text: str) -> str | None:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class PlayerRecord:
+    """A player of the record: name, Ed25519 key and its handshake signature."""
+
     name: str
     key: bytes  # Ed25519 public key
     auth_sig: bytes | None  # signature over the handshake (see protocol/README.md)
@@ -53,6 +55,8 @@ class PlayerRecord:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ActionRecord:
+    """One signed action of the record (or a hidden deal's card move)."""
+
     seq: int
     seat: int
     action: str  # canonical action text, or a resignation (RESIGN_TEXTS); "" or a decision for a card move
@@ -67,6 +71,8 @@ class ActionRecord:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ResultRecord:
+    """The result both players sign: scores, winner and the final hashes."""
+
     scores: tuple[int, int]
     winner: int | None
     final_state_hash: bytes
@@ -99,6 +105,8 @@ class ForfeitRecord:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Record:
+    """A match record: everything :func:`~p2pkoikoi.session.verify.verify_record` checks."""
+
     session_id: bytes | None  # H0, the hash of both hellos
     rules: RuleSet | None
     host: PlayerRecord | None

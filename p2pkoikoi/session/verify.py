@@ -57,6 +57,8 @@ from p2pkoikoi.session.transcript import transcript_to_accept
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Check:
+    """One check of a record: its name, ``pass``/``fail``/``skip`` and why."""
+
     name: str
     status: str  # "pass", "fail" or "skip"
     detail: str = ""
@@ -68,6 +70,8 @@ class Check:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class VerifyReport:
+    """Every check of one record, in order, and what keeps it from being complete."""
+
     checks: tuple[Check, ...]
     #: what keeps a valid record from being complete, one phrase each (empty: complete)
     lacks: tuple[str, ...] = ()
