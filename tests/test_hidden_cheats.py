@@ -159,7 +159,7 @@ def test_a_broken_audit_is_caught() -> None:
         if mv.kind != "audit":
             return mv
         d = bytearray(mv.deck)
-        d[48 + 2 * 32] ^= 1  # the key for position 2 (a field card, opened during the round)
+        d[32 + 48 + 2 * 32] ^= 1  # the key for position 2 (a field card, opened during the round)
         return dataclasses.replace(mv, deck=bytes(d))
 
     with pytest.raises(HiddenDealError) as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hidden_helpers import Snoop, deal_pair, open_deal, play_round, seed
+from hidden_helpers import Snoop, d2_sum_attack, deal_pair, forged_step, open_deal, play_round, seed
 
 from p2pkoikoi.engine.cards import parse_cards
 from p2pkoikoi.engine.presets import get_preset
@@ -21,7 +21,17 @@ from p2pkoikoi.session.mental import (
     check_audit,
 )
 from p2pkoikoi.session.mental.claims import check_declared, check_undeclared, must_declare
-from p2pkoikoi.session.mental.deck import HOST, JOINER, DeckSecrets, decode_deck, encode_deck
+from p2pkoikoi.session.mental.deck import (
+    HOST,
+    JOINER,
+    DeckSecrets,
+    decode_deck,
+    encode_deck,
+    host_lock,
+    host_mask,
+    joiner_mask,
+)
+from p2pkoikoi.session.mental.errors import BadProofError
 from p2pkoikoi.session.mental.group import (
     CARD_POINTS,
     GROUP_ORDER,
@@ -29,7 +39,7 @@ from p2pkoikoi.session.mental.group import (
     derive_scalar,
     mul,
 )
-from p2pkoikoi.session.mental.table import FIELD_POSITIONS, dealt_owner
+from p2pkoikoi.session.mental.table import FIELD_POSITIONS, HiddenTable, dealt_owner
 
 
 def mask_of(codes: str) -> int:
@@ -43,12 +53,9 @@ def test_card_points_are_distinct_valid_and_not_small_multiples_of_the_base() ->
     assert len(set(CARD_POINTS)) == 48
     for p in CARD_POINTS:
         assert check_point(p) == p
-    import nacl.bindings as sodium
+    from p2pkoikoi.session.mental.group import ibase
 
-    small = {
-        bytes(sodium.crypto_scalarmult_ed25519_base_noclamp(i.to_bytes(32, "little")))
-        for i in range(1, 100)
-    }
+    small = {ibase(i) for i in range(1, 100)}
     assert not small & set(CARD_POINTS)
 
 
@@ -132,67 +139,80 @@ def test_the_modified_client_never_names_a_hidden_card() -> None:
 # ---------------------------------------------------------------------- cheats
 
 
-def test_wrong_masking_is_caught_at_the_audit_naming_the_host() -> None:
-    bad = derive_scalar(seed("bad"), b"x", 0)
+STEPS = [(1, HOST), (2, JOINER), (22, JOINER), (3, HOST)]
 
-    def tamper(step: int, data: bytes) -> bytes:
-        if step != 3:
-            return data
-        # the host masks stock position 40 with a key it did not derive
-        return data[: 40 * 32] + mul(bad, data[40 * 32 : 41 * 32]) + data[41 * 32 :]
 
-    host, joiner = deal_pair(tamper=tamper)
-    open_deal(host, joiner)
+@pytest.mark.parametrize(("step", "cheater"), STEPS, ids=["D1", "E", "D2", "D3"])
+def test_a_step_with_sums_of_its_inputs_is_refused_on_receipt_naming_its_sender(
+    step: int, cheater: int
+) -> None:
+    """The D2 sum attack (sums of input points at the cheater's own hand positions) and
+    the same attack on every other step: the proof does not hold, the step is refused
+    before anything of the deal opens."""
+    hs = DeckSecrets.derive(HOST, seed("sh"))
+    js = DeckSecrets.derive(JOINER, seed("sj"))
+    host = HiddenTable(HOST, 0, hs, b"ctx")
+    joiner = HiddenTable(JOINER, 0, js, b"ctx")
+    hand = tuple(p for p in range(24) if dealt_owner(p, 0) == cheater)
+    sums = d2_sum_attack(hand)
+    m1 = host.step1()
+    if step == 1:
+        bad = forged_step(1, hs, (), b"ctx", sums)
+        with pytest.raises(BadProofError) as exc:
+            joiner.on_step1(bad)
+        assert exc.value.seat == HOST and "shuffle proof" in str(exc.value)
+        return
+    m2 = joiner.on_step1(m1)
+    if step in (2, 22):
+        bad = forged_step(step, js, joiner.decks[0], b"ctx", sums)
+        with pytest.raises(BadProofError) as exc:
+            host.on_step2(bad)
+        want = "shuffle proof" if step == 2 else "re-keying proof"
+        assert exc.value.seat == JOINER and want in str(exc.value)
+        assert not host.cards and len(host.decks) == 1  # refused: no D3, no key went out
+        return
+    host.on_step2(m2)
+    bad = forged_step(3, hs, host.decks[1], b"ctx", sums)
+    with pytest.raises(BadProofError) as exc:
+        joiner.on_step3(bad)
+    assert exc.value.seat == HOST and "re-keying proof" in str(exc.value)
+
+
+def test_an_honest_deal_with_another_context_is_refused() -> None:
+    """A proof is bound to its deal: replayed into another deal it does not hold."""
+    host = HiddenTable(HOST, 0, DeckSecrets.derive(HOST, seed("ch")), b"round 1")
+    joiner = HiddenTable(JOINER, 0, DeckSecrets.derive(JOINER, seed("cj")), b"round 2")
+    with pytest.raises(BadProofError):
+        joiner.on_step1(host.step1())
+
+
+def test_the_audit_still_recomputes_every_step_naming_the_host() -> None:
+    """A third party's check of a deal (what ``verify`` runs) with decks no proof vouches for."""
+    hs = DeckSecrets.derive(HOST, seed("ah"))
+    js = DeckSecrets.derive(JOINER, seed("aj"))
+    d1 = host_mask(hs)
+    d2 = joiner_mask(js, d1)
+    d3 = list(host_lock(hs, d2))
+    d3[40] = mul(derive_scalar(seed("bad"), b"x", 0), d3[40])
     with pytest.raises(WrongMaskingError) as exc:
-        joiner.on_audit(host.audit())
+        check_audit(d1, d2, tuple(d3), hs, js)
     assert exc.value.seat == HOST and "step 3" in str(exc.value)
-    d1, d2, d3 = joiner.decks
-    with pytest.raises(WrongMaskingError) as exc2:
-        check_audit(d1, d2, d3, host.secrets, joiner.secrets)
-    assert exc2.value.seat == HOST
-
-
-def test_a_wrongly_masked_position_opens_no_card() -> None:
-    bad = derive_scalar(seed("bad"), b"x", 0)
-    f = FIELD_POSITIONS[0]
-
-    def tamper(step: int, data: bytes) -> bytes:
-        if step != 3:
-            return data
-        return data[: f * 32] + mul(bad, data[f * 32 : (f + 1) * 32]) + data[(f + 1) * 32 :]
-
-    host, joiner = deal_pair(tamper=tamper)
-    hp = host.deal_keys()
-    with pytest.raises(NotACardError) as exc:
-        joiner.on_keys(hp, host.keys_for(hp))
-    assert exc.value.seat == HOST
-
-
-def test_a_duplicated_card_is_caught_when_both_copies_open_and_at_the_audit() -> None:
-    """The joiner's step 2 puts one card of D1 at two field positions (its own keys on each)."""
-    hs = DeckSecrets.derive(HOST, seed("dh"))
-    js = DeckSecrets.derive(JOINER, seed("dj"))
-    from p2pkoikoi.session.mental.deck import host_lock, host_mask
-    from p2pkoikoi.session.mental.table import HiddenTable
-
-    host = HiddenTable(HOST, 0, hs)
-    joiner = HiddenTable(JOINER, 0, js)
-    d1 = decode_deck(host.step1(), HOST, 1)
-    a, b = FIELD_POSITIONS[0], FIELD_POSITIONS[1]
     perm = list(js.perm)
-    perm[b] = perm[a]  # the same D1 card twice
-    d2 = tuple(mul(js.keys[j], d1[perm[j]]) for j in range(48))
-    assert host_mask(hs) == d1
-    d3 = host.on_step2(encode_deck(d2))
-    joiner.decks = [d1, d2, host_lock(hs, d2)]
-    assert joiner.decks[2] == decode_deck(d3, HOST, 3)
-    jp = joiner.deal_keys()
-    with pytest.raises(DuplicateCardError) as exc:
-        host.on_keys(jp, joiner.keys_for(jp))
-    assert exc.value.seat == JOINER
+    perm[1] = perm[0]  # the same D1 card twice
+    dup = tuple(mul(js.keys[j], d1[perm[j]]) for j in range(48))
     with pytest.raises(WrongMaskingError) as exc2:
-        check_audit(d1, d2, joiner.decks[2], hs, js)
+        check_audit(d1, dup, host_lock(hs, dup), hs, js)
     assert exc2.value.seat == JOINER and "step 2" in str(exc2.value)
+
+
+def test_a_wrong_key_opens_no_card() -> None:
+    host, joiner = deal_pair()
+    hp = host.deal_keys()
+    keys = bytearray(host.keys_for(hp))
+    keys[:32] = derive_scalar(seed("bad"), b"x", 0)
+    with pytest.raises(NotACardError) as exc:
+        joiner.on_keys(hp, bytes(keys))
+    assert exc.value.seat == HOST
 
 
 def test_a_deck_with_a_repeated_point_or_a_bad_point_is_refused_at_once() -> None:
@@ -282,9 +302,9 @@ def test_a_malformed_audit_is_broken() -> None:
     unreduced = audit[: perm_at + 48] + b"\xff" * 32 + audit[perm_at + 80 :]
     with pytest.raises(BrokenAuditError):
         joiner.on_audit(unreduced)
-    # a joiner audit for the host is the wrong length
+    # an audit with the wrong length
     with pytest.raises(BrokenAuditError):
-        host.on_audit(audit)
+        host.on_audit(audit + b"\x00")
 
 
 def test_secrets_encode_and_decode() -> None:

@@ -339,8 +339,8 @@ _CARD_KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act
 
 
 def _hexdata(value: Any, where: str) -> bytes:
-    if not isinstance(value, str) or len(value) % 2 or len(value) > 2 * 8192:
-        raise _fail(f"{where} must be hex digits (at most 8192 bytes)")
+    if not isinstance(value, str) or len(value) % 2 or len(value) > 2 * 16384:
+        raise _fail(f"{where} must be hex digits (at most 16384 bytes)")
     try:
         return bytes.fromhex(value)
     except ValueError:

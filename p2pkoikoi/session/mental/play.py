@@ -97,6 +97,12 @@ def deal_secrets(seat: int, secret: bytes, round_no: int, attempt: int) -> DeckS
     return DeckSecrets.derive(seat, seed)
 
 
+def deal_context(state: MatchState) -> bytes:
+    """What a deal's proofs are bound to: ``u16 round || u16 attempt || u8 dealer``
+    (each proof's own hash adds its step, its input and its output deck)."""
+    return state.round.to_bytes(2, "big") + state.attempt.to_bytes(2, "big") + bytes([state.dealer])
+
+
 class HiddenMatch:
     """One side of a hidden-deal match (see the module docstring)."""
 
@@ -215,7 +221,9 @@ class HiddenMatch:
         self._declared: dict[int, bool] = {}
         self._pending_play: tuple[int, Action, int] | None = None  # seat, action, drawn card
         self._decks = hashlib.sha256(TAG_DECKS).digest()  # chain over this deal's decks
-        self.table = HiddenTable(self.seat, s.dealer, self._secrets(s.round, s.attempt))
+        self.table = HiddenTable(
+            self.seat, s.dealer, self._secrets(s.round, s.attempt), deal_context(s)
+        )
         self._expect = [("deck1", HOST), ("deck2", JOINER), ("deck3", HOST), ("keys", JOINER)]
         if self.seat == HOST:
             self._send(CardMove("deck1", HOST, deck=self.table.step1()))

@@ -121,11 +121,11 @@ class _Nonces:
         return reduce_wide(hashlib.sha512(self.seed + label + i.to_bytes(4, "big")).digest())
 
 
-def _challenges(context: bytes, xs: Sequence[Point], ys: Sequence[Point], c: Sequence[Point]):
+def _challenges(
+    context: bytes, xs: Sequence[Point], ys: Sequence[Point], c: Sequence[Point]
+) -> tuple[bytes, list[int]]:
     seed = _h(TAG_U, context, b"".join(xs), b"".join(ys), b"".join(c))
-    u = [
-        reduce_wide(hashlib.sha512(seed + i.to_bytes(4, "big")).digest()) for i in range(len(xs))
-    ]
+    u = [reduce_wide(hashlib.sha512(seed + i.to_bytes(4, "big")).digest()) for i in range(len(xs))]
     return seed, u
 
 
@@ -170,9 +170,7 @@ def prove_shuffle(
     t2 = ibase(w2)
     t3 = combine(zip(wp, GENERATORS, strict=True), w3)
     t4 = psub(combine(zip(wp, ys, strict=True)), imul(w4, a))
-    that = [
-        padd(ibase(what[i]), imul(wp[i], chat[i - 1] if i else CHAIN_BASE)) for i in range(n)
-    ]
+    that = [padd(ibase(what[i]), imul(wp[i], chat[i - 1] if i else CHAIN_BASE)) for i in range(n)]
     e = _challenge_e(seed, chat, (t1, t2, t3, t4), that)
     rbar = sum(r) % L
     v = [1] * n
@@ -238,7 +236,9 @@ def verify_shuffle(
 
 
 # ---------------------------------------------------------------------- re-keying each position
-def prove_rekey(context: bytes, xs: Sequence[Point], ys: Sequence[Point], keys: Sequence[bytes]):
+def prove_rekey(
+    context: bytes, xs: Sequence[Point], ys: Sequence[Point], keys: Sequence[bytes]
+) -> bytes:
     """The proof that ``ys[i] = keys[i]·xs[i]`` for all ``i``, by someone who knows the keys."""
     n = len(xs)
     nonce = _Nonces(b"".join(keys), context, b"".join(xs), b"".join(ys))
