@@ -33,9 +33,11 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "p2pkoikoi", *args]
 
 
-def start_host(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+def start_host(
+    tmp_path: Path, *extra: str, command: Callable[..., list[str]] = cli
+) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     proc = subprocess.Popen(
-        cli("host", "--headless", "--bot", "random", "--port", "0", "--name", "Alice", *extra),
+        command("host", "--headless", "--bot", "random", "--port", "0", "--name", "Alice", *extra),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
@@ -60,9 +62,11 @@ def start_host(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], dict
     return proc, first
 
 
-def run_join(tmp_path: Path, invite: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def run_join(
+    tmp_path: Path, invite: str, *extra: str, command: Callable[..., list[str]] = cli
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        cli("join", invite, "--headless", "--bot", "random", "--name", "Bob", *extra),
+        command("join", invite, "--headless", "--bot", "random", "--name", "Bob", *extra),
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from p2pkoikoi.engine import Action, InputError
-from p2pkoikoi.session import crypto, wire
+from p2pkoikoi.session import crypto, forfeits, wire
 from p2pkoikoi.session.errors import (
     CheatingError,
     LocalProtocolError,
@@ -161,9 +161,12 @@ def on_card(s: Session, msg: wire.CardMsg) -> None:
     s._commit_card(t, rec)
     try:
         h.receive(move)
-    except HiddenDealError:
+    except HiddenDealError as exc:
         round_no, attempt = h.deal_id  # the deal the table is in (the engine may be past it)
         s._evidence = Evidence(s.our_seat, round_no, attempt, h.table.secrets.encode())
+        if exc.seat == h.peer and s.forfeit is None:
+            # the cheater forfeits: our signed claim, resting on the evidence beside it
+            forfeits.record_forfeit(s, h.peer, f"cheated: {exc}"[:200])
         raise
     if s._catchup is None:
         pump(s)
