@@ -101,17 +101,17 @@ def test_strangers_before_authentication_cannot_end_the_host(tmp_path: Path) -> 
     )
     answer = frames(stranger(port, wire.encode_frame(old)))
     # the host's hello (so a version 1 program names both versions), then a plaintext abort
-    assert isinstance(answer[0], wire.HelloMsg) and answer[0].v == 2
+    assert isinstance(answer[0], wire.HelloMsg) and answer[0].v == 3
     assert isinstance(answer[-1], wire.AbortMsg)
-    assert "version 1" in answer[-1].reason and "version 2" in answer[-1].reason
-    newer = msgpack.packb({"type": "hello", "v": 3, "role": "joiner", "future": True})
+    assert "version 1" in answer[-1].reason and "version 3" in answer[-1].reason
+    newer = msgpack.packb({"type": "hello", "v": 4, "role": "joiner", "future": True})
     stranger(port, wire.encode_frame(newer))
     stranger(port, wire.encode_frame(b"\xc1 garbage"))
     abort = wire.encode_message(wire.AbortMsg(reason="changed my mind"))
     stranger(port, wire.encode_frame(abort))
     texts = warnings(host, 4)
-    assert "speaks version 1, this one speaks version 2" in texts[0], texts
-    assert "speaks version 3" in texts[1], texts
+    assert "speaks version 1, this one speaks version 3" in texts[0], texts
+    assert "speaks version 4" in texts[1], texts
     assert "not valid msgpack" in texts[2], texts
     assert "changed my mind" in texts[3], texts
     assert all(t.startswith("dropped a connection from 127.0.0.1") for t in texts)

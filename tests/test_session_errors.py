@@ -90,13 +90,13 @@ def test_wrong_type_before_hello() -> None:
 
 def test_wrong_field_type_in_hello() -> None:
     _, joiner = make_pair(RULES)
-    payload = msgpack.packb({"type": "hello", "v": 2, "role": "host", "program": 5, "eph": b""})
+    payload = msgpack.packb({"type": "hello", "v": 3, "role": "host", "program": 5, "eph": b""})
     expect(joiner, wire.encode_frame(payload), RemoteProtocolError, "field 'program'")
 
 
 def test_version_mismatch() -> None:
     _, joiner = make_pair(RULES)
-    payload = msgpack.packb({"type": "hello", "v": 3, "role": "host", "anything": "new"})
+    payload = msgpack.packb({"type": "hello", "v": 4, "role": "host", "anything": "new"})
     expect(joiner, wire.encode_frame(payload), VersionMismatchError, "protocol version mismatch")
 
 
@@ -111,7 +111,7 @@ def test_older_peer_is_refused_naming_both_versions() -> None:
     payload, rest = wire.decode_frame(out[len(wire.encode_frame(host._hello_payload)) :])
     assert payload is not None and rest == b""
     abort = wire.decode_message(payload)
-    assert isinstance(abort, wire.AbortMsg) and "version 2" in abort.reason
+    assert isinstance(abort, wire.AbortMsg) and "version 3" in abort.reason
 
 
 def test_both_claim_host() -> None:

@@ -426,7 +426,7 @@ def test_a_deal_that_ends_the_match_at_once_is_signed_at_once() -> None:
     """A one-round match whose only deal gives a hand yaku is over when it starts
     (the label is one whose seed deals one): both sides sign the result at once."""
     rules = get_preset("nintendo").with_settings(rounds=1)
-    host, joiner = make_pair(rules, label="over304")
+    host, joiner = make_pair(rules, label="over21")
     ev_h, ev_j = run_pair(host, joiner)
     for s, ev in ((host, ev_h), (joiner, ev_j)):
         kinds = [type(e).__name__ for e in ev]

@@ -100,47 +100,47 @@ def pack(obj: object) -> bytes:
         (b"\xc1", "not valid msgpack"),
         (b"", "not valid msgpack"),
         (pack([1, 2]), "not a map"),
-        (pack({"type": "ping", "v": 2, "nonce": b""}) + b"\x00", "trailing bytes"),
+        (pack({"type": "ping", "v": 3, "nonce": b""}) + b"\x00", "trailing bytes"),
         (pack({1: 2}), "map key is not a string|not valid msgpack"),
         (pack({b"type": "ping"}), "map key is not a string"),
-        (pack({"v": 2}), "missing or non-string 'type'"),
-        (pack({"type": 3, "v": 2}), "missing or non-string 'type'"),
-        (pack({"type": "nope", "v": 2}), "unknown type 'nope'"),
+        (pack({"v": 3}), "missing or non-string 'type'"),
+        (pack({"type": 3, "v": 3}), "missing or non-string 'type'"),
+        (pack({"type": "nope", "v": 3}), "unknown type 'nope'"),
         (pack({"type": "ping", "nonce": b""}), "missing or bad field 'v'"),
         (pack({"type": "ping", "v": True, "nonce": b""}), "missing or bad field 'v'"),
-        (pack({"type": "ping", "v": 3, "nonce": b""}), "protocol version 3"),
-        (pack({"type": "ping", "v": 2}), "missing field 'nonce'"),
-        (pack({"type": "ping", "v": 2, "nonce": "text"}), "field 'nonce' must be"),
-        (pack({"type": "ping", "v": 2, "nonce": b"x" * 33}), "field 'nonce' must be"),
-        (pack({"type": "ping", "v": 2, "nonce": b"", "x": 1}), "unknown field 'x'"),
+        (pack({"type": "ping", "v": 4, "nonce": b""}), "protocol version 4"),
+        (pack({"type": "ping", "v": 3}), "missing field 'nonce'"),
+        (pack({"type": "ping", "v": 3, "nonce": "text"}), "field 'nonce' must be"),
+        (pack({"type": "ping", "v": 3, "nonce": b"x" * 33}), "field 'nonce' must be"),
+        (pack({"type": "ping", "v": 3, "nonce": b"", "x": 1}), "unknown field 'x'"),
         (
-            pack({"type": "action", "v": 2, "seq": 0, "action": "stop", "hash": B32, "sig": B64}),
+            pack({"type": "action", "v": 3, "seq": 0, "action": "stop", "hash": B32, "sig": B64}),
             "field 'seq'",
         ),
         (
             pack(
-                {"type": "action", "v": 2, "seq": True, "action": "stop", "hash": B32, "sig": B64}
+                {"type": "action", "v": 3, "seq": True, "action": "stop", "hash": B32, "sig": B64}
             ),
             "field 'seq'",
         ),
         (
-            pack({"type": "action", "v": 2, "seq": 1.0, "action": "stop", "hash": B32, "sig": B64}),
+            pack({"type": "action", "v": 3, "seq": 1.0, "action": "stop", "hash": B32, "sig": B64}),
             "field 'seq'",
         ),
         (
-            pack({"type": "action", "v": 2, "seq": 1, "action": "stop", "hash": B64, "sig": B64}),
+            pack({"type": "action", "v": 3, "seq": 1, "action": "stop", "hash": B64, "sig": B64}),
             "field 'hash' must be 32 bytes",
         ),
-        (pack({"type": "chat", "v": 2, "text": "x" * 201}), "field 'text'"),
+        (pack({"type": "chat", "v": 3, "text": "x" * 201}), "field 'text'"),
         (
-            pack({"type": "hello", "v": 2, "role": "boss", "program": "x", "eph": B32}),
+            pack({"type": "hello", "v": 3, "role": "boss", "program": "x", "eph": B32}),
             "field 'role'",
         ),
         (
             pack(
                 {
                     "type": "over",
-                    "v": 2,
+                    "v": 3,
                     "hash": B32,
                     "tx": B32,
                     "scores": [1],
@@ -154,7 +154,7 @@ def pack(obj: object) -> bytes:
             pack(
                 {
                     "type": "over",
-                    "v": 2,
+                    "v": 3,
                     "hash": B32,
                     "tx": B32,
                     "scores": [1, 2],
@@ -175,14 +175,14 @@ def test_bad_messages(payload: bytes, message: str) -> None:
 
 
 def test_hello_version_mismatch_is_specific() -> None:
-    payload = pack({"type": "hello", "v": 3, "role": "host", "future": True})
-    with pytest.raises(VersionMismatchError, match="version 3, this one speaks version 2"):
+    payload = pack({"type": "hello", "v": 4, "role": "host", "future": True})
+    with pytest.raises(VersionMismatchError, match="version 4, this one speaks version 3"):
         wire.decode_message(payload)
     # a release that speaks version 1 (p2pkoikoi 0.1): one line naming both versions
     old = pack({"type": "hello", "v": 1, "role": "joiner", "program": "0.1.0", "eph": B32})
     with pytest.raises(VersionMismatchError) as info:
         wire.decode_message(old)
-    assert "version 1" in str(info.value) and "version 2" in str(info.value)
+    assert "version 1" in str(info.value) and "version 3" in str(info.value)
     assert "\n" not in str(info.value)
 
 

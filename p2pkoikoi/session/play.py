@@ -113,7 +113,18 @@ def send_resign(s: Session, reason: str) -> None:
     s._queue(wire.ResignMsg(seq=seq, sig=sig, reason=reason or None))
     s._commit_step(new, t, ActionRecord(seq, s.our_seat, RESIGN_TEXTS[reason], h, sig))
     s.last_local_events = events
-    s._finish()
+    _after_resign(s)
+
+
+def _after_resign(s: Session) -> None:
+    """The match is over; with the hidden deal, the deal in play is audited first
+    (protocol/hidden-deal.md section 5): the match finishes once both audits are in."""
+    h = s._hidden
+    if h is None:
+        s._finish()
+        return
+    s._hidden_seen = (len(h.events), h.applied)  # the resignation's events are reported
+    s._pump_hidden()
 
 
 def check_turn(s: Session, seq: int, what: str) -> tuple[MatchState, int, bytes]:
@@ -190,7 +201,7 @@ def on_resign(s: Session, msg: wire.ResignMsg) -> None:
     text = RESIGN_TEXTS[reason]
     s._commit_step(new, t, ActionRecord(msg.seq, seat, text, h, msg.sig))
     s._events.append(PeerResigned(msg.seq, seat, events, reason))
-    s._finish()
+    _after_resign(s)
 
 
 def commit_step(s: Session, new: MatchState, t: bytes, rec: ActionRecord) -> None:

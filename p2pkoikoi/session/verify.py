@@ -287,6 +287,14 @@ def _verify_hidden(
     from p2pkoikoi.session.mental.replay import replay_hidden
 
     assert r.rules is not None
+    if r.protocol < 3:
+        rep.add(
+            "hidden deal",
+            False,
+            f"a hidden deal of protocol version {r.protocol} (no shuffle proofs, another group)"
+            " cannot be replayed by this release: verify it with the release that played it",
+        )
+        return
     out = replay_hidden(r.rules, seed, r.actions, r.evidence, keys, t, rep.add)
     if out.failed:
         return

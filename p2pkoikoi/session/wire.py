@@ -22,7 +22,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from p2pkoikoi.session.errors import RemoteProtocolError, VersionMismatchError
 
-PROTOCOL_VERSION: Final = 2
+PROTOCOL_VERSION: Final = 3
 MAX_FRAME: Final = 65536  # payload bytes, not counting the 4-byte length
 HEADER: Final = 4
 MAX_NAME: Final = 32  # characters in a player name
