@@ -7,7 +7,9 @@ the hidden deal replaced by a cheat.  ATTACK:
   an honest ``E``, so its re-keying proof is what must fail;
 * ``e-sums``: the same sums in the joiner's singly masked deck ``E`` (the shuffle proof);
 * ``d1-sums``: the host's D1 holds sums of card points; ``d3-sums``: the host's D3 holds
-  sums of D2 entries.
+  sums of D2 entries;
+* ``leave-mid-deal``: the joiner's program ends (no goodbye, as a killed program) when
+  it receives D3, so it never sends the deal keys it owes.
 
 Each forged step carries the best proof the cheater's real secrets give for it.  The first
 deal is forged; the program is otherwise the real one (transport, session, records).
@@ -49,7 +51,14 @@ def install(attack: str) -> None:
         d3, _ = step3(sec, d2, context)
         return d3, forged_step(3, sec, d2, context, d2_sum_attack(_hand(0)))
 
-    if attack == "d1-sums":
+    if attack == "leave-mid-deal":
+        import os
+
+        def leave(self: table.HiddenTable, data: bytes) -> None:
+            os._exit(0)
+
+        table.HiddenTable.on_step3 = leave  # type: ignore[method-assign]
+    elif attack == "d1-sums":
         table.step1_message = forged1
     elif attack in ("d2-sums", "e-sums"):
         table.step2_message = forged2

@@ -294,3 +294,32 @@ def test_a_step_with_sums_is_refused_at_once_between_real_processes(
     result = verify(jrec if cheater == 0 else hrec)
     assert result.returncode != 0
     assert f"seat {cheater} cheated" in result.stdout and named in result.stdout, result.stdout
+
+
+def test_leaving_mid_deal_is_a_forfeit_in_the_other_sides_record(tmp_path: object) -> None:
+    """The joiner's program ends after its masking step, owing the deal keys: once the
+    host gives up on it (here at once: no reconnect window), its record holds the
+    joiner's forfeit, signed by the host, and says so."""
+    import json
+    from pathlib import Path
+
+    from test_headless import finish, run_join, start_host, verify
+
+    tmp = Path(str(tmp_path))
+    hrec = tmp / "host.koikoi"
+    host, first = start_host(
+        tmp, "--bind", "127.0.0.1", "--set", "deal=hidden", "--reconnect-window", "0",
+        "--record", str(hrec),
+    )  # fmt: skip
+    run_join(tmp, first["invite"], command=cheater_cli("leave-mid-deal"))
+    code, _, err = finish(host)
+    assert code != 0 and "the joiner forfeits" in err, err
+    record = json.loads(hrec.read_text())
+    assert (
+        record["forfeit"]["seat"] == 1
+        and "left during the hidden deal" in (record["forfeit"]["reason"])
+    )
+    kinds = [a.get("kind") for a in record["actions"]]
+    assert kinds[-1] == "deck3"  # the host's step; the joiner's keys never came
+    result = verify(hrec)
+    assert result.returncode == 3 and "forfeit" in result.stdout, result.stdout

@@ -49,6 +49,23 @@ def peer_withheld(s: Session, reason: str) -> None:
         record_forfeit(s, s.role.other.seat, reason[:200])
 
 
+def peer_left(s: Session) -> None:
+    """The transport gave up on the peer (the connection is gone, no resume came within
+    the reconnect window) while the peer's program owed a move of the hidden deal (a
+    deck step, keys, a declaration, a draw key, an audit): leaving mid-deal is the
+    peer's forfeit (protocol/hidden-deal.md section 7), in :attr:`forfeit` and in the
+    record.  A decision owed by a person falls under the turn limit instead."""
+    h = s._hidden
+    due = h.expecting if h is not None and s._result is None else None
+    # (the session may already be closed by the end of the connection: ask the table)
+    if s.forfeit is None and due is not None and due[1] != s.our_seat and due[0] != "act":
+        record_forfeit(
+            s,
+            s.role.other.seat,
+            f"left during the hidden deal after move {s.seq}, owing a move of it",
+        )
+
+
 def note_forfeit(s: Session) -> None:
     """An end between the joiner's value and the host's reveal is the host's forfeit."""
     if (

@@ -414,8 +414,10 @@ class Session:
     def peer_gone(self) -> None:
         """The transport gave up on the peer (a deadline passed, the connection broke):
         if that happened between the joiner's value and the host's reveal, the
-        host forfeits (:attr:`forfeit`, and in the record)."""
+        host forfeits; if the peer's program owed a move of the hidden deal, the
+        peer forfeits (:attr:`forfeit`, and in the record)."""
         forfeits.note_forfeit(self)
+        forfeits.peer_left(self)
 
     def peer_withheld(self, reason: str) -> None:
         """The transport's deadline for a move of the hidden deal that the peer's

@@ -433,7 +433,8 @@ class NetworkLink:
         self._session.peer_gone()  # between the joiner's value and the reveal: host forfeits
         forfeit = self._session.forfeit
         if forfeit is not None and forfeit.seat != self.seat and "forfeits" not in str(exc):
-            exc = _reworded(exc, f"{forfeit.reason} ({exc}): the host forfeits the match")
+            who = ("the host", "the joiner")[forfeit.seat]
+            exc = _reworded(exc, f"{forfeit.reason} ({exc}): {who} forfeits the match")
         s = self._session
         if self.seat == 0 and s.match is not None and not s.joiner_started:
             # we revealed, but the joiner never confirmed it: if the reveal was lost on
