@@ -114,13 +114,22 @@ def _timeouts(args: argparse.Namespace) -> Timeouts:
     )
 
 
+def _between_people(args: argparse.Namespace, rules: RuleSet) -> RuleSet:
+    """A match between people deals hidden (mental poker, protocol/hidden-deal.md)
+    unless ``--set deal=...`` says otherwise; practice, selfplay and bench stay open."""
+    chosen = any(
+        a.partition("=")[0].strip().replace("-", "_") == "deal" for a in args.settings or []
+    )
+    return rules if chosen else rules.with_settings(deal="hidden")
+
+
 def _expected(args: argparse.Namespace) -> RuleSet | None:
     if args.expect_rules is None and not args.settings:
         return None
     rules = get_preset(args.expect_rules or DEFAULT_PRESET)
     for assignment in args.settings:
         rules = rules.apply_setting(assignment)
-    return rules
+    return _between_people(args, rules)  # what a host deals unless told otherwise
 
 
 def _own_fingerprint(args: argparse.Namespace) -> str:
@@ -186,7 +195,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     timeouts = _timeouts(args)
     record = _record(args)
     if host:
-        rules = rules_from_args(args)
+        rules = _between_people(args, rules_from_args(args))
         if not 0 <= args.port <= 65535:
             raise InputError(f"--port {args.port} is outside 0..65535")
         if not 0 <= args.turn_limit <= MAX_TURN_LIMIT:
