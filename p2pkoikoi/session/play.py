@@ -82,7 +82,11 @@ def send_action(s: Session, action: Action | str) -> None:
     if s._hidden is not None:
         s.last_local_events = ()
         s._hidden.act(action)  # the table checks legality; a play waits for the draw key
-        s._pump_hidden()
+        s._local_move = True  # what it does now is ours to report (last_local_events)
+        try:
+            s._pump_hidden()
+        finally:
+            s._local_move = False
         return
     try:
         new, events = m.apply(action)
