@@ -73,3 +73,19 @@ def test_a_12_round_hidden_match_verifies_complete_on_both_sides(
         result = verify(path)
         assert result.returncode == 0, result.stdout
         assert "not audited" not in result.stdout
+
+
+@pytest.mark.parametrize(("extra", "deal"), [((), "hidden"), (("--set", "deal=open"), "open")])
+def test_host_deals_hidden_unless_told_otherwise(
+    tmp_path: Path, extra: tuple[str, ...], deal: str
+) -> None:
+    """Between people the host deals hidden by default; ``--set deal=open`` plays open.
+    The handshake shows which to both (the joiner's rules_proposed, the host's handshake)."""
+    host, first = start_host(tmp_path, "--bind", "127.0.0.1", "--rounds", "1", *extra)
+    joined = run_join(tmp_path, first["invite"])
+    code, out, err = finish(host)
+    assert joined.returncode == 0 and code == 0, (joined.stderr, err)
+    proposed = next(e for e in lines(joined.stdout) if e["event"] == "rules_proposed")
+    assert proposed["rules"]["deal"] == deal
+    handshake = next(e for e in lines(out) if e["event"] == "handshake")
+    assert handshake["rules"]["deal"] == deal
