@@ -69,11 +69,9 @@ from p2pkoikoi.session.mental.group import (
     POINT_LEN,
     SCALAR_LEN,
     Point,
-    combine,
     hash_point,
-    ibase,
-    imul,
     is_point,
+    mul_many,
     padd,
     psub,
     psum,
@@ -136,6 +134,16 @@ def _challenge_e(
 
 
 # ---------------------------------------------------------------------- shuffle under one mask
+# Every multiplication of a step is independent of the others once its inputs are
+# known, so each phase hands all of them to :func:`mul_many` at once; sums follow.
+def _sums(products: list[Point], sizes: Sequence[int]) -> list[Point]:
+    out, at = [], 0
+    for n in sizes:
+        out.append(psum(products[at : at + n]))
+        at += n
+    return out
+
+
 def prove_shuffle(
     context: bytes,
     xs: Sequence[Point],
@@ -153,24 +161,33 @@ def prove_shuffle(
     inv_perm = [0] * n
     for i, j in enumerate(perm):
         inv_perm[j] = i
-    c = [padd(ibase(r[j]), GENERATORS[inv_perm[j]]) for j in range(n)]
+    c = [padd(g, GENERATORS[inv_perm[j]]) for j, g in enumerate(mul_many([(x, None) for x in r]))]
     seed, u = _challenges(context, xs, ys, c)
     up = [u[perm[i]] for i in range(n)]
     rhat = [nonce(b"rhat", i) for i in range(n)]
-    chat: list[Point] = []
-    prev = CHAIN_BASE
+    # the chain in closed form: ch_i = alpha_i*G + beta_i*H
+    alpha, beta, a_acc, b_acc = [], [], 0, 1
     for i in range(n):
-        prev = padd(ibase(rhat[i]), imul(up[i], prev))
-        chat.append(prev)
+        a_acc = (rhat[i] + up[i] * a_acc) % L
+        b_acc = b_acc * up[i] % L
+        alpha.append(a_acc)
+        beta.append(b_acc)
     w1, w2, w3, w4 = (nonce(b"w", k) for k in range(4))
     what = [nonce(b"what", i) for i in range(n)]
     wp = [nonce(b"wp", i) for i in range(n)]
-    a = combine(zip(u, xs, strict=True))
-    t1 = ibase(w1)
-    t2 = ibase(w2)
-    t3 = combine(zip(wp, GENERATORS, strict=True), w3)
-    t4 = psub(combine(zip(wp, ys, strict=True)), imul(w4, a))
-    that = [padd(ibase(what[i]), imul(wp[i], chat[i - 1] if i else CHAIN_BASE)) for i in range(n)]
+    pairs: list[tuple[int, Point | None]] = [(x, None) for x in alpha]
+    pairs += [(x, CHAIN_BASE) for x in beta]
+    pairs += list(zip(wp, GENERATORS, strict=True))  # t3
+    pairs += list(zip(wp, ys, strict=True)) + [(-w4 * x, p) for x, p in zip(u, xs, strict=True)]
+    pairs += [(w1, None), (w2, None), (w3, None)]
+    prod = mul_many(pairs)
+    chat = [padd(prod[i], prod[n + i]) for i in range(n)]
+    t3, t4 = _sums(prod[2 * n :], (n, 2 * n))
+    t1, t2, g3 = prod[5 * n :]
+    t3 = padd(t3, g3)
+    prev = [CHAIN_BASE, *chat[:-1]]
+    hats = mul_many([(x, None) for x in what] + list(zip(wp, prev, strict=True)))
+    that = [padd(hats[i], hats[n + i]) for i in range(n)]
     e = _challenge_e(seed, chat, (t1, t2, t3, t4), that)
     rbar = sum(r) % L
     v = [1] * n
@@ -216,17 +233,24 @@ def verify_shuffle(
     for x in u:
         uprod = uprod * x % L
     cbar = psub(psum(c), _SUM_GENERATORS)
-    chat_n = psub(chat[-1], imul(uprod, CHAIN_BASE))
-    ctilde = combine(zip(u, c, strict=True))
-    a = combine(zip(u, xs, strict=True))
-    t1 = padd(imul(e, cbar), ibase(s1))
-    t2 = padd(imul(e, chat_n), ibase(s2))
-    t3 = padd(imul(e, ctilde), combine(zip(sp, GENERATORS, strict=True), s3))
-    t4 = psub(combine(zip(sp, ys, strict=True)), imul(s4, a))
-    that = [
-        combine(((e, chat[i]), (sp[i], chat[i - 1] if i else CHAIN_BASE)), shat[i])
-        for i in range(n)
-    ]
+    prev = [CHAIN_BASE, *chat[:-1]]
+    # t1 = e*cbar + s1*G; t2 = e*(ch_47 - prod(u)*H) + s2*G;
+    # t3 = e*sum(u_j*c_j) + s3*G + sum(sp_i*H_i); t4 = sum(sp_i*Y_i) - s4*sum(u_j*X_j);
+    # th_i = e*ch_i + sh_i*G + sp_i*ch_(i-1)
+    pairs: list[tuple[int, Point | None]] = [(e * x % L, p) for x, p in zip(u, c, strict=True)]
+    pairs += list(zip(sp, GENERATORS, strict=True))
+    pairs += list(zip(sp, ys, strict=True)) + [(-s4 * x, p) for x, p in zip(u, xs, strict=True)]
+    pairs += [(e, x) for x in chat] + list(zip(sp, prev, strict=True))
+    pairs += [(x, None) for x in shat]
+    pairs += [(e, cbar), (s1, None), (e, chat[-1]), (-e * uprod, CHAIN_BASE), (s2, None)]
+    pairs += [(s3, None)]
+    prod = mul_many(pairs)
+    t3, t4 = _sums(prod, (2 * n, 2 * n))
+    that = [psum((prod[4 * n + i], prod[5 * n + i], prod[6 * n + i])) for i in range(n)]
+    ec, g1, ech, euh, g2, g3 = prod[7 * n :]
+    t1 = padd(ec, g1)
+    t2 = psum((ech, euh, g2))
+    t3 = padd(t3, g3)
     if _challenge_e(seed, chat, (t1, t2, t3, t4), that) != e:
         raise BadProofError(
             f"{who}'s shuffle proof does not hold: its masked deck is not a shuffle of the"
@@ -243,7 +267,7 @@ def prove_rekey(
     n = len(xs)
     nonce = _Nonces(b"".join(keys), context, b"".join(xs), b"".join(ys))
     w = [nonce(b"w", i) for i in range(n)]
-    rs = [imul(w[i], xs[i]) for i in range(n)]
+    rs = mul_many(list(zip(w, xs, strict=True)))
     e = reduce_wide(_h(TAG_REKEY, context, b"".join(xs), b"".join(ys), b"".join(rs)))
     s = [(w[i] + e * _scalar(keys[i])) % L for i in range(n)]
     return scalar_bytes(e) + b"".join(scalar_bytes(x) for x in s)
@@ -261,7 +285,8 @@ def verify_rekey(
     if any(x >= L for x in scal):
         raise BadProofError(f"{who}'s re-keying proof holds a value outside the group", seat)
     e, s = scal[0], scal[1:]
-    rs = [psub(imul(s[i], xs[i]), imul(e, ys[i])) for i in range(n)]
+    prod = mul_many(list(zip(s, xs, strict=True)) + [(-e, y) for y in ys])
+    rs = [padd(prod[i], prod[n + i]) for i in range(n)]
     if IDENTITY in rs or (
         reduce_wide(_h(TAG_REKEY, context, b"".join(xs), b"".join(ys), b"".join(rs))) != e
     ):
