@@ -65,6 +65,7 @@ from p2pkoikoi.session.mental.group import (
     derive_scalar,
     inv,
     mul,
+    mul_many,
     smul,
     unmask,
 )
@@ -141,31 +142,36 @@ class DeckSecrets:
         return cls(seat, scalar, perm, keys)
 
 
+def _int(s: Scalar) -> int:
+    return int.from_bytes(s, "little")
+
+
 # ---------------------------------------------------------------------- the three steps
 def host_mask(sec: DeckSecrets) -> Deck:
     """Step 1 (host): ``D1[j] = a · P[π_h(j)]``."""
     assert sec.seat == HOST
-    a = sec.scalar
-    return tuple(mul(a, CARD_POINTS[sec.perm[j]]) for j in range(DECK_SIZE))
+    a = _int(sec.scalar)
+    return tuple(mul_many([(a, CARD_POINTS[sec.perm[j]]) for j in range(DECK_SIZE)]))
 
 
 def joiner_mask(sec: DeckSecrets, d1: Deck) -> Deck:
     """Step 2 (joiner): ``D2[j] = b_j · D1[π_j(j)]`` (``d1`` already checked)."""
     assert sec.seat == JOINER
-    return tuple(mul(sec.keys[j], d1[sec.perm[j]]) for j in range(DECK_SIZE))
+    return tuple(mul_many([(_int(sec.keys[j]), d1[sec.perm[j]]) for j in range(DECK_SIZE)]))
 
 
 def host_lock(sec: DeckSecrets, d2: Deck) -> Deck:
     """Step 3 (host): ``D3[j] = (a_j · a⁻¹) · D2[j]``; multiplying checks each point of ``d2``."""
     assert sec.seat == HOST
     ai = inv(sec.scalar)
-    return tuple(mul(smul(sec.keys[j], ai), d2[j]) for j in range(DECK_SIZE))
+    return tuple(mul_many([(_int(smul(sec.keys[j], ai)), d2[j]) for j in range(DECK_SIZE)]))
 
 
 def joiner_shuffle(sec: DeckSecrets, d1: Deck) -> Deck:
     """Step 2, first half (joiner): ``E[j] = b · D1[π_j(j)]``, the deck its proof shuffles."""
     assert sec.seat == JOINER
-    return tuple(mul(sec.scalar, d1[sec.perm[j]]) for j in range(DECK_SIZE))
+    b = _int(sec.scalar)
+    return tuple(mul_many([(b, d1[sec.perm[j]]) for j in range(DECK_SIZE)]))
 
 
 def rekey_factors(sec: DeckSecrets) -> tuple[Scalar, ...]:
