@@ -95,11 +95,10 @@ def report(s: Session) -> None:
             s._events.append(ActionReceived(s._seq, last[1], new, last[0]))
         else:
             actor = last[0] if last is not None and h.applied != seen_applied else None
-            s.last_local_events = new if actor == s.our_seat else ()
-            if not (s._local_move and actor == s.our_seat):
-                # (a decision of ours applied at once reaches the caller as
-                # last_local_events; reporting it here as well would show it twice)
-                s._events.append(HiddenProgress(s._seq, actor, new))
+            # every engine event goes out once, here (also those of a decision of ours
+            # applied at once: a caller that showed last_local_events too showed it twice)
+            s.last_local_events = ()
+            s._events.append(HiddenProgress(s._seq, actor, new))
     if h.is_over and s._result is None:
         s._finish()
 

@@ -82,11 +82,7 @@ def send_action(s: Session, action: Action | str) -> None:
     if s._hidden is not None:
         s.last_local_events = ()
         s._hidden.act(action)  # the table checks legality; a play waits for the draw key
-        s._local_move = True  # what it does now is ours to report (last_local_events)
-        try:
-            s._pump_hidden()
-        finally:
-            s._local_move = False
+        s._pump_hidden()  # (its events are reported as HiddenProgress, not last_local_events)
         return
     try:
         new, events = m.apply(action)

@@ -233,7 +233,6 @@ class Session:
         self.hidden_secret = crypto.sha256(TAG_HIDDEN_SECRET, bytes(entropy))
         self._hidden: HiddenMatch | None = None
         self._hidden_seen = (0, 0)  # (engine events, decisions) already reported
-        self._local_move = False  # a local decision is being applied (its events are ours)
         self._evidence: Evidence | None = None
         self._expected = expected_rules
         self.rules: RuleSet | None = rules
