@@ -79,7 +79,7 @@ def game(
     bot_b = build(spec_b, bot_seed(mseed, "B"))
     cheat = Oracle()
     if oracle:
-        bot_a._reader = cheat  # type: ignore[attr-defined]  # checked in main()
+        bot_a._reader = cheat  # type: ignore[attr-defined]  # noqa: SLF001  the oracle replaces the bot's reader (checked in main())
     bots = (bot_a, bot_b) if a_seat == 0 else (bot_b, bot_a)
     m = new_match(rules.with_open_deal(), mseed)
     secs = [0.0, 0.0]

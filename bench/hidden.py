@@ -165,7 +165,7 @@ def loopback(rounds: int, deal: str, tmp: Path) -> tuple[float, Path]:
 def wire_figures(rec: Path) -> tuple[int, int]:
     """(card messages, wire bytes of them) from a hidden-deal record."""
     from p2pkoikoi.session import wire
-    from p2pkoikoi.session.record import decode_record
+    from p2pkoikoi.session.journal import decode_record
 
     r = decode_record(rec.read_bytes())
     count = size = 0
@@ -212,7 +212,7 @@ def main() -> None:
             tmp = Path(d)
             wall_open, _ = loopback(args.loopback, "open", tmp)
             wall_hidden, rec = loopback(args.loopback, "hidden", tmp)
-            from p2pkoikoi.session.record import decode_record
+            from p2pkoikoi.session.journal import decode_record
 
             record = decode_record(rec.read_bytes())
             deals = sum(1 for a in record.actions if a.kind == "audit") // 2

@@ -1,4 +1,4 @@
-"""Mutation testing of engine/ and session/ against their own tests: are the tests honest?
+"""Mutation testing of engine/, session/ and transport/ against their own tests: are the tests honest?
 
 A benchmark, not part of the test suite or ``.ci/run``: it prints a kill rate per
 file and every surviving mutant.  What the figures mean and the mutants judged
@@ -72,6 +72,7 @@ DOCS = REPO / "docs" / "mutation.md"
 #: stops at the first failure); the slow fuzzing and hidden-resume modules last, paid
 #: in full by survivors only.  One ``Session`` runs through all the modules below.
 SESSION_TESTS: tuple[str, ...] = (
+    "test_session_parts.py",  # each part's repr, the phase's table of moves
     "test_session_mutants.py",
     "test_session_exact.py",
     "test_session_edges.py",
@@ -84,11 +85,15 @@ SESSION_TESTS: tuple[str, ...] = (
     "test_session_errors.py",
     "test_hidden_resume.py",
 )
-#: session.py and the modules that hold the parts of its protocol (its own methods)
+#: session.py and the modules that hold the parts of its protocol (objects of their own)
 SESSION_MACHINE = (
     "session/session.py",
     "session/frames.py",
     "session/states.py",
+    "session/phases.py",
+    "session/identity.py",
+    "session/matches.py",
+    "session/views.py",
     "session/handshake.py",
     "session/commit_reveal.py",
     "session/play.py",
@@ -97,6 +102,26 @@ SESSION_MACHINE = (
     "session/rematch_session.py",
     "session/resume_session.py",
     "session/hidden_session.py",
+)
+
+#: the link's tests: whole matches of two links in memory (test_transport.py), then
+#: leaving, rematches, the turn limit, reconnects and the hidden deal over a link
+LINK_TESTS: tuple[str, ...] = (
+    "test_transport.py",
+    "test_link_parts.py",  # the parts seen from a raw session at the other end
+    "test_leave.py",
+    "test_rematch_link.py",
+    "test_turn_limit.py",
+    "test_reconnect.py",
+    "test_hidden_link.py",
+    "test_reconnect_tcp.py",  # `p2pkoikoi resume`: a link that starts with no stream
+)
+#: the link and the state it shares with its parts
+LINK_PARTS = (
+    "transport/match_link.py",
+    "transport/match_run.py",
+    "transport/pulse.py",
+    "transport/table_feed.py",
 )
 
 #: each module's own tests, fastest and most exact first (``-x`` stops at the first
@@ -130,6 +155,43 @@ TESTS: dict[str, tuple[str, ...]] = {
     "session/wire.py": ("test_wire.py", "test_wire_vectors.py"),
     "session/crypto.py": ("test_wire.py", "test_session_errors.py"),
     "session/vectors.py": ("test_wire_vectors.py",),
+    # transport/: in-memory links under trio's mock clock first (a few seconds a
+    # file), the slower gate and TCP reconnect tests only where they are the subject
+    **dict.fromkeys(LINK_PARTS, LINK_TESTS),
+    "transport/supervisor.py": (
+        "test_reconnect.py",
+        "test_link_parts.py",
+        "test_transport.py",
+        "test_hidden_link.py",
+        "test_reconnect_tcp.py",
+    ),
+    "transport/heartbeat.py": (
+        "test_link_parts.py",
+        "test_transport.py",
+        "test_hidden_link.py",
+        "test_reconnect.py",
+    ),
+    "transport/turn_clock.py": ("test_turn_limit.py", "test_link_parts.py"),
+    "transport/rematch_link.py": (
+        "test_rematch_link.py",
+        "test_link_parts.py",
+        "test_transport.py",
+    ),
+    "transport/key_question.py": ("test_gate.py", "test_link_parts.py", "test_transport.py"),
+    "transport/handshake_link.py": (
+        "test_transport.py",
+        "test_link_parts.py",
+        "test_ui_net.py",
+        "test_gate.py",
+    ),
+    "transport/connection.py": ("test_transport.py", "test_link_parts.py", "test_reconnect.py"),
+    "transport/gate.py": ("test_link_parts.py", "test_gate.py"),
+    "transport/reconnect.py": (
+        "test_reconnect.py",
+        "test_link_parts.py",
+        "test_reconnect_tcp.py",
+        "test_gate.py",  # the host's limits on reconnection attempts, over TCP
+    ),
 }
 SKIP_FILES = {"__init__.py", "errors.py", "testing.py"}
 PRELOAD = (
@@ -587,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         files = [
             str(p.relative_to(PACKAGE))
-            for sub in ("engine", "session")
+            for sub in ("engine", "session", "transport")
             for p in sorted((PACKAGE / sub).glob("*.py"))
             if p.name not in SKIP_FILES
         ]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from p2pkoikoi.engine.presets import PRESETS
+from p2pkoikoi.session.journal import decode_record
 from p2pkoikoi.session.mental import (
     BrokenAuditError,
     FalseClaimError,
@@ -20,7 +21,7 @@ from p2pkoikoi.session.mental.errors import BadProofError
 from p2pkoikoi.session.mental.group import mul
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
 from p2pkoikoi.session.mental.table import FIELD_POSITIONS
-from p2pkoikoi.session.record import decode_record, encode_record
+from p2pkoikoi.session.record import encode_record
 from p2pkoikoi.session.session import Session
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
 from p2pkoikoi.session.verify import verify_record

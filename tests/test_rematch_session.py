@@ -35,7 +35,8 @@ from p2pkoikoi.session.events import (
     RematchStarted,
     SendAction,
 )
-from p2pkoikoi.session.record import Record, decode_record, encode_record
+from p2pkoikoi.session.journal import decode_record
+from p2pkoikoi.session.record import Record, encode_record
 from p2pkoikoi.session.testing import det_bytes, det_key, make_pair, random_chooser, run_pair
 from p2pkoikoi.session.verify import verify_record
 

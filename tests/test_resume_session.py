@@ -4,6 +4,8 @@ verify, every seq exactly once."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from p2pkoikoi.engine import get_preset
@@ -214,3 +216,50 @@ def test_records_that_cannot_resume() -> None:
             resume_secret=j.resume_secret,
             entropy=det_bytes("q"),
         )
+
+
+def test_a_side_catching_up_on_its_own_lost_action_cannot_act_until_it_arrives() -> None:
+    """Our last action reached the peer but not our record (a crash before the journal
+    reached the disk): after the resume the peer re-sends it, and until it arrives our
+    engine state says it is our turn, which is not the live state: a local action
+    then is refused, not sent as a second action for the same seq."""
+    h, j = make_pair(RULES)
+    run_pair(h, j)
+    actor = h if h.match is not None and h.match.to_act == 0 else j
+    other = j if actor is h else h
+    choose = random_chooser(3)
+    assert actor.match is not None
+    other.receive_data(actor.send(SendAction(choose(actor.match))))
+    drain(other)
+    lost = actor.record()
+    cut = dataclasses.replace(lost, actions=lost.actions[:-1])
+    new_actor = Session.resume(
+        cut,
+        actor.role,
+        identity_key=det_key(actor.role.value),
+        resume_secret=actor.resume_secret,  # type: ignore[arg-type]
+        entropy=det_bytes("entropy/lost-own/a"),
+    )
+    new_other = resumed(other, "lost-own/o")
+    sides = {new_actor: new_other, new_other: new_actor}
+    refused = 0
+    for _ in range(20):
+        moved = False
+        for sender, receiver in sides.items():
+            data = sender.data_to_send()
+            while data:  # one frame at a time
+                frame, data = wire.decode_frame(data)
+                assert frame is not None
+                receiver.receive_data(wire.encode_frame(frame))
+                drain(receiver)
+                moved = True
+                m = new_actor.match
+                if new_actor.catching_up and m is not None and m.to_act == new_actor.our_seat:
+                    with pytest.raises(LocalProtocolError, match="re-sending the actions"):
+                        new_actor.send(SendAction(choose(m)))
+                    refused += 1
+        if not moved:
+            break
+    assert refused
+    assert not new_actor.catching_up and new_actor.seq == new_other.seq == len(lost.actions)
+    assert new_actor.record().actions == new_other.record().actions

@@ -21,7 +21,7 @@ from p2pkoikoi.session import (
     State,
     wire,
 )
-from p2pkoikoi.session.events import Ping
+from p2pkoikoi.session.events import ConnectionClosed, Ping
 from p2pkoikoi.session.session import MAX_BUFFER, SECRET_MIN
 from p2pkoikoi.session.testing import (
     SECRET,
@@ -434,3 +434,25 @@ def test_joiner_started_and_a_forfeit_only_between_value_and_reveal() -> None:
     joiner.peer_gone()
     host.peer_gone()
     assert joiner.forfeit is None and host.forfeit is None
+
+
+def test_an_end_in_the_seed_phase_before_the_joiners_value_is_no_forfeit() -> None:
+    """The host's forfeit needs the joiner's value out: before it (the commitment not yet
+    sent, or not yet answered) the host has seen nothing and an end is only an end."""
+    host, joiner = make_pair(RULES)
+    # up to the joiner's accept: both in SEED, the host's commitment not yet delivered
+    for _ in range(10):
+        host.receive_data(joiner.data_to_send())
+        drain(host)
+        if host.state is State.SEED:
+            break
+        joiner.receive_data(host.data_to_send())
+        drain(joiner)
+    assert host.state is State.SEED and joiner.state is State.SEED
+    assert joiner.record().commitment is None and joiner.record().joiner_value is None
+    joiner.peer_gone()
+    host.peer_gone()
+    joiner.receive_data(b"")
+    assert isinstance(drain(joiner)[-1], ConnectionClosed)
+    assert joiner.forfeit is None and host.forfeit is None
+    assert joiner.record().forfeit is None

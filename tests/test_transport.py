@@ -187,9 +187,16 @@ async def test_over_a_socket_bytes_leave_at_once_and_only_after_the_record_has_t
     checked = {"sends": 0}
     original = Connection._send_now
 
+    h, j = Side("host"), Side("joiner")
+    a, b = trio.socket.socketpair()
+    sa, sb = trio.SocketStream(a), trio.SocketStream(b)
+    side_of = {id(sa): h, id(sb): j}  # a connection's stream names its side
+
     def send_now(conn: Connection, data: bytes) -> int:
         sent = original(conn, data)
-        link = conn._link
+        link = side_of[id(conn.stream)].link
+        if link is None:  # still in the handshake: no move to check yet
+            return sent
         s = link.session
         path = link.record_path
         if sent and s.match is not None and path is not None and path.exists():
@@ -201,14 +208,12 @@ async def test_over_a_socket_bytes_leave_at_once_and_only_after_the_record_has_t
         return sent
 
     monkeypatch.setattr(Connection, "_send_now", send_now)
-    a, b = trio.socket.socketpair()
-    h, j = Side("host"), Side("joiner")
     with trio.fail_after(120):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(
                 play_side,
                 h,
-                trio.SocketStream(a),
+                sa,
                 host_session(),
                 random_choose(1),
                 tmp_path / "h.koikoi",
@@ -216,7 +221,7 @@ async def test_over_a_socket_bytes_leave_at_once_and_only_after_the_record_has_t
             nursery.start_soon(
                 play_side,
                 j,
-                trio.SocketStream(b),
+                sb,
                 joiner_session(),
                 random_choose(2),
                 tmp_path / "j.koikoi",

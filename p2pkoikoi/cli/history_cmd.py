@@ -78,7 +78,7 @@ def read_entry(path: Path, own_key: bytes | None) -> Entry:
     from p2pkoikoi.engine.presets import rules_label
     from p2pkoikoi.session.crypto import fingerprint
     from p2pkoikoi.session.errors import RecordError
-    from p2pkoikoi.session.record import decode_record
+    from p2pkoikoi.session.journal import decode_record
     from p2pkoikoi.session.verify import verify_record
 
     from .verify_cmd import read_record_bytes

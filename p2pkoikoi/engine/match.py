@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from p2pkoikoi.engine import actions as A
+import p2pkoikoi.engine.actions as A
 from p2pkoikoi.engine.actions import Action, ActionKind
 from p2pkoikoi.engine.cards import (
     ALL_MASK,

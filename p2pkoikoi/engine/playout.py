@@ -38,7 +38,7 @@ import math
 from collections.abc import Callable
 from typing import Protocol
 
-from p2pkoikoi.engine import actions as A
+import p2pkoikoi.engine.actions as A
 from p2pkoikoi.engine.actions import Action, ActionKind
 from p2pkoikoi.engine.cards import NIBBLE_LOW, SAME_MONTH, month_counts
 from p2pkoikoi.engine.match import MatchState, Phase, PlayerView

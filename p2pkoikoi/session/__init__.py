@@ -62,13 +62,13 @@ if TYPE_CHECKING:
         parse_join_target,
         spaced_invite,
     )
+    from p2pkoikoi.session.journal import decode_record
     from p2pkoikoi.session.record import (
         TIME_FORFEIT,
         ActionRecord,
         PlayerRecord,
         Record,
         ResultRecord,
-        decode_record,
         encode_record,
     )
     from p2pkoikoi.session.session import Role, Session, State, WaitingFor
@@ -117,7 +117,7 @@ _LAZY: dict[str, str] = {
     "Record": "p2pkoikoi.session.record",
     "ResultRecord": "p2pkoikoi.session.record",
     "TIME_FORFEIT": "p2pkoikoi.session.record",
-    "decode_record": "p2pkoikoi.session.record",
+    "decode_record": "p2pkoikoi.session.journal",
     "encode_record": "p2pkoikoi.session.record",
     "Role": "p2pkoikoi.session.session",
     "Session": "p2pkoikoi.session.session",

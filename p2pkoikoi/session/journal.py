@@ -43,7 +43,7 @@ from p2pkoikoi.session.record import (
     Record,
     ResultRecord,
     action_to_dict,
-    decode_record,
+    decode_compact_record,
     record_from_dict,
     record_to_dict,
 )
@@ -283,4 +283,17 @@ def decode_record_file(data: bytes) -> tuple[Record, JournalRead | None]:
     if is_journal(data):
         read = decode_journal(data)
         return read.record, read
-    return decode_record(data), None
+    return decode_compact_record(data), None
+
+
+def decode_record(data: bytes) -> Record:
+    """Parse and validate a record file's bytes.
+
+    A journal (the file of a match still being played, or of one whose
+    program crashed) decodes to the record of its complete entries; a compact
+    record is checked as :func:`~p2pkoikoi.session.record.decode_compact_record`
+    does.
+    """
+    if is_journal(data):
+        return decode_journal(data).record
+    return decode_compact_record(data)

@@ -3,7 +3,7 @@
 A record is UTF-8 JSON (``encode_record``).  While a match is played its file
 is a journal that grows by appending (:mod:`p2pkoikoi.session.journal`); the
 transport writes the compact record (atomically: a temporary file, then a
-rename) when the match ends.  Byte strings are lowercase hex.  ``decode_record`` validates
+rename) when the match ends.  Byte strings are lowercase hex.  ``decode_compact_record`` validates
 every field and raises :class:`RecordError` with a one-line reason.  What the
 signatures cover is defined in ``protocol/README.md`` ("Transcript");
 :func:`p2pkoikoi.session.verify.verify_record` checks all of it.
@@ -481,17 +481,12 @@ def record_from_dict(obj: Any) -> Record:
     )
 
 
-def decode_record(data: bytes) -> Record:
-    """Parse and validate a record file's bytes.
+def decode_compact_record(data: bytes) -> Record:
+    """Parse and validate a compact record file's bytes (the JSON form).
 
-    A journal (the file of a match still being played, or of one whose
-    program crashed; :mod:`p2pkoikoi.session.journal`) decodes to the record
-    of its complete entries.
+    :func:`p2pkoikoi.session.journal.decode_record` reads either form of a
+    record file (a journal too); this is its compact half.
     """
-    from p2pkoikoi.session.journal import decode_journal, is_journal  # it imports this module
-
-    if is_journal(data):
-        return decode_journal(data).record
     if len(data) > MAX_RECORD_BYTES:
         raise _fail(f"larger than {MAX_RECORD_BYTES} bytes")
     try:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, MatchState
 from p2pkoikoi.engine.rules import DealMode
-from p2pkoikoi.session import crypto
 from p2pkoikoi.session.errors import LocalProtocolError
 from p2pkoikoi.session.record import Record, resign_reason
 from p2pkoikoi.session.transcript import transcript_to_accept

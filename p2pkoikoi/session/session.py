@@ -74,53 +74,52 @@ the same error again.  A local misuse raises :class:`LocalProtocolError` and
 changes nothing.  ``session.waiting_for`` tells the transport which timeout
 applies.  ``session.record()`` is the verifiable record so far.
 
-Where the code lives: this module holds the :class:`Session` object (its
-state, its properties, byte output, the dispatch of local events and the
-record); each part of the protocol is a module of functions that take the
-session as ``s`` (its own methods, kept apart):
-:mod:`~p2pkoikoi.session.frames` (bytes in, frames to handlers, the error
-path), :mod:`~p2pkoikoi.session.handshake` (steps 1-3),
-:mod:`~p2pkoikoi.session.commit_reveal` (step 4),
-:mod:`~p2pkoikoi.session.play` (step 5),
-:mod:`~p2pkoikoi.session.rematch_session` (step 6),
-:mod:`~p2pkoikoi.session.resume_session` (resuming and catching up),
-:mod:`~p2pkoikoi.session.hidden_session` (the hidden deal's card moves),
-:mod:`~p2pkoikoi.session.forfeits`, :mod:`~p2pkoikoi.session.side_channel`
-(ping, chat, abort, bye) and :mod:`~p2pkoikoi.session.states` (the roles,
-phases and name rules they all share).
+Where the code lives: this module holds the :class:`Session` object, the
+router: it owns the phase (:class:`~p2pkoikoi.session.phases.Phase`, a table of
+the moves between phases), the frames in and out
+(:mod:`~p2pkoikoi.session.frames`), the event queue and the error, and hands
+each frame and each local event to the part for it.  Each part is an object
+that owns its own state and is handed what it uses (the phase, a queue
+callable, the event queue's ``append``, this side's
+:class:`~p2pkoikoi.session.identity.Identity`, values and callbacks), never the
+session: :class:`~p2pkoikoi.session.handshake.Handshake` (steps 1-3, and what
+the connection agreed), :class:`~p2pkoikoi.session.commit_reveal.CommitReveal`
+(step 4), :class:`~p2pkoikoi.session.play.Play` (step 5: the match, its
+transcript and record), :class:`~p2pkoikoi.session.hidden_session.HiddenPlay`
+(the hidden deal's card moves), :class:`~p2pkoikoi.session.rematch_session.Rematch`
+(step 6), :class:`~p2pkoikoi.session.resume_session.ResumeExchange` (resuming
+and catching up), :class:`~p2pkoikoi.session.forfeits.Forfeits` and
+:class:`~p2pkoikoi.session.side_channel.SideChannel` (ping, chat, abort, bye).
+The parts of one match (its forfeits, commit-reveal, play and rematch offers)
+are built together for each match: a rematch is a fresh set of parts, not a
+list of resets.  docs/architecture.md draws who owns what.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi import __version__
-from p2pkoikoi.engine import Event as EngineEvent
-from p2pkoikoi.engine import MatchState, RuleSet
-from p2pkoikoi.session import (
-    commit_reveal,
-    crypto,
-    forfeits,
-    frames,
-    handshake,
-    hidden_session,
-    play,
-    rematch_session,
-    resume_session,
-    side_channel,
-    wire,
-)
+from p2pkoikoi.engine import RuleSet
 from p2pkoikoi.session.code import ShortCode
+from p2pkoikoi.session.commit_reveal import CommitReveal
 from p2pkoikoi.session.errors import (
     LocalProtocolError,
     ProtocolError,
+    RefusedError,
     RemoteProtocolError,
+    RulesMismatchError,
 )
 from p2pkoikoi.session.events import (
+    NEED_DATA,
     AcceptRules,
+    ConnectionClosed,
     DeclineRematch,
     DeclineRules,
     Event,
@@ -134,19 +133,23 @@ from p2pkoikoi.session.events import (
     SendChat,
     SendEvent,
 )
-from p2pkoikoi.session.forfeits import Forfeit
-from p2pkoikoi.session.mental.play import HiddenMatch
+from p2pkoikoi.session.forfeits import HOST_STOPPED, Forfeit
+from p2pkoikoi.session.frames import Inbox, Outbox
+from p2pkoikoi.session.handshake import Handshake
+from p2pkoikoi.session.hidden_session import HiddenPlay
+from p2pkoikoi.session.identity import Identity
+from p2pkoikoi.session.matches import Matches
 from p2pkoikoi.session.pake import Pake
+from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.play import Play
 from p2pkoikoi.session.record import (
     RESIGN_TEXTS,
-    ActionRecord,
-    Evidence,
-    ForfeitRecord,
-    PlayerRecord,
+    TIME_FORFEIT,
     Record,
-    ResultRecord,
 )
 from p2pkoikoi.session.resume import ResumePoint
+from p2pkoikoi.session.resume_session import ResumeExchange, check_point
+from p2pkoikoi.session.side_channel import SideChannel
 from p2pkoikoi.session.states import (
     MAX_BUFFER,
     MIN_ENTROPY,
@@ -158,6 +161,7 @@ from p2pkoikoi.session.states import (
     check_name,
     sanitize,
 )
+from p2pkoikoi.session.views import SessionViews
 
 __all__ = [
     "MAX_BUFFER",
@@ -174,7 +178,7 @@ __all__ = [
 ]
 
 
-class Session:
+class Session(SessionViews):
     """One side of one connection.  See the module docstring."""
 
     def __init__(
@@ -191,6 +195,7 @@ class Session:
         turn_limit: int = wire.DEFAULT_TURN_LIMIT,
         program: str = __version__,
         _resume_secret: bytes | None = None,
+        _resume: tuple[ResumePoint, bytes | None] | None = None,
     ) -> None:
         """One side of a new match.
 
@@ -202,237 +207,301 @@ class Session:
         X25519 key, 32..63 the commit/joiner value; the PAKE's randomness is
         derived from all of it).
         """
-        self.role = Role(role)
+        role = Role(role)
         if not isinstance(identity_key, Ed25519PrivateKey):
             raise LocalProtocolError("identity_key must be an Ed25519 private key")
         if invite_secret is not None and len(invite_secret) < SECRET_MIN:
             raise LocalProtocolError(f"the invite secret must be at least {SECRET_MIN} bytes")
         if _resume_secret is None:
-            if self.role is Role.HOST and invite_secret is None:
+            if role is Role.HOST and invite_secret is None:
                 raise LocalProtocolError("the host needs its invite secret")
-            if self.role is Role.JOINER and (invite_secret is None) == (code is None):
+            if role is Role.JOINER and (invite_secret is None) == (code is None):
                 raise LocalProtocolError("the joiner uses either an invite secret or a code")
         if len(entropy) < MIN_ENTROPY:
             raise LocalProtocolError(f"entropy must be at least {MIN_ENTROPY} bytes")
-        if self.role is Role.HOST and rules is None:
+        if role is Role.HOST and rules is None:
             raise LocalProtocolError("the host must propose rules")
-        if self.role is Role.HOST and expected_rules is not None:
+        if role is Role.HOST and expected_rules is not None:
             raise LocalProtocolError("expected_rules is for the joiner")
-        if self.role is Role.JOINER and rules is not None:
+        if role is Role.JOINER and rules is not None:
             raise LocalProtocolError("the joiner does not propose rules (use expected_rules)")
         if isinstance(turn_limit, bool) or not 0 <= turn_limit <= wire.MAX_TURN_LIMIT:
             raise LocalProtocolError(f"the turn limit must be 0..{wire.MAX_TURN_LIMIT} seconds")
         check_name(name, LocalProtocolError)
-        self.name = name
+        self._me = Identity(role, name, identity_key)
         self.program = program[: wire.MAX_PROGRAM]
-        self._key = identity_key
-        self._pub = crypto.public_bytes(identity_key)
-        self._eph = crypto.x25519_private(bytes(entropy[:32]))
-        self._my_value = bytes(entropy[32:64])
-        # the hidden deal's match secret: never sent, never in the record (the .resume file)
-        self.hidden_secret = crypto.sha256(TAG_HIDDEN_SECRET, bytes(entropy))
-        self._hidden: HiddenMatch | None = None
-        self._hidden_seen = (0, 0)  # (engine events, decisions) already reported
-        self._evidence: Evidence | None = None
-        self._expected = expected_rules
-        self.rules: RuleSet | None = rules
-        self._rules_bytes = rules.encode() if rules is not None else b""
-        self.turn_limit = turn_limit if self.role is Role.HOST else 0
         self.code = code
 
         # the PAKE: which password(s) this side uses
         seed = crypto.sha256(b"p2pkoikoi/v2/pake-seed\x00", bytes(entropy))
-        self.via: str
         if _resume_secret is not None:
-            self.via, password = "resume", crypto.resume_password(_resume_secret)
-        elif self.role is Role.JOINER and code is not None:
-            self.via, password = "code", crypto.code_password(code)
+            via, password = "resume", crypto.resume_password(_resume_secret)
+        elif role is Role.JOINER and code is not None:
+            via, password = "code", crypto.code_password(code)
         else:
             assert invite_secret is not None
-            self.via, password = "invite", crypto.invite_password(bytes(invite_secret))
-        self._pake = Pake(self.role.value, password, seed + b"main")
-        self._pake_code: Pake | None = None
-        if self.role is Role.HOST and code is not None and _resume_secret is None:
-            self._pake_code = Pake("host", crypto.code_password(code), seed + b"code")
+            via, password = "invite", crypto.invite_password(bytes(invite_secret))
+        pake_code = None
+        if role is Role.HOST and code is not None and _resume_secret is None:
+            pake_code = Pake("host", crypto.code_password(code), seed + b"code")
 
-        self._state = State.HELLO
+        self._phase = Phase(State.HELLO)
         self._error: ProtocolError | None = None
-        self._in = bytearray()
-        self._eof = False
-        self._flooded = False  # the peer sent more than MAX_BUFFER unread bytes
-        self._out = bytearray()
+        self._inbox = Inbox()
+        self._outbox = Outbox()
         self._events: deque[Event] = deque()
-        self._send: crypto.Channel | None = None
-        self._recv: crypto.Channel | None = None
-        self._confirmed = False  # an authenticated frame from the peer has arrived
-        self._sent_first = False  # our first encrypted frame (auth / resume) is queued
-        self._hello_payload = handshake.make_hello(self, None)
-        self._out += wire.encode_frame(self._hello_payload)
-
-        self.session_id: bytes | None = None  # H0
-        self.resume_secret: bytes | None = None  # what a reconnection proves it holds
-        self._transcript = b""
-        self._t_commit = b""
-        self._t_reveal = b""
-        self.peer_name: str | None = None
-        self.peer_key: bytes | None = None
-        self._auth_sigs: dict[Role, bytes] = {}
-        self._start_sigs: dict[Role, bytes] = {}
-        self._commit_sig: bytes | None = None
-        self._accepted = False
-        self._commitment: bytes | None = None
-        self._host_value: bytes | None = None
-        self._joiner_value: bytes | None = None
-        self.seed: bytes | None = None
-        self._match: MatchState | None = None
-        self._seq = 0
-        self._actions: list[ActionRecord] = []
-        self._final_sigs: dict[Role, bytes] = {}
-        self._result: ResultRecord | None = None
-        self.forfeit: Forfeit | None = None
-        #: why the peer's final signature is missing (set by the transport when it gives up)
-        self.missing: str | None = None
-        self.last_local_events: tuple[EngineEvent, ...] = ()
-        # resuming (see Session.resume): transcript and state hash after each seq
-        self._tx_at: list[bytes] = []
-        self._hash_at: list[bytes] = []
-        self._resume_id: bytes | None = None  # the match's session id when resuming
-        self._resume_state = State.PLAY  # where a resumed session continues
-        self._catchup: tuple[int, bytes] | None = None  # the peer's (seq, transcript)
-        self.connection_id: bytes | None = None  # this connection's handshake hash
-        # rematches (protocol/README.md section 13): which match of this connection
-        self.match_number = 1
-        self._previous: bytes | None = None  # the previous match's final transcript
-        self._again_value: bytes | None = None  # our value once we offered/accepted
-        self._again_peer = False  # the peer offered (or accepted) the next match
-
-    # ------------------------------------------------------------------ properties
-    @property
-    def state(self) -> State:
-        return self._state
-
-    @property
-    def is_hidden(self) -> bool:
-        """A hidden-deal match has started (its deal secret must go to the .resume file)."""
-        return self._hidden is not None
-
-    @property
-    def our_seat(self) -> int:
-        return self.role.seat
-
-    @property
-    def match(self) -> MatchState | None:
-        """The current engine state once the match has started."""
-        return self._match
-
-    @property
-    def seq(self) -> int:
-        """The sequence number of the last action applied (0 before the first)."""
-        return self._seq
-
-    @property
-    def transcript_hash(self) -> bytes:
-        return self._transcript
-
-    @property
-    def catching_up(self) -> bool:
-        """After a resume, the peer is ahead and is re-sending the actions we lack:
-        local actions wait (the state is not the live one yet)."""
-        return self._catchup is not None
-
-    @property
-    def error(self) -> ProtocolError | None:
-        return self._error
-
-    @property
-    def waiting_for(self) -> WaitingFor:
-        st, host = self._state, self.role is Role.HOST
-        if st is State.HELLO:
-            return WaitingFor.PEER_HELLO
-        if st is State.AUTH:
-            return WaitingFor.PEER_AUTH
-        if st is State.RESUME:
-            return WaitingFor.PEER_RESUME
-        if st is State.RULES:
-            return WaitingFor.PEER_RULES_DECISION if host else WaitingFor.LOCAL_RULES_DECISION
-        if st is State.SEED:
-            if host:
-                return WaitingFor.JOINER_VALUE
-            return WaitingFor.COMMIT if self._commitment is None else WaitingFor.REVEAL
-        if st is State.PLAY:
-            assert self._match is not None
-            if self._hidden is not None:
-                due = self._hidden.expecting
-                if due == ("act", self.our_seat):
-                    return WaitingFor.LOCAL_ACTION
-                if due is not None and due[1] != self.our_seat and due[0] != "act":
-                    return WaitingFor.PEER_CARDS
-                return WaitingFor.PEER_ACTION
-            if self._match.to_act == self.our_seat:
-                return WaitingFor.LOCAL_ACTION
-            return WaitingFor.PEER_ACTION
-        if st is State.FINISH:
-            return WaitingFor.PEER_FINAL
-        return WaitingFor.NOTHING
+        emit = self._events.append
+        self._side = SideChannel(self._phase, self._outbox, self._q, emit, self._note_forfeit)
+        self._handshake = Handshake(
+            self._me,
+            self._phase,
+            self._outbox,
+            self._q,
+            emit,
+            program=self.program,
+            via=via,
+            eph=crypto.x25519_private(bytes(entropy[:32])),
+            pake=Pake(role.value, password, seed + b"main"),
+            pake_code=pake_code,
+            rules=rules,
+            expected=expected_rules,
+            turn_limit=turn_limit if role is Role.HOST else 0,
+            resume_id=None if _resume is None else _resume[0].record.session_id,
+            on_abort=self._side.on_abort,
+            on_agreed=lambda t_commit: self._matches.agreed(t_commit),
+            on_resume_keys=self._resume_keys,
+        )
+        self._matches = Matches(
+            self._me,
+            self._phase,
+            self._outbox,
+            self._q,
+            emit,
+            handshake=self._handshake,
+            my_value=bytes(entropy[32:64]),
+            # the hidden deal's match secret: never sent, never in the record (the .resume file)
+            hidden_secret=crypto.sha256(TAG_HIDDEN_SECRET, bytes(entropy)),
+            on_seed=lambda: self._start_match(),
+        )
+        self._resuming: ResumeExchange | None = None
+        if _resume is not None:
+            assert _resume_secret is not None
+            self._resuming = self._matches.restore(_resume[0], _resume_secret, _resume[1])
+        self._routes: dict[type, Callable[[Any], None]] = self._route_table()
 
     # ------------------------------------------------------------------ output
     def data_to_send(self) -> bytes:
         """All bytes queued by the session itself; write them to the peer in order."""
-        out = bytes(self._out)
-        self._out.clear()
-        return out
+        return self._outbox.take()
 
     def _queue(self, msg: wire.Message) -> None:
-        assert self._send is not None
-        self._out += wire.encode_frame(self._send.seal(wire.encode_message(msg)))
+        self._outbox.seal(msg)
+
+    def _q(self, msg: wire.Message) -> None:
+        # what the parts are handed: looks _queue up at each call (a test may replace it)
+        self._queue(msg)
 
     # ------------------------------------------------------------------ input
     def receive_data(self, data: bytes) -> None:
         """Bytes read from the peer; ``b""`` means the stream ended."""
-        frames.receive(self, data)
+        self._inbox.feed(data, reading=self._phase.state not in (State.ERROR, State.CLOSED))
 
     def next_event(self) -> Event | NeedData:
         """The next event, or :data:`NEED_DATA`; raises the protocol's errors."""
         if self._error is not None:
             raise self._error
         try:
-            return frames.next_event(self)
+            return self._next_event()
         except ProtocolError as exc:
-            frames.fail(self, exc)
+            self._fail(exc)
             raise
 
-    @property
-    def lacks_peer_final(self) -> bool:
-        """We signed the result; the peer's final signature has not arrived."""
-        return self._result is not None and self.role.other not in self._final_sigs
+    def _next_event(self) -> Event | NeedData:
+        inbox = self._inbox
+        while True:
+            if self._events:
+                return self._events.popleft()
+            if self._phase.state is State.CLOSED:
+                return NEED_DATA
+            if inbox.flooded:
+                raise RemoteProtocolError("the peer sent too much data at once")
+            payload = inbox.take()
+            if payload is not None:
+                self._handle_frame(payload)
+                continue
+            if inbox.eof:
+                if len(inbox):
+                    raise RemoteProtocolError("connection closed in the middle of a frame")
+                clean = self._phase.state is State.DONE
+                self._note_forfeit()
+                self._phase.go(State.CLOSED)
+                reason = "the connection ended" if clean else "the connection ended early"
+                return ConnectionClosed(clean=clean, reason=reason)
+            return NEED_DATA
 
-    @property
-    def joiner_started(self) -> bool:
-        """The joiner's start signature has arrived (so it has the reveal)."""
-        return Role.JOINER in self._start_sigs
+    def _handle_frame(self, payload: bytes) -> None:
+        if self._phase.state is State.HELLO:
+            msg = wire.decode_message(payload)
+            if isinstance(msg, wire.RefuseMsg):
+                reason = sanitize(msg.reason) or "no reason given"
+                self._phase.go(State.CLOSED)
+                raise RefusedError(f"the other side refused the connection: {reason}")
+            if isinstance(msg, wire.AbortMsg):
+                self._side.on_abort(msg)
+            if not isinstance(msg, wire.HelloMsg):
+                raise RemoteProtocolError(
+                    f"bad message from peer: expected hello, got {wire.TYPE_NAMES[type(msg)]}"
+                )
+            self._handshake.on_hello(msg, payload)
+            return
+        if not self._outbox.keyed:  # (cannot happen: keys come with the hello)
+            raise RemoteProtocolError("bad message from peer: nothing may follow the hello yet")
+        if not self._handshake.confirmed:
+            msg = self._handshake.first_frame(payload)
+        else:
+            msg = wire.decode_message(self._outbox.open(payload))
+        handler = self._routes.get(type(msg))
+        if handler is None:  # a second hello, a refuse
+            raise RemoteProtocolError(
+                f"bad message from peer: unexpected {wire.TYPE_NAMES[type(msg)]}"
+            )
+        handler(msg)
+
+    def _route_table(self) -> dict[type, Callable[[Any], None]]:
+        """Each message type to the part that handles it (the current match's, for its parts)."""
+        hs, side = self._handshake, self._side
+        return {
+            wire.AuthMsg: hs.on_auth,
+            wire.AcceptMsg: hs.on_accept,
+            wire.DeclineMsg: hs.on_decline,
+            wire.CommitMsg: lambda msg: self._seed_part("commit").on_commit(msg),
+            wire.ValueMsg: lambda msg: self._seed_part("value").on_value(msg),
+            wire.RevealMsg: lambda msg: self._seed_part("reveal").on_reveal(msg),
+            wire.StartMsg: lambda msg: self._seed_part("start").on_start(msg),
+            wire.ActionMsg: lambda msg: self._play_part("action").on_action(msg),
+            wire.ResignMsg: lambda msg: self._play_part("resign").on_resign(msg),
+            wire.OverMsg: lambda msg: self._play_part("over").on_over(msg),
+            wire.CardMsg: lambda msg: self._hidden_part().on_card(msg),
+            wire.PingMsg: side.on_ping,
+            wire.PongMsg: side.on_pong,
+            wire.ChatMsg: side.on_chat,
+            wire.AbortMsg: side.on_abort,
+            wire.ByeMsg: side.on_bye,
+            wire.ResumeMsg: lambda msg: self._resume_part().on_resume(msg),
+            wire.AgainMsg: lambda msg: self._m.rematch.on_again(msg),
+            wire.NoAgainMsg: lambda msg: self._m.rematch.on_no_again(msg),
+        }
+
+    def _seed_part(self, what: str) -> CommitReveal:
+        if self._m.seed is None:
+            raise self._phase.unexpected(what)
+        return self._m.seed
+
+    def _play_part(self, what: str) -> Play:
+        if self._m.play is None:
+            raise self._phase.unexpected(what)
+        return self._m.play
+
+    def _hidden_part(self) -> HiddenPlay:
+        if self._m.hidden is None:
+            raise self._phase.unexpected("card")
+        return self._m.hidden
+
+    def _resume_part(self) -> ResumeExchange:
+        if self._resuming is None:
+            raise self._phase.unexpected("resume")
+        return self._resuming
+
+    def _fail(self, exc: ProtocolError) -> None:
+        if self._error is not None:
+            return
+        self._error = exc
+        if (
+            isinstance(exc, RemoteProtocolError)
+            and not isinstance(exc, RulesMismatchError)
+            and self._phase.state is not State.CLOSED
+        ):
+            abort = wire.AbortMsg(reason=str(exc)[: wire.MAX_REASON])
+            if self._outbox.keyed and self._handshake.confirmed:
+                self._queue(abort)
+            else:  # the peer may not share our keys yet: say it in plaintext
+                self._outbox.plain(wire.encode_message(abort))
+        if self.forfeit is None:
+            self._note_forfeit()
+        self._phase.go(State.ERROR)
+        self._inbox.clear()
+
+    # ------------------------------------------------------------------ forfeits
+    def _note_forfeit(self) -> None:
+        """An end between the joiner's value and the host's reveal is the host's forfeit."""
+        m = self._m
+        if (
+            m.forfeits.forfeit is None
+            and self._phase.state is State.SEED
+            and m.seed is not None
+            and m.seed.host_owes_reveal
+        ):
+            m.forfeits.record(0, HOST_STOPPED)
 
     def peer_gone(self) -> None:
         """The transport gave up on the peer (a deadline passed, the connection broke):
         if that happened between the joiner's value and the host's reveal, the
-        host forfeits; if the peer's program owed a move of the hidden deal, the
-        peer forfeits (:attr:`forfeit`, and in the record)."""
-        forfeits.note_forfeit(self)
-        forfeits.peer_left(self)
+        host forfeits; if the peer's program owed a move of the hidden deal (a deck
+        step, keys, a declaration, a draw key, an audit), leaving mid-deal is the
+        peer's forfeit (protocol/hidden-deal.md section 7), in :attr:`forfeit` and in
+        the record.  A decision owed by a person falls under the turn limit instead."""
+        self._note_forfeit()
+        m = self._m
+        hidden, play = m.hidden, m.play
+        if hidden is None or play is None or play.result is not None or m.forfeits.forfeit:
+            return
+        # (the session may already be closed by the end of the connection: ask the table)
+        due = hidden.table.expecting
+        if due is not None and due[1] != self._me.seat and due[0] != "act":
+            m.forfeits.record(
+                self._me.role.other.seat,
+                f"left during the hidden deal after move {play.seq}, owing a move of it",
+            )
 
     def peer_withheld(self, reason: str) -> None:
         """The transport's deadline for a move of the hidden deal that the peer's
-        program owes passed: the peer forfeits (:func:`forfeits.peer_withheld`)."""
-        forfeits.peer_withheld(self, reason)
+        program owes (a deck step, keys, a declaration, a draw key, an audit:
+        :attr:`WaitingFor.PEER_CARDS`) passed: the peer forfeits
+        (protocol/hidden-deal.md section 7), in :attr:`forfeit` and in the record."""
+        if self.forfeit is None and self.waiting_for is WaitingFor.PEER_CARDS:
+            self._m.forfeits.record(self._me.role.other.seat, reason[:200])
 
     def claim_time_forfeit(self) -> None:
-        """The peer let its turn limit pass: the match ends as the peer's forfeit by
-        time (:func:`forfeits.claim_time_forfeit`)."""
-        forfeits.claim_time_forfeit(self)
+        """The peer let its turn limit pass (the transport measured it, with a grace
+        for latency): the match ends as the peer's forfeit by time.
 
-    def _unexpected(self, what: str) -> RemoteProtocolError:
-        return RemoteProtocolError(
-            f"unexpected {what} message from peer during {self._state.value}"
-        )
+        Records ``forfeit {seat: peer, reason: "time"}`` signed by us, queues an
+        ``abort`` saying so (the peer's last chance to learn why) and closes the
+        session: nothing it sends afterwards counts.
+        """
+        play = self._m.play
+        if (
+            self._phase.state is not State.PLAY
+            or play is None
+            or play.match.to_act == self._me.seat
+            or play.catchup is not None
+        ):
+            raise LocalProtocolError("a forfeit by time needs the peer's turn during play")
+        self._m.forfeits.record(self._me.role.other.seat, TIME_FORFEIT)
+        limit = self.turn_limit
+        self._queue(wire.AbortMsg(reason=f"your time ran out ({limit}s per decision): you forfeit"))
+        self._phase.go(State.CLOSED)
+        self._inbox.clear()
+
+    # ------------------------------------------------------------------ hookable steps
+    # Called through the session, so a test's hook set on one session sees every call.
+    def _start_match(self) -> None:
+        """The seed is known: the match starts (:meth:`Matches.start_match`)."""
+        self._matches.start_match()
+
+    def _resume_keys(self, h_resume: bytes) -> None:
+        assert self._resuming is not None
+        self._resuming.keys_ready(h_resume)
 
     # ------------------------------------------------------------------ resume
     @classmethod
@@ -462,119 +531,63 @@ class Session:
         A hidden-deal match also needs ``hidden_secret``, this side's secret for
         the deal (``session.hidden_secret``, kept in the .resume file, never in
         the record): the table is rebuilt from the record by making our own
-        moves again with it (:func:`hidden_session.rebuild`).
+        moves again with it (:meth:`HiddenPlay.rebuild`).
         """
-        return resume_session.resume(
-            cls,
-            point,
+        role = Role(role)
+        point, me, _ = check_point(point, role, identity_key, hidden_secret)
+        r = point.record
+        return cls(
             role,
             identity_key=identity_key,
-            resume_secret=resume_secret,
+            name=me.name,
             entropy=entropy,
+            rules=r.rules if role is Role.HOST else None,
+            expected_rules=r.rules if role is Role.JOINER else None,
+            turn_limit=r.turn_limit,  # range-checked here; the joiner keeps it from the record
             program=program,
-            hidden_secret=hidden_secret,
+            _resume_secret=resume_secret,
+            _resume=(point, hidden_secret),
         )
-
-    # ------------------------------------------------------------------ shared steps
-    # The parts' steps that other parts (and the tests' hooks) reach through the
-    # session: kept as methods, so a hook set on one session object sees every call.
-    _start_match = commit_reveal.start_match
-    _commit_step = play.commit_step
-    _finish = play.finish
-
-    # (the hidden deal's moves, signed card messages, live in hidden_session.py)
-    def _pump_hidden(self) -> None:
-        hidden_session.pump(self)
-
-    def _commit_card(self, t: bytes, rec: ActionRecord) -> None:
-        hidden = self._hidden
-        assert hidden is not None
-        self._commit_step(hidden.state, t, rec)
 
     # ------------------------------------------------------------------ sending
     def send(self, event: SendEvent) -> bytes:
         """Turn a local event into bytes; returns everything queued, in order."""
         if self._error is not None:
             raise LocalProtocolError(f"the session has failed: {self._error}")
-        if self._state is State.CLOSED:
+        if self._phase.state is State.CLOSED:
             raise LocalProtocolError("the session is closed")
         if isinstance(event, AcceptRules | DeclineRules):
-            handshake.send_rules_decision(self, event)
-        elif isinstance(event, SendAction):
-            play.send_action(self, event.action)
-        elif isinstance(event, Resign):
-            if event.reason not in RESIGN_TEXTS:
+            self._handshake.send_rules_decision(event)
+        elif isinstance(event, SendAction | Resign):
+            if isinstance(event, Resign) and event.reason not in RESIGN_TEXTS:
                 raise LocalProtocolError(f"unknown resignation reason {event.reason!r}")
-            play.send_resign(self, event.reason)
+            play = self._m.play
+            if play is None:
+                raise LocalProtocolError(
+                    f"cannot {'act' if isinstance(event, SendAction) else 'resign'}: "
+                    "the match is not in play"
+                )
+            if isinstance(event, SendAction):
+                play.send_action(event.action)
+            else:
+                play.send_resign(event.reason)
         elif isinstance(event, SendChat):
-            side_channel.send_chat(self, event.text)
+            self._side.send_chat(event.text)
         elif isinstance(event, Ping | Pong):
-            side_channel.send_ping(self, event)
+            self._side.send_ping(event)
         elif isinstance(event, OfferRematch):
-            rematch_session.send_again(self, event)
+            self._m.rematch.send_again(event)
         elif isinstance(event, DeclineRematch):
-            rematch_session.send_no_again(self, event)
+            self._m.rematch.send_no_again(event)
         elif isinstance(event, Goodbye):
-            if self._sent_first:
+            if self._outbox.sent_first:
                 self._queue(wire.ByeMsg())
-            self._state = State.CLOSED
+            self._phase.go(State.CLOSED)
         else:
             raise LocalProtocolError(f"cannot send {type(event).__name__}")
         return self.data_to_send()
 
     # ------------------------------------------------------------------ record
-    @property
-    def recorded_actions(self) -> Sequence[ActionRecord]:
-        """The actions so far, as in :meth:`record` but without copying (read only):
-        a journal appends the new ones after every step."""
-        return self._actions
-
-    @property
-    def result_record(self) -> ResultRecord | None:
-        return self._result
-
-    @property
-    def start_signatures(self) -> tuple[bytes | None, bytes | None]:
-        """(host's, joiner's) start signature, as known so far."""
-        return (self._start_sigs.get(Role.HOST), self._start_sigs.get(Role.JOINER))
-
-    @property
-    def final_signatures(self) -> tuple[bytes | None, bytes | None]:
-        """(host's, joiner's) signature over the final transcript, as known so far."""
-        return (self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER))
-
     def record(self) -> Record:
         """The verifiable record so far (finished or not)."""
-        players: list[PlayerRecord | None] = [None, None]
-        for role in Role:
-            auth, start = self._auth_sigs.get(role), self._start_sigs.get(role)
-            if role is self.role:
-                players[role.seat] = PlayerRecord(self.name, self._pub, auth, start)
-            elif self.peer_key is not None:
-                assert self.peer_name is not None  # both come with the peer's auth (or resume)
-                players[role.seat] = PlayerRecord(self.peer_name, self.peer_key, auth, start)
-        f = self.forfeit
-        return Record(
-            session_id=self.session_id,
-            rules=self.rules if self._rules_bytes else None,
-            host=players[0],
-            joiner=players[1],
-            accepted=self._accepted,
-            commitment=self._commitment,
-            joiner_value=self._joiner_value,
-            host_value=self._host_value if self.seed is not None else None,
-            match_seed=self.seed,
-            actions=tuple(self._actions),
-            result=self._result,
-            final_sigs=(self._final_sigs.get(Role.HOST), self._final_sigs.get(Role.JOINER)),
-            turn_limit=self.turn_limit if self._rules_bytes else 0,
-            commit_sig=self._commit_sig,
-            forfeit=None if f is None else ForfeitRecord(f.seat, f.reason, f.sig),
-            missing=self.missing,
-            evidence=self._evidence,
-            match_number=self.match_number,
-            previous=self._previous,
-        )
-
-
-#: canonical action texts already parsed (a few hundred exist; each is seen again and again)
+        return self._matches.record()

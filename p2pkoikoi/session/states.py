@@ -2,13 +2,14 @@
 
 Theory of operation
 -------------------
-:class:`~p2pkoikoi.session.session.Session` is one object, but its code lives in
-one module per part of the protocol (the handshake, the commit-reveal, play, the
-rematch, the resume, the hidden deal's card moves, the side channel).  Each part
-needs to say whose seat a role is, which phase the session is in and how a
-player name is checked; these values live here, below all the parts, so that
-no part imports another (or ``session.py``) just to name a phase.  ``session.py``
-re-exports them: ``from p2pkoikoi.session.session import Role, State`` still works.
+The :class:`~p2pkoikoi.session.session.Session` is a composition of parts, one
+object per part of the protocol (the handshake, the commit-reveal, play, the
+rematch, the resume, the hidden deal's card moves, the side channel), each in a
+module of its own.  Each part needs to say whose seat a role is, which phase the
+session is in and how a player name is checked; these values live here, below
+all the parts, so that no part imports another (or ``session.py``) just to name
+a phase.  ``session.py`` re-exports them: ``from p2pkoikoi.session.session
+import Role, State`` still works.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import enum
 import unicodedata
 from typing import Final
 
-from p2pkoikoi.session import wire
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import ProtocolError
 
 MIN_ENTROPY: Final = 64

@@ -12,8 +12,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import Action, MatchState, RuleSet
-from p2pkoikoi.session import wire
 from p2pkoikoi.session.events import Event, NeedData, Resign, SendAction
 from p2pkoikoi.session.session import Session, State, WaitingFor
 
@@ -90,14 +90,15 @@ def drain(session: Session) -> list[Event]:
 def forge(sender: Session, msg: wire.Message) -> bytes:
     """An encrypted frame as ``sender`` would write it (advancing its counter): what a
     modified peer sends, for tests of how the other side refuses it."""
-    assert sender._send is not None
-    return wire.encode_frame(sender._send.seal(wire.encode_message(msg)))
+    channel = sender._send  # noqa: SLF001  a test helper: the sender's own AEAD channel
+    assert channel is not None
+    return wire.encode_frame(channel.seal(wire.encode_message(msg)))
 
 
 def rewrite_queue(s: Session, change: Callable[[wire.Message], wire.Message]) -> None:
     """Make ``s`` pass every message it sends through ``change`` (a modified program)."""
-    queue = s._queue
-    s._queue = lambda msg: queue(change(msg))  # type: ignore[method-assign]
+    queue = s._queue  # noqa: SLF001  a test helper: a modified program's own queue
+    s._queue = lambda msg: queue(change(msg))  # type: ignore[method-assign]  # noqa: SLF001  (the same)
 
 
 Chooser = Callable[[MatchState], Action]

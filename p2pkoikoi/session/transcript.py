@@ -6,7 +6,7 @@ so the entries are spelled once (protocol/README.md section 6).
 
 from __future__ import annotations
 
-from p2pkoikoi.session import crypto
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.session.record import Record
 
 

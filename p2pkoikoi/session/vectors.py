@@ -16,8 +16,9 @@ from typing import Any
 
 from spake2.parameters.ed25519 import ParamsEd25519  # type: ignore[import-untyped]
 
+import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import get_preset
-from p2pkoikoi.session import crypto, wire
 from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import SendAction

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import get_preset
-from p2pkoikoi.session import crypto
 from p2pkoikoi.session.events import OfferRematch
 from p2pkoikoi.session.record import record_to_dict
 from p2pkoikoi.session.testing import SECRET, FrameLog, det_bytes, make_pair

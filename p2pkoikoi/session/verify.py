@@ -42,9 +42,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
 from p2pkoikoi.engine.rules import DealMode
-from p2pkoikoi.session import crypto
 from p2pkoikoi.session.record import TIME_FORFEIT, Record, ResultRecord, resign_reason
 from p2pkoikoi.session.transcript import transcript_to_accept
 

@@ -15,35 +15,57 @@ reconnects makes a new one per stream (an empty queue, a fresh writer).
   connection is dropped rather than our memory growing;
 * the **reader** (:meth:`Connection.reader`) receives bytes, feeds
   :meth:`Session.receive_data` and lets the link turn the session's events
-  into updates (``NetworkLink._process``).  A stream that ends during play
-  drops the connection (the link may resume); other errors fail the match.
+  into updates (:attr:`ConnectionHooks.process`).  A stream that ends during
+  play drops the connection (the link may resume); other errors fail the match.
 
-What to do when the connection breaks is the link's (``NetworkLink._drop``).
+A connection knows its stream, its session, the link's :class:`Pulse` and
+the link's :class:`ConnectionHooks` (callables), never the link itself.  It
+owns its ``lost`` event: set once the link gives the connection up
+(:attr:`ConnectionHooks.drop` decides whether to reconnect or stop for good).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import trio
 
 from p2pkoikoi.engine import KoiKoiError
-from p2pkoikoi.session import State
+from p2pkoikoi.session import Session, State
 from p2pkoikoi.transport.errors import PeerFloodError, TransportError
 from p2pkoikoi.transport.limits import OUTGOING_LIMIT, RECEIVE_SIZE
+from p2pkoikoi.transport.pulse import Pulse
 
-if TYPE_CHECKING:
-    from p2pkoikoi.transport.match_link import NetworkLink
+
+@dataclass(frozen=True)
+class ConnectionHooks:
+    """What a connection asks of its link."""
+
+    process: Callable[[], None]  # turn the session's events into updates
+    drop: Callable[[KoiKoiError], None]  # the connection broke: reconnect or stop
+    fail: Callable[[KoiKoiError], None]  # stop for good
+    resumable: Callable[[], bool]  # a lost connection would be replaced
+    online: Callable[[], bool]  # the link is not reconnecting
 
 
 class Connection:
     """The I/O of one stream (``stream=None``: no connection yet, nothing is written)."""
 
-    def __init__(self, link: NetworkLink, stream: trio.abc.Stream | None) -> None:
-        self._link = link
+    def __init__(
+        self,
+        stream: trio.abc.Stream | None,
+        session: Session,
+        pulse: Pulse,
+        hooks: ConnectionHooks,
+    ) -> None:
+        self._session = session
+        self._pulse = pulse
+        self._hooks = hooks
         self.stream = stream
+        self.lost = trio.Event()  # the link gave this connection up
         self.out_tx, self.out_rx = trio.open_memory_channel[bytes](math.inf)
         self.pending = 0  # bytes in that channel: bounded by OUTGOING_LIMIT in write
         self.writer_done = trio.Event()
@@ -66,7 +88,7 @@ class Connection:
         if not data:
             return
         if self.pending + len(data) > OUTGOING_LIMIT:
-            self._link._drop(
+            self._hooks.drop(
                 PeerFloodError(
                     f"the other player stopped reading: {self.pending // 1024} KiB wait to "
                     "be sent; connection closed"
@@ -100,12 +122,11 @@ class Connection:
         of bytes on the stream is the order of the calls.
         """
         stream = self.stream
-        link = self._link
         if (
             not isinstance(stream, trio.SocketStream)
-            or not link.online
-            or link._lost.is_set()
-            or link._stopped.is_set()
+            or not self._hooks.online()
+            or self.lost.is_set()
+            or self._pulse.is_stopped
         ):
             return 0
         sock = stream.socket
@@ -128,7 +149,6 @@ class Connection:
 
     async def writer(self) -> None:
         """The one task that writes to the stream, in channel order."""
-        link = self._link
         try:
             async for data in self.out_rx:
                 try:
@@ -136,19 +156,19 @@ class Connection:
                     await self.stream.send_all(data)
                     self.pending -= len(data)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    if not link._stopped.is_set():
-                        link._drop(TransportError("the connection to the other player broke"))
+                    if not self._pulse.is_stopped:
+                        self._hooks.drop(TransportError("the connection to the other player broke"))
                     return
         finally:
             self.writer_done.set()
 
     async def reader(self) -> None:
         """Receive, feed the session, let the link handle its events; until the end."""
-        link = self._link
+        hooks, pulse, s = self._hooks, self._pulse, self._session
         try:
-            while not link._stopped.is_set():
-                link._process()
-                if link._stopped.is_set() or link.session.state in (State.CLOSED, State.ERROR):
+            while not pulse.is_stopped:
+                hooks.process()
+                if pulse.is_stopped or s.state in (State.CLOSED, State.ERROR):
                     return
                 try:
                     data = await self._receive()
@@ -156,12 +176,12 @@ class Connection:
                     data = b""
                 except trio.ClosedResourceError:
                     return
-                if not data and link._resumable():  # keep the session: it resumes
-                    link._drop(TransportError("the connection to the other player broke"))
+                if not data and hooks.resumable():  # keep the session: it resumes
+                    hooks.drop(TransportError("the connection to the other player broke"))
                     return
-                link.session.receive_data(bytes(data))
+                s.receive_data(bytes(data))
         except KoiKoiError as exc:
-            link._fail(exc)
+            hooks.fail(exc)
 
     async def _receive(self) -> bytes | bytearray:
         """The next bytes from the stream (``b""``: it ended).

@@ -9,21 +9,34 @@ joiner's person decides about the host's rules in a task of its own while the
 link keeps reading; the peer's name, key and the rules are taken over from
 :class:`HandshakeComplete` and the key checked against the known peers
 (:class:`~p2pkoikoi.transport.key_question.KeyQuestion`).
+
+The handshake owns who plays: :attr:`Handshake.names`, :attr:`Handshake.rules`
+and :attr:`Handshake.peer_fingerprint` (set from the session when it is
+resumed, else by :meth:`Handshake.on_complete`).  It reads the session and
+acts through :class:`HandshakeHooks`, and waits on the link's :class:`Pulse`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import trio
 
-from p2pkoikoi.session import AcceptRules, DeclineRules, HandshakeComplete, RulesProposed, State
+from p2pkoikoi.engine import KoiKoiError, RuleSet
+from p2pkoikoi.session import (
+    AcceptRules,
+    DeclineRules,
+    HandshakeComplete,
+    RulesProposed,
+    Session,
+    State,
+    fingerprint,
+)
 from p2pkoikoi.transport.errors import TransportError
-from p2pkoikoi.transport.limits import step_limit
-
-if TYPE_CHECKING:
-    from p2pkoikoi.transport.match_link import NetworkLink
+from p2pkoikoi.transport.limits import Timeouts, step_limit
+from p2pkoikoi.transport.notes import Note
+from p2pkoikoi.transport.pulse import Pulse
 
 DecideRules = Callable[[RulesProposed], Awaitable[bool]]
 
@@ -33,40 +46,74 @@ async def accept_decision(proposal: RulesProposed) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class HandshakeHooks:
+    """What the handshake reads and does on its link."""
+
+    session: Callable[[], Session]
+    started: Callable[[], bool]  # the current match started
+    error: Callable[[], KoiKoiError | None]  # why the link failed, if it did
+    nursery: Callable[[], trio.Nursery | None]  # where the joiner's person decides
+    write: Callable[[bytes], None]
+    process: Callable[[], None]  # handle what the session received
+    fail: Callable[[KoiKoiError], None]
+    notify: Callable[[Note], None]
+    admit: Callable[[HandshakeComplete], bool]  # the known-peers check (False: failed)
+    save_record: Callable[[], None]
+
+
 class Handshake:
     """The handshake of a link's matches (``decide_rules``: the joiner's person)."""
 
-    def __init__(self, link: NetworkLink, decide_rules: DecideRules) -> None:
-        self._link = link
+    rules: RuleSet  # agreed in the handshake (or taken from a resumed session)
+
+    def __init__(
+        self,
+        session: Session,
+        decide_rules: DecideRules,
+        timeouts: Timeouts,
+        pulse: Pulse,
+        hooks: HandshakeHooks,
+    ) -> None:
         self._decide_rules = decide_rules
+        self._timeouts = timeouts
+        self._pulse = pulse
+        self._hooks = hooks
+        self._seat = seat = session.our_seat
+        self.names = (session.name, "?") if seat == 0 else ("?", session.name)
+        self.peer_fingerprint = ""
+        if session.peer_name is not None and session.rules is not None:  # a resumed session
+            self.rules = session.rules
+            names = [session.name, session.name]
+            names[1 - seat] = session.peer_name
+            self.names = (names[0], names[1])
+            assert session.peer_key is not None
+            self.peer_fingerprint = fingerprint(session.peer_key)
 
     async def run(self) -> None:
         """Run until the match starts; each step under its own ``fail_after``."""
-        link = self._link
-        s = link.session
-        while not link._started.is_set():
-            if link.error is not None:
-                raise link.error
-            if link._stopped.is_set():
+        hooks, pulse = self._hooks, self._pulse
+        s = hooks.session()
+        while not hooks.started():
+            failed = hooks.error()
+            if failed is not None:
+                raise failed
+            if pulse.is_stopped:
                 raise TransportError("the connection closed during the handshake")
             step = s.waiting_for
-            limit, error = step_limit(link.timeouts, step)
+            limit, error = step_limit(self._timeouts, step)
             try:
                 with trio.fail_after(limit):
-                    while (
-                        s.waiting_for is step
-                        and not link._started.is_set()
-                        and not link._stopped.is_set()
-                    ):
-                        await link._progress.wait()
+                    while s.waiting_for is step and not hooks.started() and not pulse.is_stopped:
+                        await pulse.changed()
             except trio.TooSlowError:
-                link._fail(error)
+                hooks.fail(error)
                 raise error from None
 
     def on_rules(self, ev: RulesProposed) -> None:
         """The host proposes its rules: the joiner's person decides, in a task."""
-        link = self._link
-        link._notify(
+        hooks = self._hooks
+        hooks.notify(
             {
                 "event": "rules_proposed",
                 "peer_name": ev.peer_name,
@@ -77,31 +124,33 @@ class Handshake:
                 "turn_limit": ev.turn_limit,
             }
         )
-        assert link._nursery is not None
-        link._nursery.start_soon(self._decide, ev)
+        nursery = hooks.nursery()
+        assert nursery is not None
+        nursery.start_soon(self._decide, ev)
 
     async def _decide(self, proposal: RulesProposed) -> None:
-        link = self._link
+        hooks = self._hooks
         ok = await self._decide_rules(proposal)
-        if link._stopped.is_set() or link.session.state is not State.RULES:
+        s = hooks.session()
+        if self._pulse.is_stopped or s.state is not State.RULES:
             return
         if ok:
-            link._write(link.session.send(AcceptRules()))
-            link._process()
+            hooks.write(s.send(AcceptRules()))
+            hooks.process()
         else:
-            link._write(link.session.send(DeclineRules("they chose Decline on the rules screen")))
-            link._fail(TransportError("you declined the host's rules"))
+            hooks.write(s.send(DeclineRules("they chose Decline on the rules screen")))
+            hooks.fail(TransportError("you declined the host's rules"))
 
     def on_complete(self, ev: HandshakeComplete) -> None:
         """Both sides proved who they are and agreed the rules: names, notes, known peers."""
-        link = self._link
-        s = link.session
-        link.rules = ev.rules
-        link.peer_fingerprint = ev.peer_fingerprint
+        hooks = self._hooks
+        s = hooks.session()
+        self.rules = ev.rules
+        self.peer_fingerprint = ev.peer_fingerprint
         names = [s.name, s.name]
-        names[1 - link.seat] = ev.peer_name
-        link.names = (names[0], names[1])
-        link._notify(
+        names[1 - self._seat] = ev.peer_name
+        self.names = (names[0], names[1])
+        hooks.notify(
             {
                 "event": "handshake",
                 "peer_name": ev.peer_name,
@@ -112,6 +161,6 @@ class Handshake:
                 "turn_limit": s.turn_limit,
             }
         )
-        if not link._keys.admit(ev):
+        if not hooks.admit(ev):
             return
-        link._save_record()
+        hooks.save_record()

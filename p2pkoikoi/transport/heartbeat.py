@@ -10,50 +10,72 @@ withholds a move of the hidden deal for a handshake step.  Silence counts
 from the last complete message, not the last byte (:meth:`Heartbeat.received`,
 which also answers pings and counts pings, pongs and chats against
 :class:`ChatterBudget`: a flood fails the match).
+
+The heartbeat owns the time of the last message (:attr:`Heartbeat.last_rx`),
+its ping count and the flood budget; it sees the session and the current
+connection through :class:`HeartbeatHooks` and acts through them (write a
+ping, warn, drop the connection, fail the match), never through the link.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import trio
 
-from p2pkoikoi.session import ChatReceived, Ping, Pong, State, WaitingFor
+from p2pkoikoi.engine import KoiKoiError
+from p2pkoikoi.session import ChatReceived, Ping, Pong, Session, State, WaitingFor
+from p2pkoikoi.transport.connection import Connection
 from p2pkoikoi.transport.errors import PeerFloodError, PeerSilentError, PeerTimeoutError
-from p2pkoikoi.transport.limits import CHATTER_BURST, CHATTER_RATE, ChatterBudget
+from p2pkoikoi.transport.limits import CHATTER_BURST, CHATTER_RATE, ChatterBudget, Timeouts
+from p2pkoikoi.transport.pulse import Pulse
 
-if TYPE_CHECKING:
-    from p2pkoikoi.transport.match_link import NetworkLink
+
+@dataclass(frozen=True)
+class HeartbeatHooks:
+    """What the heartbeat reads and does on its link."""
+
+    session: Callable[[], Session]  # the current session (a reconnect replaces it)
+    connection: Callable[[], Connection]  # the current connection
+    paused: Callable[[], bool]  # nothing is read meanwhile (the host's key question)
+    write: Callable[[bytes], None]
+    status: Callable[[str], None]  # a line for the table
+    drop: Callable[[KoiKoiError], None]  # the connection is lost
+    fail: Callable[[KoiKoiError], None]  # the match ends
 
 
 class Heartbeat:
     """The heartbeat of a link: at most one task runs at a time (:attr:`on`)."""
 
-    def __init__(self, link: NetworkLink) -> None:
-        self._link = link
+    def __init__(self, timeouts: Timeouts, pulse: Pulse, hooks: HeartbeatHooks) -> None:
+        self._timeouts = timeouts
+        self._pulse = pulse
+        self._hooks = hooks
         self.on = False  # a heartbeat task runs
         self._ping_no = 0
         self._chatter = ChatterBudget(trio.current_time())
+        self.last_rx = trio.current_time()  # the last complete message, not the last byte
 
     def received(self, ev: object) -> bool:
         """A message arrived: the peer is alive; pings, pongs and chats are counted
         (False: a flood, the link failed) and a ping answered."""
-        link = self._link
+        hooks = self._hooks
         # a message, not a byte, proves the peer alive: a frame trickled a byte
         # at a time never completes, and the silence bound ends it (slowloris)
-        link._last_rx = trio.current_time()
+        self.last_rx = trio.current_time()
         if not isinstance(ev, Ping | Pong | ChatReceived):
             return True
         if not self._chatter.take(trio.current_time()):
-            link._fail(
+            hooks.fail(
                 PeerFloodError(
                     f"the other player sent more than {CHATTER_BURST} pings or chats at once "
                     f"(a flood; at most {CHATTER_RATE:g} a second are allowed): connection closed"
                 )
             )
             return False
-        if isinstance(ev, Ping) and not link._conn.blocked:
-            link._write(link.session.send(Pong(ev.nonce)))
+        if isinstance(ev, Ping) and not hooks.connection().blocked:
+            hooks.write(hooks.session().send(Pong(ev.nonce)))
         return True
 
     async def run(self) -> None:
@@ -65,14 +87,14 @@ class Heartbeat:
             self.on = False
 
     async def _loop(self) -> None:
-        link = self._link
-        t = link.timeouts
+        hooks = self._hooks
+        t = self._timeouts
         tick = min(t.ping_interval, t.silence_warn / 2, t.silence_fail / 4, t.handshake / 4)
         warned = False
         owed: tuple[int, float] | None = None  # (seq, since when) a hidden-deal move is owed
-        while not link._stopped.is_set() and not link._lost.is_set():
+        while not self._pulse.is_stopped and not hooks.connection().lost.is_set():
             await trio.sleep(tick)
-            s = link.session
+            s = hooks.session()
             now = trio.current_time()
             if s.state in (State.DONE, State.CLOSED, State.ERROR):
                 return
@@ -86,23 +108,23 @@ class Heartbeat:
                         f" for {t.handshake:g}s after move {s.seq}"
                     )
                     s.peer_withheld(why)  # the peer's forfeit, in the record
-                    link._fail(PeerTimeoutError(f"{why}: it forfeits the match"))
+                    hooks.fail(PeerTimeoutError(f"{why}: it forfeits the match"))
                     return
             else:
                 owed = None
-            conn = link._conn
+            conn = hooks.connection()
             if (
                 s.state is not State.HELLO
                 and now - conn.last_tx >= t.ping_interval
                 and not conn.blocked
             ):
                 self._ping_no += 1
-                link._write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
-            if link._keys.asking:  # nothing is read while the host's person answers
-                link._last_rx = now
-            silent = now - link._last_rx
+                hooks.write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
+            if hooks.paused():  # nothing is read while the host's person answers
+                self.last_rx = now
+            silent = now - self.last_rx
             if silent >= t.silence_fail:
-                link._drop(
+                hooks.drop(
                     PeerSilentError(
                         f"the other player has been silent for {silent:.0f}s: "
                         "the connection is lost, the match ends unfinished"
@@ -111,7 +133,7 @@ class Heartbeat:
                 return
             if silent >= t.silence_warn and not warned:
                 warned = True
-                link._status(f"opponent silent for {silent:.0f}s")
+                hooks.status(f"opponent silent for {silent:.0f}s")
             elif warned and silent < t.silence_warn:
                 warned = False
-                link._status("the opponent is back")
+                hooks.status("the opponent is back")

@@ -8,29 +8,62 @@ known name with a new key is asked about then (the table's question; headless
 hosts decide in :meth:`KeyQuestion.admit`), and until the answer nothing more
 is processed: the joiner's acceptance waits in the session's buffer, so no
 commitment leaves and nobody sees a card.
+
+The question owns whether it is asking (:attr:`KeyQuestion.asking`) and
+whether it asked; it reads the session and acts through :class:`KeyHooks`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import trio
 
-from p2pkoikoi.session import Goodbye, HandshakeComplete, ProtocolError, Role, State, fingerprint
+from p2pkoikoi.engine import KoiKoiError
+from p2pkoikoi.session import (
+    Goodbye,
+    HandshakeComplete,
+    ProtocolError,
+    Role,
+    Session,
+    State,
+    fingerprint,
+)
 from p2pkoikoi.transport.errors import ConfigError, IdentityChangedError
 from p2pkoikoi.transport.identity import KnownPeers, PeerCheck, PeerStatus
-from p2pkoikoi.transport.limits import KEY_QUESTION_SHARE
+from p2pkoikoi.transport.limits import KEY_QUESTION_SHARE, Timeouts
+from p2pkoikoi.transport.notes import Note
+from p2pkoikoi.transport.pulse import Pulse
 
-if TYPE_CHECKING:
-    from p2pkoikoi.transport.match_link import NetworkLink
+
+@dataclass(frozen=True)
+class KeyHooks:
+    """What the key question reads and does on its link."""
+
+    session: Callable[[], Session]
+    nursery: Callable[[], trio.Nursery | None]  # where the question is asked
+    write: Callable[[bytes], None]
+    fail: Callable[[KoiKoiError], None]
+    notify: Callable[[Note], None]
+    resume: Callable[[], None]  # answered yes: what arrived meanwhile is processed now
 
 
 class KeyQuestion:
     """The known-peers check of one link (``known=None``: nobody is checked)."""
 
-    def __init__(self, link: NetworkLink, known: KnownPeers | None, role: Role) -> None:
-        self._link = link
+    def __init__(
+        self,
+        known: KnownPeers | None,
+        role: Role,
+        timeouts: Timeouts,
+        pulse: Pulse,
+        hooks: KeyHooks,
+    ) -> None:
+        self._timeouts = timeouts
+        self._pulse = pulse
+        self._hooks = hooks
         self._known = known
         #: the host asks about a changed key: nothing is processed meanwhile
         self.asking = False
@@ -45,13 +78,14 @@ class KeyQuestion:
         if check is None:
             return False
         self.asking = True
-        assert self._link._nursery is not None
-        self._link._nursery.start_soon(self._ask, check)
+        nursery = self._hooks.nursery()
+        assert nursery is not None
+        nursery.start_soon(self._ask, check)
         return True
 
     def _question(self) -> PeerCheck | None:
         """The host's question about a changed key, asked once, before the deal."""
-        s = self._link.session
+        s = self._hooks.session()
         known = self._known
         if s.state is not State.RULES or s.peer_name is None or s.peer_key is None:
             return None  # not yet: asked once the joiner's auth has verified
@@ -62,19 +96,20 @@ class KeyQuestion:
         return check if check.status is PeerStatus.CHANGED else None
 
     async def _ask(self, check: PeerCheck) -> None:
-        link = self._link
+        hooks = self._hooks
         known = self._known
-        assert known is not None and known.ask is not None and link.session.rules is not None
+        rules = hooks.session().rules
+        assert known is not None and known.ask is not None and rules is not None
         ok = False
         # the joiner waits for our commitment a handshake step at most: answer before
-        with trio.move_on_after(KEY_QUESTION_SHARE * link.timeouts.handshake):
-            ok = await known.ask(check, link.session.rules)
-        if link._stopped.is_set():
+        with trio.move_on_after(KEY_QUESTION_SHARE * self._timeouts.handshake):
+            ok = await known.ask(check, rules)
+        if self._pulse.is_stopped:
             return
         if not ok:
             with suppress(ProtocolError):
-                link._write(link.session.send(Goodbye()))
-            link._fail(
+                hooks.write(hooks.session().send(Goodbye()))
+            hooks.fail(
                 IdentityChangedError(
                     f"{check.warning}: you did not accept the new key, so the match does "
                     "not start (no card was dealt)"
@@ -84,24 +119,23 @@ class KeyQuestion:
         with suppress(ConfigError):
             known.remember(check.name, check.fingerprint)
         self.asking = False
-        link._last_rx = trio.current_time()  # what arrived meanwhile is processed now
-        link._process()
+        hooks.resume()  # what arrived meanwhile is processed now
 
     def admit(self, ev: HandshakeComplete) -> bool:
         """The handshake named the other player: admit it (False: the link failed)."""
         if self._known is None:
             return True
-        link = self._link
+        hooks = self._hooks
         try:
             check = self._known.admit(ev.peer_name, ev.peer_fingerprint)
         except IdentityChangedError as exc:  # before the deal: nobody has seen a card
             with suppress(ProtocolError):
-                link._write(link.session.send(Goodbye()))
-            link._fail(exc)
+                hooks.write(hooks.session().send(Goodbye()))
+            hooks.fail(exc)
             return False
         except ConfigError as exc:  # known_peers cannot be written: play on, say so
-            link._notify({"event": "warning", "text": str(exc)})
+            hooks.notify({"event": "warning", "text": str(exc)})
         else:
             if check.warning:
-                link._notify({"event": "warning", "text": check.warning})
+                hooks.notify({"event": "warning", "text": check.warning})
         return True

@@ -116,9 +116,15 @@ class Update:
 
 class GameLink(Protocol):
     seat: int
-    names: tuple[str, str]
-    rules: RuleSet
-    updates: trio.MemoryReceiveChannel[Update]
+
+    @property
+    def names(self) -> tuple[str, str]: ...
+
+    @property
+    def rules(self) -> RuleSet: ...
+
+    @property
+    def updates(self) -> trio.MemoryReceiveChannel[Update]: ...
 
     async def act(self, action: Action) -> None: ...
 

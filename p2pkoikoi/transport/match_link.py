@@ -3,17 +3,23 @@
 Theory of operation
 -------------------
 The session (layer 2) is a sans-I/O state machine; this module gives it a
-stream, a clock and a table.  :class:`NetworkLink` owns the match's state (the
-session, the record, the ``updates`` channel, the error) and turns the
-session's events into :class:`Update` values (:meth:`NetworkLink._process`,
-the one place that does).  Each other job is a small object of its own, with
-one lifetime, that gets the link passed in:
+stream, a clock and a table.  :class:`NetworkLink` owns the link's lifetime
+(the error, the nursery, the :class:`~p2pkoikoi.transport.pulse.Pulse` its
+parts wait on) and the current :class:`~p2pkoikoi.transport.match_run.MatchRun`
+(one match's record, ``updates`` channel and result: a rematch makes a new
+one), and routes the session's events (:meth:`NetworkLink._process`, the one
+place that does; :class:`~p2pkoikoi.transport.table_feed.TableFeed` makes the
+updates and notes).  Each other job is a small object of its own, with one
+lifetime and its own state, that gets the pulse and a frozen ``*Hooks`` of the
+few callables it uses (bound methods of the link), never the link itself; none
+imports this module (docs/architecture.md, "The link's shape"):
 
 * :class:`~p2pkoikoi.transport.connection.Connection`: one stream's writer
   (the only task that calls ``send_all``, so frames never interleave) and
   reader (feeds the session, calls ``_process``);
 * :class:`~p2pkoikoi.transport.supervisor.Supervisor`: one connection after
-  another (reconnects within ``reconnect_window``, the resume file);
+  another (reconnects within ``reconnect_window``, the resume file); it holds
+  the current session and connection;
 * :class:`~p2pkoikoi.transport.heartbeat.Heartbeat`: pings and the silence
   bound during a match;
 * :class:`~p2pkoikoi.transport.turn_clock.TurnClock`: the agreed turn limit,
@@ -31,7 +37,8 @@ link stores the error, sends a last ``"over"`` update whose text is the
 one-line reason, closes ``updates`` and stops its tasks; leaving the ``async
 with`` block then raises the error.  So a table can show why the match ended,
 and a script gets an exception.  A broken stream or a silent peer during play
-with a way to reconnect only *drops* the connection (:meth:`NetworkLink._drop`):
+with a way to reconnect only *drops* the connection (:meth:`NetworkLink._drop`,
+:meth:`Supervisor.lose`):
 local moves wait until the supervisor has a new one.
 
 The record is a journal, appended to after every step (:class:`RecordKeeper`).
@@ -46,9 +53,9 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, suppress
-from functools import partial
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -56,11 +63,9 @@ from p2pkoikoi.engine import (
     Action,
     IllegalActionError,
     KoiKoiError,
-    MatchState,
     PlayerView,
     RuleSet,
 )
-from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.session import (
     NEED_DATA,
     ActionReceived,
@@ -85,29 +90,31 @@ from p2pkoikoi.session import (
     SendChat,
     Session,
     State,
-    fingerprint,
 )
 from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.session.record import TIME_FORFEIT
-from p2pkoikoi.transport.connection import Connection
+from p2pkoikoi.transport.connection import Connection, ConnectionHooks
 from p2pkoikoi.transport.errors import (
     PeerTimeoutError,
     TransportError,
     leaves,
 )
 from p2pkoikoi.transport.handshake_link import DecideRules as DecideRules
-from p2pkoikoi.transport.handshake_link import Handshake, accept_decision
-from p2pkoikoi.transport.heartbeat import Heartbeat
+from p2pkoikoi.transport.handshake_link import Handshake, HandshakeHooks, accept_decision
+from p2pkoikoi.transport.heartbeat import Heartbeat, HeartbeatHooks
 from p2pkoikoi.transport.identity import KnownPeers
-from p2pkoikoi.transport.key_question import KeyQuestion
+from p2pkoikoi.transport.key_question import KeyHooks, KeyQuestion
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link import Update
-from p2pkoikoi.transport.notes import Notify, nop
+from p2pkoikoi.transport.match_run import MatchRun
+from p2pkoikoi.transport.notes import Note, Notify, nop
+from p2pkoikoi.transport.pulse import Pulse
 from p2pkoikoi.transport.reconnect import Reconnect
-from p2pkoikoi.transport.record_files import RecordKeeper
-from p2pkoikoi.transport.rematch_link import Rematch
-from p2pkoikoi.transport.supervisor import Supervisor
-from p2pkoikoi.transport.turn_clock import TurnClock
+from p2pkoikoi.transport.record_files import RecordKeeper, next_match_path
+from p2pkoikoi.transport.rematch_link import Rematch, RematchHooks
+from p2pkoikoi.transport.supervisor import Supervisor, SupervisorHooks
+from p2pkoikoi.transport.table_feed import TableFeed
+from p2pkoikoi.transport.turn_clock import ClockHooks, TurnClock
 
 
 class NetworkLink:
@@ -118,9 +125,6 @@ class NetworkLink:
     """
 
     seat: int
-    names: tuple[str, str]
-    rules: RuleSet
-    updates: trio.MemoryReceiveChannel[Update]
 
     def __init__(
         self,
@@ -135,105 +139,267 @@ class NetworkLink:
         reconnect: Reconnect | None = None,
         early: Sequence[SessionEvent] = (),
     ) -> None:
-        self._session = session
         # events the joiner's dialer pulled while proving the host (transport/dialer.py)
         self._early = deque(early)
         self.timeouts = timeouts
-        self._records = RecordKeeper(record_path)
+        self._run = MatchRun(RecordKeeper(record_path))  # this match's state
         self._notify = notify
         self.seat = session.our_seat
-        self.names = (session.name, "?") if self.seat == 0 else ("?", session.name)
-        self.peer_fingerprint = ""
         self.error: KoiKoiError | None = None
-        self.final_hash = ""
-        self.result: MatchOver | None = None
-        self.forfeit_reason = ""
-        self._up_tx, self.updates = trio.open_memory_channel[Update](math.inf)
-        self._started = trio.Event()
-        self._stopped = trio.Event()
-        self._ended = trio.Event()
-        self._progress = trio.Event()
-        self._last_rx = trio.current_time()  # the last complete message, not the last byte
-        self._resign_pending: str | None = None
+        self._pulse = Pulse()  # "something changed" and "stopped", for every part
+        self._feed = TableFeed(  # the updates and notes, for the table
+            self.seat, self._current_session, lambda: self._run, self._note, self._pulse
+        )
         self._nursery: trio.Nursery | None = None
-        self._online = True  # a connection is up (false while reconnecting)
-        self._view_cache: tuple[MatchState, PlayerView] | None = None  # see view
-        self._lost = trio.Event()  # the current connection is gone
-        self._lost_error: KoiKoiError | None = None
-        self._awaiting_final = False
-        self.reconnects = 0
-        self._conn_nursery: trio.Nursery | None = None  # the current connection's tasks
         #: the records of this connection's finished matches, oldest first
         self.finished_records: list[Path] = []
-        # the jobs this link composes, one lifetime each (see their modules)
-        self._conn = Connection(self, stream)  # the current stream's I/O
-        self._supervisor = Supervisor(self, reconnect)
-        self._keys = KeyQuestion(self, known_peers, session.role)
-        self._heartbeat = Heartbeat(self)
-        self._clock = TurnClock(self)
-        self._rematch = Rematch(self)
-        self._handshake = Handshake(self, decide_rules)
-        if session.peer_name is not None and session.rules is not None:  # a resumed session
-            self.rules = session.rules
-            names = [session.name, session.name]
-            names[1 - self.seat] = session.peer_name
-            self.names = (names[0], names[1])
-            assert session.peer_key is not None
-            self.peer_fingerprint = fingerprint(session.peer_key)
+        # the jobs this link composes, one lifetime each (see their modules); each
+        # gets the pulse and the few callables it uses, never the link
+        pulse = self._pulse
+        session_of = self._current_session
+        nursery = self._get_nursery
+        conn_hooks = ConnectionHooks(
+            process=self._process,
+            drop=self._drop,
+            fail=self._fail,
+            resumable=self._resumable,
+            online=self._is_online,
+        )
+        self._keys = KeyQuestion(
+            known_peers,
+            session.role,
+            timeouts,
+            pulse,
+            KeyHooks(
+                session=session_of,
+                nursery=nursery,
+                write=self._write,
+                fail=self._fail,
+                notify=self._note,
+                resume=self._key_answered,
+            ),
+        )
+        self._heartbeat = Heartbeat(
+            timeouts,
+            pulse,
+            HeartbeatHooks(
+                session=session_of,
+                connection=lambda: self._conn,
+                paused=self._key_asking,
+                write=self._write,
+                status=self._feed.status,
+                drop=self._drop,
+                fail=self._fail,
+            ),
+        )
+        self._supervisor = Supervisor(
+            stream,
+            session,
+            reconnect,
+            timeouts=timeouts,
+            pulse=pulse,
+            heartbeat=self._heartbeat,
+            hooks=SupervisorHooks(
+                connection=conn_hooks,
+                flush=self._flush,
+                resumed=self._resumed,
+                announce=self._feed.announce,
+                notify=self._note,
+                fail=self._fail,
+                record_path=lambda: self.record_path,
+                write_sidecar=self._write_sidecar,
+            ),
+        )
+        self._clock = TurnClock(
+            self.seat,
+            timeouts,
+            pulse,
+            ClockHooks(
+                session=session_of,
+                online=self._is_online,
+                nursery=nursery,
+                peer_name=self._peer_name,
+                notify=self._note,
+                announce=self._feed.announce,
+                forfeit=self._set_forfeit_reason,
+                after_local=self._after_local,
+                resign_later=self._resign_later,
+                flush=self._flush,
+                fail=self._fail,
+            ),
+        )
+        self._handshake = Handshake(
+            session,
+            decide_rules,
+            timeouts,
+            pulse,
+            HandshakeHooks(
+                session=session_of,
+                started=lambda: self._run.started.is_set(),
+                error=lambda: self.error,
+                nursery=nursery,
+                write=self._write,
+                process=self._process,
+                fail=self._fail,
+                notify=self._note,
+                admit=self._keys.admit,
+                save_record=self._save_record,
+            ),
+        )
+        self._rematch = Rematch(
+            pulse,
+            RematchHooks(
+                session=session_of,
+                check_alive=self._check_alive,
+                write=self._write,
+                process=self._process,
+                handshake=self._handshake.run,
+                begin_match=self._begin_match,
+                notify=self._note,
+            ),
+        )
+
+    # ------------------------------------------------------------------ what the parts read
+    def _current_session(self) -> Session:
+        return self._supervisor.session
+
+    def _get_nursery(self) -> trio.Nursery | None:
+        return self._nursery
+
+    @property
+    def _conn(self) -> Connection:
+        """The current connection (a reconnect replaces it)."""
+        return self._supervisor.conn
+
+    def _is_online(self) -> bool:
+        return self._supervisor.online
+
+    def _key_asking(self) -> bool:
+        return self._keys.asking
+
+    def _peer_name(self) -> str:
+        return self.names[1 - self.seat]
+
+    def _note(self, note: Note) -> None:
+        self._notify(note)
+
+    def _set_forfeit_reason(self, reason: str) -> None:
+        self._run.forfeit_reason = reason
+
+    def _resign_later(self, reason: str) -> None:
+        self._run.resign_pending = reason
+
+    def _write_sidecar(self, sidecar: dict[str, Any]) -> None:
+        self._run.records.write_sidecar(sidecar)
+
+    def _key_answered(self) -> None:
+        """The host's person accepted the new key: what arrived meanwhile is processed."""
+        self._heartbeat.last_rx = trio.current_time()
+        self._process()
+
+    def _begin_match(self, number: int) -> None:
+        """A rematch: a new record file, a new ``updates`` channel, a fresh match state."""
+        previous = self._run.records.path
+        if previous is not None:
+            self.finished_records.append(previous)
+        self._run = MatchRun(RecordKeeper(next_match_path(previous, number)))
+        self._clock.reset()
+        self._heartbeat.last_rx = self._conn.last_tx = trio.current_time()
+        conn_nursery = self._supervisor.conn_nursery
+        if conn_nursery is not None and not self._heartbeat.on:
+            conn_nursery.start_soon(self._heartbeat.run)
+
+    def _resumed(self) -> None:
+        """A new connection resumed the match: tell the table, then play on."""
+        s = self.session
+        self._run.started.set()
+        self._notify({"event": "reconnected", "text": "reconnected", "seq": s.seq})
+        if s.match is not None:
+            self._feed.push(Update("status", self.view, text="reconnected"))
+            self._feed.push_state((), None)  # a table redraws; a bot acts if it is its turn
+        self._save_record()
+        self._wake()
+        if s.state is State.DONE and self.result is None:  # we only had to re-sign
+            r = s.record().result
+            assert r is not None
+            self._on_over(MatchOver(r.scores, r.winner, r.final_state_hash, r.transcript_hash))
+            return
+        self._after_step()
 
     # ------------------------------------------------------------------ GameLink
     @property
     def record_path(self) -> Path | None:
         """Where the record is written (None until the first write picks the default)."""
-        return self._records.path
+        return self._run.records.path
 
     @property
     def session(self) -> Session:
-        return self._session
+        return self._supervisor.session
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return self._handshake.names
+
+    @property
+    def rules(self) -> RuleSet:
+        return self._handshake.rules
+
+    @property
+    def peer_fingerprint(self) -> str:
+        return self._handshake.peer_fingerprint
+
+    @property
+    def updates(self) -> trio.MemoryReceiveChannel[Update]:
+        """This match's updates (a rematch makes a new channel)."""
+        return self._run.updates
+
+    @property
+    def result(self) -> MatchOver | None:
+        return self._run.result
+
+    @property
+    def final_hash(self) -> str:
+        return self._run.final_hash
+
+    @property
+    def forfeit_reason(self) -> str:
+        return self._run.forfeit_reason
+
+    @property
+    def reconnects(self) -> int:
+        return self._supervisor.reconnects
 
     @property
     def view(self) -> PlayerView:
         """Our seat's view of the live state (made once per state: every update
         carries one, and the player to act asks again)."""
-        m = self._session.match
-        if m is None:
-            raise LocalProtocolError("the match has not started")
-        return self._view_of(m)
-
-    def _view_of(self, m: MatchState) -> PlayerView:
-        """Our seat's view of ``m`` (the last one made is kept)."""
-        cached = self._view_cache
-        if cached is not None and cached[0] is m:
-            return cached[1]
-        view = m.view(self.seat)
-        self._view_cache = (m, view)
-        return view
+        return self._feed.view
 
     @property
     def online(self) -> bool:
         """A connection is up (False while reconnecting: moves wait for it)."""
-        return self._online
+        return self._is_online()
 
     @property
     def finished(self) -> bool:
         """Both final signatures exchanged (or the link stopped)."""
-        return self.result is not None or self._stopped.is_set()
+        return self.result is not None or self._pulse.is_stopped
 
     async def wait_ended(self) -> None:
         """Until the match is over (both signatures) or the link stopped on an error."""
-        await self._ended.wait()
+        await self._run.ended.wait()
 
     async def wait_closed(self) -> None:
         """Until the connection is over for good (the other player left, an error):
         after a match the link stays open for a rematch until then."""
-        await self._stopped.wait()
+        await self._pulse.stopped.wait()
 
     async def act(self, action: Action) -> None:
         """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
         self._check_alive()
         await self._wait_online()
         try:
-            data = self._session.send(SendAction(action))
+            data = self.session.send(SendAction(action))
         except LocalProtocolError as exc:
             raise IllegalActionError(str(exc)) from None
         self._after_local(data)
@@ -244,30 +410,30 @@ class NetworkLink:
         self._check_alive()
         await self._wait_online()
         if reason:
-            self.forfeit_reason = reason
-        m = self._session.match
+            self._run.forfeit_reason = reason
+        m = self.session.match
         if m is None or m.is_over:
             return
         if m.to_act != self.seat:
-            self._resign_pending = reason or "resigned"
-            self._status("you will resign when your turn comes", push=True)
+            self._run.resign_pending = reason or "resigned"
+            self._feed.status("you will resign when your turn comes", push=True)
             return
-        self._after_local(self._session.send(Resign()))
+        self._after_local(self.session.send(Resign()))
 
     async def leave(self) -> None:
         """The person leaves the table mid-match (issue 10.9): resign now, or when the
         turn comes, then wait for the other player's signature on the result, each
         within ``timeouts.handshake``.  The record then holds the result signed by
         both, or by us with a line saying why the other signature is missing."""
-        s = self._session
-        if self.error is not None or self._stopped.is_set() or s.match is None:
+        s = self.session
+        if self.error is not None or self._pulse.is_stopped or s.match is None:
             return
         if not s.match.is_over:
             with suppress(KoiKoiError):
                 await self.resign("left the table")
         with trio.move_on_after(2 * self.timeouts.handshake):
-            while s.state in (State.PLAY, State.FINISH) and not self._stopped.is_set():
-                await self._progress.wait()
+            while s.state in (State.PLAY, State.FINISH) and not self._pulse.is_stopped:
+                await self._pulse.changed()
         if s.lacks_peer_final and s.missing is None:
             s.missing = "the other player had not signed the result when you left the table"
         elif s.state is State.PLAY:
@@ -277,7 +443,7 @@ class NetworkLink:
     @property
     def match_number(self) -> int:
         """Which match of this connection is played (1, then 2, 3... after rematches)."""
-        return self._session.match_number
+        return self.session.match_number
 
     async def play_again(self, *, timeout: float = math.inf) -> bool:
         """Offer a rematch, or accept the other player's offer (protocol section 13).
@@ -310,34 +476,34 @@ class NetworkLink:
 
     async def chat(self, text: str) -> None:
         self._check_alive()
-        if not self._online:
+        if not self._is_online():
             raise IllegalActionError("not connected: reconnecting to the other player")
         try:
-            data = self._session.send(SendChat(text))
+            data = self.session.send(SendChat(text))
         except LocalProtocolError as exc:
             raise IllegalActionError(str(exc)) from None
         self._write(data)
-        if self._session.match is not None:
-            self._push(Update("chat", self.view, text=text.strip(), sender=self._session.name))
+        if self.session.match is not None:
+            self._feed.push(Update("chat", self.view, text=text.strip(), sender=self.session.name))
 
     # ------------------------------------------------------------------ internals
     async def _wait_online(self) -> None:
         """While reconnecting, local moves wait (they go to the resumed session)."""
-        while not self._online and not self._stopped.is_set():
-            await self._progress.wait()
+        while not self._is_online() and not self._pulse.is_stopped:
+            await self._pulse.changed()
         self._check_alive()
 
     def _check_alive(self) -> None:
         if self.error is not None:
             raise self.error
-        if self._stopped.is_set():
+        if self._pulse.is_stopped:
             raise IllegalActionError("the connection is closed")
 
     def _after_local(self, data: bytes) -> None:
         self._save_record()  # our move is in the record before any byte of it leaves
         self._write(data)
-        events = self._session.last_local_events
-        self._push_state(events, self.seat)
+        events = self.session.last_local_events
+        self._feed.push_state(events, self.seat)
         self._after_step()
 
     def _write(self, data: bytes) -> None:
@@ -345,24 +511,7 @@ class NetworkLink:
         self._conn.write(data)
 
     def _flush(self) -> None:
-        self._write(self._session.data_to_send())
-
-    def _push(self, update: Update) -> None:
-        with suppress(trio.ClosedResourceError, trio.BrokenResourceError):
-            self._up_tx.send_nowait(update)
-
-    def _push_state(self, events: tuple[EngineEvent, ...], actor: int | None) -> None:
-        if actor == self.seat:  # our own move: its view is made if a table reads it
-            m = self._session.match
-            if m is not None:
-                self._push(Update("state", partial(self._view_of, m), events, actor))
-                return
-        self._push(Update("state", self.view, events, actor))
-
-    def _status(self, text: str, *, push: bool = True, event: str = "status") -> None:
-        self._notify({"event": event, "text": text})
-        if push and self._session.match is not None:
-            self._push(Update("status", self.view, text=text))
+        self._write(self.session.data_to_send())
 
     def _save_record(self, *, lazy: bool = False) -> None:
         """Bring the record file up to the session (a journal during play, see
@@ -370,72 +519,69 @@ class NetworkLink:
         cannot be written ends the match.  ``lazy``: the other player's moves
         may wait for our next write (:meth:`RecordJournal.save`)."""
         try:
-            self._records.save(self._session, lazy=lazy)
+            self._run.records.save(self.session, lazy=lazy)
         except TransportError as exc:
             self._fail(exc)
 
     def _close_record(self) -> None:
         """The link stops: an unfinished match's journal becomes its compact record."""
         try:
-            self._records.close(self._session)
+            self._run.records.close(self.session)
         except TransportError as exc:
             if self.error is None:
                 self.error = exc
 
     def _wake(self) -> None:
-        self._progress.set()
-        self._progress = trio.Event()
+        self._pulse.wake()
 
     def _after_step(self) -> None:
         """After any change of turn: the turn clock, a pending resignation, the
         final-signature wait."""
-        s = self._session
+        s = self.session
         m = s.match
         self._clock.step()
         if (
-            self._resign_pending is not None
+            self._run.resign_pending is not None
             and s.state is State.PLAY
             and m is not None
             and m.to_act == self.seat
         ):
-            self._resign_pending = None
+            self._run.resign_pending = None
             self._after_local(s.send(Resign(TIME_FORFEIT if self._clock.timed_out else "")))
             return
-        if s.state is State.FINISH and self._nursery is not None and not self._awaiting_final:
-            self._awaiting_final = True
+        if s.state is State.FINISH and self._nursery is not None and not self._run.awaiting_final:
+            self._run.awaiting_final = True
             self._nursery.start_soon(self._await_final)
 
     def _resumable(self) -> bool:
         return (
             self._supervisor.reconnect is not None
-            and self._started.is_set()
+            and self._run.started.is_set()
             and self.timeouts.reconnect_window > 0
-            and self._session.state in (State.PLAY, State.FINISH)
+            and self.session.state in (State.PLAY, State.FINISH)
         )
 
     def _drop(self, exc: KoiKoiError) -> None:
         """The connection broke: reconnect if the match can resume, else stop for good."""
-        if self.error is not None or self._stopped.is_set() or self._lost.is_set():
+        if self.error is not None or self._pulse.is_stopped or self._conn.lost.is_set():
             return
         if not self._resumable():
             self._fail(exc)
             return
-        self._lost_error = exc
-        self._online = False
+        self._supervisor.lose(exc)
         self._save_record()
-        self._lost.set()
         self._wake()
 
     def _fail(self, exc: KoiKoiError) -> None:
         """Stop for good: keep the error, tell the table, let the writer send the abort."""
-        if self.error is not None or self._stopped.is_set():
+        if self.error is not None or self._pulse.is_stopped:
             return
-        self._session.peer_gone()  # between the joiner's value and the reveal: host forfeits
-        forfeit = self._session.forfeit
+        self.session.peer_gone()  # between the joiner's value and the reveal: host forfeits
+        forfeit = self.session.forfeit
         if forfeit is not None and forfeit.seat != self.seat and "forfeits" not in str(exc):
             who = ("the host", "the joiner")[forfeit.seat]
             exc = _reworded(exc, f"{forfeit.reason} ({exc}): {who} forfeits the match")
-        s = self._session
+        s = self.session
         if self.seat == 0 and s.match is not None and not s.joiner_started:
             # we revealed, but the joiner never confirmed it: if the reveal was lost on
             # the way, the joiner's program counts the end as our forfeit (protocol 8)
@@ -449,26 +595,27 @@ class NetworkLink:
             s.missing = str(exc)[:200]
         self._flush()  # the session's abort, if it queued one
         self._save_record()
-        if self._session.state not in (State.PLAY, State.FINISH):
+        if self.session.state not in (State.PLAY, State.FINISH):
             # a final end (a protocol error, a cheat, refused rules or identity): the
             # match can never resume, so the secrets in the resume file go;
             # a lost connection keeps it for ``p2pkoikoi resume``
-            self._records.drop_sidecar()
-        if self._session.match is not None:
-            self._push(Update("over", self.view, text=str(exc), record=str(self.record_path or "")))
+            self._run.records.drop_sidecar()
+        if self.session.match is not None:
+            self._feed.push(
+                Update("over", self.view, text=str(exc), record=str(self.record_path or ""))
+            )
         self._stop()
 
     def _stop(self) -> None:
-        self._stopped.set()
-        self._ended.set()
-        self._up_tx.close()
+        self._pulse.stopped.set()
+        self._run.end()
         self._conn.close()
         self._wake()
 
     async def _shutdown(self, *, goodbye: bool) -> None:
         """Say goodbye if still talking, let the writer drain, then stop every task."""
-        s = self._session
-        if goodbye and not self._stopped.is_set() and s.state not in (State.CLOSED, State.ERROR):
+        s = self.session
+        if goodbye and not self._pulse.is_stopped and s.state not in (State.CLOSED, State.ERROR):
             with suppress(ProtocolError):
                 self._write(s.send(Goodbye()))
         self._save_record()
@@ -482,10 +629,10 @@ class NetworkLink:
     # ------------------------------------------------------------------ tasks
     def _process(self) -> None:
         """Pull every event the session has; one place turns them into updates."""
-        s = self._session
+        s = self.session
         if self._keys.asking:  # the host's person decides about a changed key first
             return
-        while not self._stopped.is_set():
+        while not self._pulse.is_stopped:
             if self._keys.start():  # processing waits for the answer
                 return
             ev = self._early.popleft() if self._early else s.next_event()
@@ -509,26 +656,28 @@ class NetworkLink:
             elif isinstance(ev, MatchStarted):
                 self._save_record()
                 self._supervisor.started()
-                self._started.set()
-                self._push_state(ev.events, None)
+                self._run.started.set()
+                self._feed.push_state(ev.events, None)
                 self._after_step()
             elif isinstance(ev, ActionReceived | PeerResigned):
                 if isinstance(ev, PeerResigned) and ev.reason == TIME_FORFEIT:
                     peer = self.names[1 - self.seat]
-                    self.forfeit_reason = f"{peer}'s time ran out ({s.turn_limit}s per decision)"
-                    self._status(f"{self.forfeit_reason}: they resign", event="peer_time_out")
+                    self._run.forfeit_reason = (
+                        f"{peer}'s time ran out ({s.turn_limit}s per decision)"
+                    )
+                    self._feed.status(f"{self.forfeit_reason}: they resign", event="peer_time_out")
                 # (the record was brought up to this move before the flush above)
-                self._push_state(ev.events, ev.seat)
+                self._feed.push_state(ev.events, ev.seat)
                 self._after_step()
             elif isinstance(ev, HiddenProgress):  # the hidden deal: a deal opened, our play done
                 self._save_record()
-                self._push_state(ev.events, ev.actor)
+                self._feed.push_state(ev.events, ev.actor)
                 self._after_step()
             elif isinstance(ev, ChatReceived):
                 peer = self.names[1 - self.seat]
                 self._notify({"event": "chat", "sender": peer, "text": ev.text})
                 if s.match is not None:
-                    self._push(Update("chat", self.view, text=ev.text, sender=peer))
+                    self._feed.push(Update("chat", self.view, text=ev.text, sender=peer))
             elif isinstance(ev, MatchOver):
                 self._on_over(ev)
             elif isinstance(ev, RematchOffered):
@@ -547,16 +696,17 @@ class NetworkLink:
         self._wake()
 
     def _on_over(self, ev: MatchOver) -> None:
-        self.result = ev
-        self.final_hash = ev.final_hash.hex()
+        run = self._run
+        run.result = ev
+        run.final_hash = ev.final_hash.hex()
         self._save_record()
-        self._records.drop_sidecar()
-        m = self._session.match
+        self._run.records.drop_sidecar()
+        m = self.session.match
         assert m is not None
         text = m.end_reason
         if self.forfeit_reason:
             text = f"{text}: {self.forfeit_reason}"
-        self._push(
+        self._feed.push(
             Update(
                 "over",
                 self.view,
@@ -565,18 +715,17 @@ class NetworkLink:
                 final_hash=self.final_hash,
             )
         )
-        self._up_tx.close()
-        self._ended.set()
+        self._run.end()
 
     async def _await_final(self) -> None:
         """After the last action: the peer must sign the final transcript in time."""
         while True:
             with trio.move_on_after(self.timeouts.handshake) as cs:
-                while self._session.state is State.FINISH and not self._stopped.is_set():
-                    await self._progress.wait()
-            if not cs.cancelled_caught or self._stopped.is_set():
+                while self.session.state is State.FINISH and not self._pulse.is_stopped:
+                    await self._pulse.changed()
+            if not cs.cancelled_caught or self._pulse.is_stopped:
                 return
-            if not self._online:
+            if not self._is_online():
                 continue  # the reconnect window bounds this wait
             self._fail(
                 PeerTimeoutError(
@@ -591,6 +740,89 @@ class NetworkLink:
         turn).  A headless player stops waiting for its bot then."""
         return self._clock.deadline()
 
+    @classmethod
+    @asynccontextmanager
+    async def opened(
+        cls,
+        stream: trio.abc.Stream | None,
+        session: Session,
+        *,
+        timeouts: Timeouts,
+        record_path: Path | None,
+        notify: Notify,
+        decide_rules: DecideRules,
+        known_peers: KnownPeers | None,
+        reconnect: Reconnect | None,
+        early: Sequence[SessionEvent],
+    ) -> AsyncIterator[NetworkLink]:
+        """:func:`open_link`: the nursery of the link's tasks lives here, in the task
+        that owns the link's lifetime."""
+        if stream is None and (reconnect is None or session.match is None):
+            raise LocalProtocolError(
+                "only a resumed session with a way to reconnect needs no stream"
+            )
+        link = cls(
+            stream,
+            session,
+            timeouts=timeouts,
+            record_path=record_path,
+            notify=notify,
+            decide_rules=decide_rules,
+            known_peers=known_peers,
+            reconnect=reconnect,
+            early=early,
+        )
+        started = False
+        try:
+            async with trio.open_nursery() as nursery:
+                link._nursery = nursery
+                nursery.start_soon(link._supervisor.run, stream)
+                try:
+                    if stream is None:
+                        await link._wait_resumed()
+                    else:
+                        await link._handshake.run()
+                    started = True
+                except KoiKoiError as exc:
+                    if link.error is None:
+                        link.error = exc
+                finally:
+                    if not started:
+                        await link._shutdown(goodbye=False)
+                if started:
+                    try:
+                        yield link
+                    finally:
+                        await link._shutdown(goodbye=True)
+        except BaseExceptionGroup as group:
+            # A nursery wraps even one error in a group; callers (and the CLI) want
+            # the one error itself, a KoiKoiError with its one-line message.
+            errs = leaves(group)
+            if len(errs) == 1:
+                raise errs[0] from None
+            raise
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            if link.error is None:
+                raise TransportError("the connection to the other player broke") from None
+        finally:
+            link._save_record()
+            link._close_record()
+            with trio.move_on_after(1) as cs:
+                cs.shield = True
+                with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    stream_now = link._conn.stream
+                    if stream_now is not None:
+                        await stream_now.aclose()
+        if link.error is not None:
+            raise link.error
+
+    async def _wait_resumed(self) -> None:
+        """A link that starts by reconnecting: until the resumed match plays on."""
+        while not self._run.started.is_set() and not self._pulse.is_stopped:
+            await self._pulse.changed()
+        if self.error is not None:
+            raise self.error
+
 
 def _reworded(exc: KoiKoiError, text: str) -> KoiKoiError:
     """The same kind of error (callers and tests tell them apart) with more to say."""
@@ -601,8 +833,7 @@ def _reworded(exc: KoiKoiError, text: str) -> KoiKoiError:
     return new if isinstance(new, KoiKoiError) else TransportError(text)
 
 
-@asynccontextmanager
-async def open_link(
+def open_link(
     stream: trio.abc.Stream | None,
     session: Session,
     *,
@@ -613,7 +844,7 @@ async def open_link(
     known_peers: KnownPeers | None = None,
     reconnect: Reconnect | None = None,
     early: Sequence[SessionEvent] = (),
-) -> AsyncIterator[NetworkLink]:
+) -> AbstractAsyncContextManager[NetworkLink]:
     """Run ``session`` over ``stream``; yields the link once the match has started.
 
     ``early`` are events already pulled from ``session`` (the joiner's dialer
@@ -628,9 +859,7 @@ async def open_link(
     with a resumed session (:meth:`Session.resume`) starts by reconnecting:
     that is how a crashed player comes back.
     """
-    if stream is None and (reconnect is None or session.match is None):
-        raise LocalProtocolError("only a resumed session with a way to reconnect needs no stream")
-    link = NetworkLink(
+    return NetworkLink.opened(
         stream,
         session,
         timeouts=timeouts or Timeouts(),
@@ -641,48 +870,3 @@ async def open_link(
         reconnect=reconnect,
         early=early,
     )
-    started = False
-    try:
-        async with trio.open_nursery() as nursery:
-            link._nursery = nursery
-            nursery.start_soon(link._supervisor.run, stream)
-            try:
-                if stream is None:
-                    while not link._started.is_set() and not link._stopped.is_set():
-                        await link._progress.wait()
-                    if link.error is not None:
-                        raise link.error
-                else:
-                    await link._handshake.run()
-                started = True
-            except KoiKoiError as exc:
-                if link.error is None:
-                    link.error = exc
-            finally:
-                if not started:
-                    await link._shutdown(goodbye=False)
-            if started:
-                try:
-                    yield link
-                finally:
-                    await link._shutdown(goodbye=True)
-    except BaseExceptionGroup as group:
-        # A nursery wraps even one error in a group; callers (and the CLI) want
-        # the one error itself, a KoiKoiError with its one-line message.
-        errs = leaves(group)
-        if len(errs) == 1:
-            raise errs[0] from None
-        raise
-    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-        if link.error is None:
-            raise TransportError("the connection to the other player broke") from None
-    finally:
-        link._save_record()
-        link._close_record()
-        with trio.move_on_after(1) as cs:
-            cs.shield = True
-            with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                if link._conn.stream is not None:
-                    await link._conn.stream.aclose()
-    if link.error is not None:
-        raise link.error

@@ -3,16 +3,22 @@
 A separate object because a rematch has its own lifetime, between two matches
 of one link: an offer (ours or theirs) waits for an answer, and when both want
 another match the link starts over with a new record file, a new ``updates``
-channel and its per-match state reset (:meth:`Rematch.next_match`); the
+channel and its per-match state made afresh (:meth:`Rematch.next_match` asks the
+link for a new :class:`~p2pkoikoi.transport.match_run.MatchRun`); the
 commit-reveal then runs under the handshake deadlines, as the first match's did.
+
+The rematch owns the offer state (:attr:`Rematch.offered`,
+:attr:`Rematch.declined`); it reads the session and acts through
+:class:`RematchHooks`, and waits on the link's :class:`Pulse`.
 """
 
 from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import trio
 
@@ -24,29 +30,41 @@ from p2pkoikoi.session import (
     RematchDeclined,
     RematchOffered,
     RematchStarted,
+    Session,
     State,
 )
-from p2pkoikoi.transport.link import Update
-from p2pkoikoi.transport.record_files import RecordKeeper, next_match_path
+from p2pkoikoi.transport.notes import Note
+from p2pkoikoi.transport.pulse import Pulse
 
-if TYPE_CHECKING:
-    from p2pkoikoi.transport.match_link import NetworkLink
+
+@dataclass(frozen=True)
+class RematchHooks:
+    """What a rematch reads and does on its link."""
+
+    session: Callable[[], Session]  # the current session (a reconnect replaces it)
+    check_alive: Callable[[], None]  # raises once the link failed or stopped
+    write: Callable[[bytes], None]
+    process: Callable[[], None]  # handle what the session received
+    handshake: Callable[[], Awaitable[None]]  # the next match's commit-reveal
+    begin_match: Callable[[int], None]  # a fresh MatchRun for match number n
+    notify: Callable[[Note], None]
 
 
 class Rematch:
     """The rematch state of one link: an offer not answered yet, the last refusal."""
 
-    def __init__(self, link: NetworkLink) -> None:
-        self._link = link
+    def __init__(self, pulse: Pulse, hooks: RematchHooks) -> None:
+        self._pulse = pulse
+        self._hooks = hooks
         #: the other player offers a rematch we have not answered yet
         self.offered = False
         self.declined: str | None = None  # why the other player declined our offer
 
     async def play_again(self, *, timeout: float = math.inf) -> bool:
         """See :meth:`NetworkLink.play_again`."""
-        link = self._link
-        link._check_alive()
-        s = link.session
+        hooks = self._hooks
+        hooks.check_alive()
+        s = hooks.session()
         if s.state is not State.DONE:
             raise IllegalActionError("a rematch can be offered once both players signed the result")
         number = s.match_number
@@ -56,35 +74,33 @@ class Rematch:
         except LocalProtocolError as exc:
             raise IllegalActionError(str(exc)) from None
         self.offered = False
-        link._write(data)
-        link._process()  # an offer already received: the new match starts at once
+        hooks.write(data)
+        hooks.process()  # an offer already received: the new match starts at once
         with trio.move_on_after(timeout):
-            while s.match_number == number and self.declined is None and not link._stopped.is_set():
-                await link._progress.wait()
+            while s.match_number == number and self.declined is None and not self._pulse.is_stopped:
+                await self._pulse.changed()
         if s.match_number == number:
             return False
-        await link._handshake.run()
+        await hooks.handshake()
         return True
 
     async def wait_offer(self) -> bool:
         """Until the other player offers a rematch (True) or the connection ends (False)."""
-        link = self._link
-        while not self.offered and not link._stopped.is_set():
-            await link._progress.wait()
+        while not self.offered and not self._pulse.is_stopped:
+            await self._pulse.changed()
         return self.offered
 
     def decline(self, reason: str) -> None:
         """Say no to the other player's rematch offer (the connection stays open)."""
-        link = self._link
-        if not self.offered or link._stopped.is_set():
+        if not self.offered or self._pulse.is_stopped:
             return
         self.offered = False
         with suppress(LocalProtocolError):
-            link._write(link.session.send(DeclineRematch(reason or "not this time")))
+            self._hooks.write(self._hooks.session().send(DeclineRematch(reason or "not this time")))
 
     def on_offered(self, ev: RematchOffered) -> None:
         self.offered = True
-        self._link._notify(
+        self._hooks.notify(
             {
                 "event": "rematch_offered",
                 "match": ev.match_number,
@@ -94,7 +110,7 @@ class Rematch:
 
     def on_declined(self, ev: RematchDeclined) -> None:
         self.declined = ev.reason
-        self._link._notify(
+        self._hooks.notify(
             {
                 "event": "rematch_declined",
                 "reason": ev.reason,
@@ -104,29 +120,13 @@ class Rematch:
 
     def next_match(self, ev: RematchStarted) -> None:
         """Both want another match: a new record file, a new ``updates`` channel, the
-        per-match state reset; the commit-reveal runs next (:meth:`play_again`)."""
-        link = self._link
-        previous = link._records.path
-        if previous is not None:
-            link.finished_records.append(previous)
-        link._records = RecordKeeper(next_match_path(previous, ev.match_number))
-        link.result = None
-        link.final_hash = ""
-        link.forfeit_reason = ""
-        link._resign_pending = None
-        link._awaiting_final = False
+        per-match state made afresh; the commit-reveal runs next (:meth:`play_again`)."""
         self.offered = False
-        link._clock.reset()
-        link._started = trio.Event()
-        link._ended = trio.Event()
-        link._up_tx, link.updates = trio.open_memory_channel[Update](math.inf)
-        link._last_rx = link._conn.last_tx = trio.current_time()
-        link._notify(
+        self._hooks.begin_match(ev.match_number)
+        self._hooks.notify(
             {
                 "event": "rematch",
                 "match": ev.match_number,
                 "text": f"match {ev.match_number} on this connection: dealing",
             }
         )
-        if link._conn_nursery is not None and not link._heartbeat.on:
-            link._conn_nursery.start_soon(link._heartbeat.run)

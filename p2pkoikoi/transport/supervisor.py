@@ -5,58 +5,106 @@ Theory of operation
 :meth:`Supervisor.run` is the link's supervisor task.  It runs one
 :class:`~p2pkoikoi.transport.connection.Connection` (writer, reader and
 heartbeat in their own nursery) until the link marks it lost
-(``NetworkLink._drop``: a broken stream, or a peer silent past
-``silence_fail`` during play).  With a :class:`Reconnect` it then gets a new
+(:meth:`Supervisor.lose`, when the link drops it: a broken stream, or a
+peer silent past ``silence_fail`` during play).  With a :class:`Reconnect` it then gets a new
 stream with a resumed session from :mod:`p2pkoikoi.transport.reconnect` (the
 joiner redials, the host re-accepts) and runs that, or fails the match when
-``reconnect_window`` ends.  Local moves wait meanwhile (``NetworkLink.online``
+``reconnect_window`` ends.  Local moves wait meanwhile (:attr:`Supervisor.online`
 is False).  ``p2pkoikoi resume`` starts a link with no stream at all: its first
 connection is a resume.  The secrets a resume needs are kept beside the
 record (:meth:`Supervisor.write_sidecar`).
+
+The supervisor owns what changes from one connection to the next: the
+current :class:`Connection` and :class:`Session` (a resume replaces both),
+whether we are online, why the last connection was lost, how many reconnects
+there were, and the nursery of the current connection's tasks.  It runs the
+link's :class:`~p2pkoikoi.transport.heartbeat.Heartbeat` per connection and
+tells the link what happened through :class:`SupervisorHooks`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import trio
 
 from p2pkoikoi.engine import KoiKoiError
-from p2pkoikoi.session import MatchOver, ResumeError, Session, State
-from p2pkoikoi.transport.connection import Connection
+from p2pkoikoi.session import ResumeError, Session
+from p2pkoikoi.transport.connection import Connection, ConnectionHooks
 from p2pkoikoi.transport.errors import PeerSilentError
-from p2pkoikoi.transport.link import Update
-from p2pkoikoi.transport.notes import Note
+from p2pkoikoi.transport.heartbeat import Heartbeat
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.notes import Note, Notify
+from p2pkoikoi.transport.pulse import Pulse
 from p2pkoikoi.transport.reconnect import Reconnect, reaccept, redial
 
-if TYPE_CHECKING:
-    from p2pkoikoi.transport.match_link import NetworkLink
+
+@dataclass(frozen=True)
+class SupervisorHooks:
+    """What the supervisor tells its link, and asks of it."""
+
+    connection: ConnectionHooks  # handed to each new connection
+    flush: Callable[[], None]  # send what the session queued (our hello)
+    resumed: Callable[[], None]  # a new connection resumed the match
+    announce: Callable[[Note], None]  # a note, and its text on the status line
+    notify: Notify
+    fail: Callable[[KoiKoiError], None]
+    record_path: Callable[[], Path | None]
+    write_sidecar: Callable[[dict[str, Any]], None]  # raises OSError
 
 
 class Supervisor:
     """A link's connections and reconnects (``reconnect=None``: one connection only)."""
 
-    def __init__(self, link: NetworkLink, reconnect: Reconnect | None) -> None:
-        self._link = link
+    def __init__(
+        self,
+        stream: trio.abc.Stream | None,
+        session: Session,
+        reconnect: Reconnect | None,
+        *,
+        timeouts: Timeouts,
+        pulse: Pulse,
+        heartbeat: Heartbeat,
+        hooks: SupervisorHooks,
+    ) -> None:
         self.reconnect = reconnect
+        self._timeouts = timeouts
+        self._pulse = pulse
+        self._heartbeat = heartbeat
+        self._hooks = hooks
+        self.session = session
+        self.conn = Connection(stream, session, pulse, hooks.connection)  # the current stream
+        self.online = True  # a connection is up (false while reconnecting)
+        self.lost_error: KoiKoiError | None = None
+        self.reconnects = 0
+        self.conn_nursery: trio.Nursery | None = None  # the current connection's tasks
+
+    def lose(self, exc: KoiKoiError) -> None:
+        """The link gives the current connection up, to replace it (see :meth:`run`)."""
+        self.lost_error = exc
+        self.online = False
+        self.conn.lost.set()
 
     def write_sidecar(self) -> None:
         """The secrets ``p2pkoikoi resume`` needs, beside the record, private (0600)."""
-        link = self._link
         rc = self.reconnect
         if rc is None or rc.sidecar is None:
             return
-        if link.session.is_hidden:  # the deal secret: needed to resume, never in the record
-            rc.hidden_secret = link.session.hidden_secret
-            rc.sidecar["hidden_secret"] = link.session.hidden_secret.hex()
+        s = self.session
+        if s.is_hidden:  # the deal secret: needed to resume, never in the record
+            rc.hidden_secret = s.hidden_secret
+            rc.sidecar["hidden_secret"] = s.hidden_secret.hex()
         try:
-            link._records.write_sidecar(rc.sidecar)
+            self._hooks.write_sidecar(rc.sidecar)
         except OSError as exc:
-            link._notify({"event": "warning", "text": f"cannot write the resume file: {exc}"})
+            self._hooks.notify({"event": "warning", "text": f"cannot write the resume file: {exc}"})
 
     def started(self) -> None:
         """The match started: keep its resume secret for a reconnect, and on disk."""
-        s = self._link.session
+        s = self.session
         rc = self.reconnect
         if rc is not None and s.resume_secret is not None:
             rc.secret = s.resume_secret
@@ -66,57 +114,36 @@ class Supervisor:
 
     async def run(self, stream: trio.abc.Stream | None) -> None:
         """One connection after another until the match ends or cannot resume."""
-        link = self._link
         if stream is None:  # resuming after a crash: the first connection is a resume
             stream = await self._reconnect_loop(None)
         while stream is not None:
             await self._run_connection(stream)
-            if link._stopped.is_set() or not link._lost.is_set():
+            if self._pulse.is_stopped or not self.conn.lost.is_set():
                 return
-            stream = await self._reconnect_loop(link._lost_error)
+            stream = await self._reconnect_loop(self.lost_error)
 
     async def _run_connection(self, stream: trio.abc.Stream) -> None:
         """Reader, writer and heartbeat of one connection; returns when it is lost."""
-        link = self._link
-        link._conn = conn = Connection(link, stream)
-        link._lost = trio.Event()
-        link._last_rx = conn.last_tx
+        self.conn = conn = Connection(stream, self.session, self._pulse, self._hooks.connection)
+        self._heartbeat.last_rx = conn.last_tx
         try:
             async with trio.open_nursery() as nursery:
-                link._conn_nursery = nursery
+                self.conn_nursery = nursery
                 nursery.start_soon(conn.writer)
-                link._flush()  # our hello, through the writer like everything else
-                if link.reconnects:
-                    self._announce_resumed()
+                self._hooks.flush()  # our hello, through the writer like everything else
+                if self.reconnects:
+                    self.online = True
+                    self._hooks.resumed()
                 nursery.start_soon(conn.reader)
-                nursery.start_soon(link._heartbeat.run)
-                await link._lost.wait()
+                nursery.start_soon(self._heartbeat.run)
+                await conn.lost.wait()
                 nursery.cancel_scope.cancel()
         finally:
             await trio.aclose_forcefully(stream)
 
-    def _announce_resumed(self) -> None:
-        link = self._link
-        s = link.session
-        link._online = True
-        link._started.set()
-        link._notify({"event": "reconnected", "text": "reconnected", "seq": s.seq})
-        if s.match is not None:
-            link._push(Update("status", link.view, text="reconnected"))
-            link._push_state((), None)  # a table redraws; a bot acts if it is its turn
-        link._save_record()
-        link._wake()
-        if s.state is State.DONE and link.result is None:  # we only had to re-sign
-            r = s.record().result
-            assert r is not None
-            link._on_over(MatchOver(r.scores, r.winner, r.final_state_hash, r.transcript_hash))
-            return
-        link._after_step()
-
     def _note_reconnecting(
         self, attempt: int, lost: KoiKoiError | None, last: list[str] | None = None
     ) -> None:
-        link = self._link
         text = f"connection lost, reconnecting (attempt {attempt})..."
         if lost is None:
             text = f"resuming the match (attempt {attempt})..."
@@ -125,20 +152,18 @@ class Supervisor:
             note["reason"] = str(lost)
         if last:
             note["last_error"] = last[-1]
-        link._notify(note)
-        if link.session.match is not None and not link._stopped.is_set():
-            link._push(Update("status", link.view, text=text))
+        self._hooks.announce(note)
 
     async def _reconnect_loop(self, lost: KoiKoiError | None) -> trio.abc.Stream | None:
         """A new connection to the same opponent within the reconnect window, or fail."""
-        link = self._link
+        hooks = self._hooks
         rc = self.reconnect
         assert rc is not None
-        window = link.timeouts.reconnect_window
-        record = link.session.record()
+        window = self._timeouts.reconnect_window
+        record = self.session.record()
         got: tuple[trio.abc.Stream, Session] | None = None
         last: list[str] = []
-        role = link.session.role
+        role = self.session.role
         try:
             with trio.move_on_after(window):
                 if rc.dial is not None:
@@ -146,7 +171,7 @@ class Supervisor:
                         rc,
                         record,
                         role,
-                        link.timeouts,
+                        self._timeouts,
                         lambda attempt: self._note_reconnecting(attempt, lost, last),
                         last,
                     )
@@ -155,27 +180,26 @@ class Supervisor:
                         rc,
                         record,
                         role,
-                        link.timeouts,
+                        self._timeouts,
                         lambda attempt: self._note_reconnecting(attempt, lost),
                         last,
-                        link._notify,
+                        hooks.notify,
                     )
         except ResumeError as exc:  # another player or another match: hopeless
-            link._fail(exc)
+            hooks.fail(exc)
             return None
         if got is None:
-            if link.error is None:
-                why = f" ({lost})" if lost is not None else ""
-                tail = f"; last attempt: {last[-1]}" if last else ""
-                link._fail(
-                    PeerSilentError(
-                        f"the connection was lost{why} and the other player did not come "
-                        f"back within {window:g}s{tail}; the match is unfinished: continue it "
-                        f"later with: p2pkoikoi resume {link.record_path or 'RECORD'}"
-                    )
+            why = f" ({lost})" if lost is not None else ""
+            tail = f"; last attempt: {last[-1]}" if last else ""
+            hooks.fail(
+                PeerSilentError(
+                    f"the connection was lost{why} and the other player did not come "
+                    f"back within {window:g}s{tail}; the match is unfinished: continue it "
+                    f"later with: p2pkoikoi resume {hooks.record_path() or 'RECORD'}"
                 )
+            )
             return None
         stream, session = got
-        link._session = session
-        link.reconnects += 1
+        self.session = session
+        self.reconnects += 1
         return stream

@@ -2,8 +2,7 @@
 
 Theory of operation
 -------------------
-One :class:`TurnClock` per :class:`~p2pkoikoi.transport.match_link.NetworkLink`
-times each *decision*, named by the session's sequence number, not by the
+One :class:`TurnClock` per link times each *decision*, named by the session's sequence number, not by the
 connection: a reconnect does not restart it, a rematch does (:meth:`reset`).
 
 :meth:`TurnClock.step` runs after every change of turn.  A new sequence
@@ -20,31 +19,54 @@ person who walked away, a hung bot).  The other player's turn: after the limit
 plus ``timeouts.turn_grace`` the match ends as its forfeit by time, recorded
 and signed by us (a modified program that pings but never moves), unless we
 are reconnecting or the peer is re-sending what we lack.
+
+The clock owns what it times (``seq``, ``since``, ``wake``, ``timed_out``);
+it reads the session and acts on the link through :class:`ClockHooks`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import trio
 
-from p2pkoikoi.session import LocalProtocolError, Resign, State
+from p2pkoikoi.engine import KoiKoiError
+from p2pkoikoi.session import LocalProtocolError, Resign, Session, State
 from p2pkoikoi.session.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import TurnTimeoutError
-from p2pkoikoi.transport.limits import turn_warning
-from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.limits import Timeouts, turn_warning
+from p2pkoikoi.transport.notes import Note
+from p2pkoikoi.transport.pulse import Pulse
 
-if TYPE_CHECKING:
-    from p2pkoikoi.transport.match_link import NetworkLink
+
+@dataclass(frozen=True)
+class ClockHooks:
+    """What the turn clock reads and does on its link."""
+
+    session: Callable[[], Session]  # the current session (a reconnect replaces it)
+    online: Callable[[], bool]  # not reconnecting
+    nursery: Callable[[], trio.Nursery | None]  # where the clock task runs
+    peer_name: Callable[[], str]
+    notify: Callable[[Note], None]  # a note only
+    announce: Callable[[Note], None]  # a note, and its text on the status line
+    forfeit: Callable[[str], None]  # why the match ends by time
+    after_local: Callable[[bytes], None]  # our resignation, sent
+    resign_later: Callable[[str], None]  # our resignation, once our turn comes
+    flush: Callable[[], None]  # send what the session queued
+    fail: Callable[[KoiKoiError], None]
 
 
 class TurnClock:
     """The turn limit's clock of one link: which decision is timed, since when."""
 
-    def __init__(self, link: NetworkLink) -> None:
-        self._link = link
+    def __init__(self, seat: int, timeouts: Timeouts, pulse: Pulse, hooks: ClockHooks) -> None:
+        self._seat = seat
+        self._timeouts = timeouts
+        self._pulse = pulse
+        self._hooks = hooks
         self.seq = -1  # the seq whose next decision is being timed
         self.since = 0.0  # since when (trio's clock)
         self._changed = trio.Event()  # set when a new decision starts
@@ -60,41 +82,41 @@ class TurnClock:
 
     def step(self) -> None:
         """After a change of turn: a new decision starts its clock (not on a resume)."""
-        link = self._link
-        s = link.session
+        s = self._hooks.session()
         if not s.turn_limit or s.seq == self.seq:
             return
         self.seq, self.since = s.seq, trio.current_time()
         limit = float(s.turn_limit)
         if s.state is not State.PLAY or (self.since + limit - turn_warning(limit) < self.wake):
             self._changed.set()
-        nursery = link._nursery
+        nursery = self._hooks.nursery()
         if not self._running and nursery is not None:
             self._running = True
             nursery.start_soon(self.run)
 
     def deadline(self) -> float:
         """When our own decision must be made (trio's clock; inf: no limit or not our turn)."""
-        link = self._link
-        s, m = link.session, link.session.match
-        if not s.turn_limit or m is None or m.is_over or m.to_act != link.seat:
+        s = self._hooks.session()
+        m = s.match
+        if not s.turn_limit or m is None or m.is_over or m.to_act != self._seat:
             return math.inf
         return self.since + s.turn_limit
 
     async def run(self) -> None:
         """The clock task: warnings, our time-out, the other player's forfeit by time."""
-        link = self._link
-        limit = float(link.session.turn_limit)
+        hooks = self._hooks
+        limit = float(hooks.session().turn_limit)
         warn_before = turn_warning(limit)
         told: tuple[int, int] = (-1, -1)  # (seq, seconds left) last announced
-        while not link._stopped.is_set():
-            s, m = link.session, link.session.match
+        while not self._pulse.is_stopped:
+            s = hooks.session()
+            m = s.match
             if s.state is not State.PLAY or m is None:
                 self._running = False
                 return
             self._changed = trio.Event()  # set by step() when a decision starts
             seq, since = self.seq, self.since
-            mine = m.to_act == link.seat
+            mine = m.to_act == self._seat
             now = trio.current_time()
             if mine:
                 deadline = since + limit
@@ -114,9 +136,9 @@ class TurnClock:
                 else:
                     wake = deadline - warn_before
             else:
-                deadline = since + limit + link.timeouts.turn_grace
+                deadline = since + limit + self._timeouts.turn_grace
                 if now >= deadline:
-                    if link.online and not s.catching_up:
+                    if hooks.online() and not s.catching_up:
                         self._peer_time_out(limit)
                         return
                     # reconnecting, or the peer is re-sending what we lack: its move
@@ -130,41 +152,38 @@ class TurnClock:
 
     def _time_warning(self, left: int, limit: float, *, first: bool) -> None:
         """The warning, then the countdown: the status line and a ``time_warning`` note."""
-        link = self._link
         text = f"{left}s left to act"
         if first:
             text = f"your time is running out: {text} ({limit:g}s per decision)"
-        link._notify({"event": "time_warning", "text": text, "seconds_left": left})
-        if link.session.match is not None:
-            link._push(Update("status", link.view, text=text))
+        self._hooks.announce({"event": "time_warning", "text": text, "seconds_left": left})
 
     def _own_time_out(self, limit: float) -> None:
         """Our turn limit ran out: resign on our own behalf (now, or once reconnected)."""
-        link = self._link
+        hooks = self._hooks
         reason = f"your time ran out ({limit:g}s per decision)"
-        link._notify({"event": "time_out", "text": f"{reason}: you resign"})
-        link.forfeit_reason = reason
+        hooks.notify({"event": "time_out", "text": f"{reason}: you resign"})
+        hooks.forfeit(reason)
         self.timed_out = True
-        s, m = link.session, link.session.match
-        if link.online and m is not None and m.to_act == link.seat and not s.catching_up:
+        s = hooks.session()
+        m = s.match
+        if hooks.online() and m is not None and m.to_act == self._seat and not s.catching_up:
             with suppress(LocalProtocolError):
-                link._after_local(s.send(Resign(TIME_FORFEIT)))
+                hooks.after_local(s.send(Resign(TIME_FORFEIT)))
                 return
-        link._resign_pending = reason
+        hooks.resign_later(reason)
 
     def _peer_time_out(self, limit: float) -> None:
         """The other player let its turn limit (and the grace) pass: its forfeit by time."""
-        link = self._link
-        s = link.session
+        hooks = self._hooks
         try:
-            s.claim_time_forfeit()
+            hooks.session().claim_time_forfeit()
         except LocalProtocolError:
             return
-        link._flush()  # the abort that tells the other program why
-        peer = link.names[1 - link.seat]
-        link._fail(
+        hooks.flush()  # the abort that tells the other program why
+        peer = hooks.peer_name()
+        hooks.fail(
             TurnTimeoutError(
                 f"{peer} did not move within the turn limit ({limit:g}s per decision, plus "
-                f"{link.timeouts.turn_grace:g}s for latency): {peer} forfeits by time"
+                f"{self._timeouts.turn_grace:g}s for latency): {peer} forfeits by time"
             )
         )

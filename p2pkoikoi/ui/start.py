@@ -144,7 +144,7 @@ def menu_fragments(s: StartState) -> StyleAndTextTuples:
 def verify_report(path: str) -> tuple[str, list[tuple[str, str]]]:
     """Verify the record at ``path``: a title and report lines (never raises for a bad file)."""
     try:
-        from p2pkoikoi.session.record import decode_record
+        from p2pkoikoi.session.journal import decode_record
         from p2pkoikoi.session.verify import verify_record
     except ImportError:
         return "Verification is not available in this build.", []

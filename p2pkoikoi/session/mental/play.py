@@ -201,7 +201,8 @@ class HiddenMatch:
         """``seat`` gives up (on its turn): the match ends, and the deal in play is audited
         as any other (host, then joiner), so that the record verifies complete."""
         self.state, events = self.state.resign(seat)
-        self.events.extend(events)
+        # (not in self.events: the session reports them with the resignation itself, and
+        # the audits that follow add none)
         self._resigned = seat
         if self.table.dealt:
             self._expect = [("audit", HOST), ("audit", JOINER)]

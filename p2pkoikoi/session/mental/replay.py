@@ -29,8 +29,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, InputError, RuleSet
-from p2pkoikoi.session import crypto
 from p2pkoikoi.session.errors import ProtocolError
 from p2pkoikoi.session.mental.deck import SEAT_NAME, DeckSecrets
 from p2pkoikoi.session.mental.errors import HiddenDealError

@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, get_preset
 from p2pkoikoi.engine.rules import RuleSet
-from p2pkoikoi.session import crypto
 from p2pkoikoi.session.mental import proof
 from p2pkoikoi.session.mental.deck import (
     DECK_LEN,
