@@ -13,8 +13,10 @@ Plays N whole rounds of the hidden deal's card protocol in memory (the three
 masking steps, the keys after the deal, 16 turns of play and draw, the audit)
 and reports, for each side, the CPU time (``time.process_time``, one core) of
 
-* shuffle + deal: its masking step(s), checking the decks it receives, and
-  opening the field and its own hand;
+* shuffle + deal: its masking step(s) with their proofs, checking the decks
+  it receives and verifying their proofs, and opening the field and its own
+  hand; "of which proofs" is the part spent making and verifying proofs
+  (``session/mental/proof.py``), split into making and verifying;
 * one reveal: checking a played card, or opening a drawn one;
 * the audit: checking the other side's secrets against the three decks and
   every key it sent.
@@ -38,10 +40,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from p2pkoikoi.session.mental import deck as deck_module
 from p2pkoikoi.session.mental.deck import HOST, JOINER, DeckSecrets
 from p2pkoikoi.session.mental.table import HiddenTable
 
 T = TypeVar("T")
+PROOF_CPU: dict[str, list[float]] = {}
+_side = ["host"]
+
+
+def _timed_proof(name: str, fn: Callable[..., T]) -> Callable[..., T]:
+    def wrapped(*args: object) -> T:
+        t0 = time.process_time()
+        out = fn(*args)
+        key = f"{_side[0]} {name}"
+        PROOF_CPU.setdefault(key, [0.0])[-1] += time.process_time() - t0
+        return out
+
+    return wrapped
+
+
+for _name in ("prove_shuffle", "prove_rekey", "verify_shuffle", "verify_rekey"):
+    setattr(deck_module, _name, _timed_proof(_name.split("_")[0], getattr(deck_module, _name)))
 
 
 class Meter:
@@ -67,7 +87,11 @@ def one_round(m: Meter, dealer: int) -> None:
     deal_h: list[float] = []
     deal_j: list[float] = []
 
+    for key in ("host prove", "host verify", "joiner prove", "joiner verify"):
+        PROOF_CPU.setdefault(key, []).append(0.0)
+
     def timed(acc: list[float], fn: Callable[[], T]) -> T:
+        _side[0] = "host" if acc is deal_h else "joiner"
         t0 = time.process_time()
         out = fn()
         acc.append(time.process_time() - t0)
@@ -169,6 +193,13 @@ def main() -> None:
     for key, values in m.cpu.items():
         ms = [v * 1000 for v in values]
         print(f"  {key:<30} {statistics.median(ms):8.2f} / {min(ms):8.2f}")
+    for side in ("host", "joiner"):
+        for what in ("prove", "verify"):
+            ms = [v * 1000 for v in PROOF_CPU[f"{side} {what}"]]
+            print(
+                f"  of the deal, {side} proofs: {what:<6}"
+                f" {statistics.median(ms):8.2f} / {min(ms):8.2f}"
+            )
     for side in ("host", "joiner"):
         total = statistics.median(m.cpu[f"deal {side}"]) + statistics.median(m.cpu[f"audit {side}"])
         print(f"  deal + audit, {side:<16} {total * 1000:8.2f}")

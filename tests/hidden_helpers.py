@@ -111,3 +111,66 @@ def play_round(
         step()
         seat = 1 - seat
     assert host.draws == 16 and host.draw_position == STOCK_START + 16
+
+
+# ---------------------------------------------------------------------- forged masking steps
+def _sum(*points: bytes) -> bytes:
+    from p2pkoikoi.session.mental.group import psum
+
+    return psum(points)
+
+
+def forged_step(
+    step: int,
+    sec: DeckSecrets,
+    inputs: tuple[bytes, ...],
+    context: bytes,
+    sums: dict[int, list[int]],
+) -> bytes:
+    """A cheater's masking step ``step`` whose output at each position ``p`` of ``sums``
+    is its mask times the *sum* of the input points ``sums[p]`` (the D2 sum attack and
+    its twins), sent with the best proof its real secrets give for that deck.
+
+    ``step`` is 1 (host, D1 from the card points), 2 (joiner: the sums in ``E``, ``D2``
+    re-keyed from it, so only the shuffle proof can catch it), 22 (joiner: ``E`` honest,
+    the sums in ``D2``: the re-keying proof must catch it) or 3 (host, ``D3``).
+    """
+    from p2pkoikoi.session.mental import deck as d
+    from p2pkoikoi.session.mental.group import CARD_POINTS
+    from p2pkoikoi.session.mental.proof import prove_rekey, prove_shuffle
+
+    ctx = context + bytes([2 if step == 22 else step])
+    if step == 1:
+        out = list(d.host_mask(sec))
+        for p, srcs in sums.items():
+            out[p] = mul(sec.scalar, _sum(*(CARD_POINTS[i] for i in srcs)))
+        return d.encode_deck(out) + prove_shuffle(ctx, CARD_POINTS, out, sec.perm, sec.scalar)
+    factors = d.rekey_factors(sec)
+    if step in (2, 22):
+        e = list(d.joiner_shuffle(sec, inputs))
+        if step == 2:
+            for p, srcs in sums.items():
+                e[p] = mul(sec.scalar, _sum(*(inputs[i] for i in srcs)))
+        d2 = [mul(factors[j], e[j]) for j in range(48)]
+        if step == 22:
+            for p, srcs in sums.items():
+                d2[p] = mul(sec.keys[p], _sum(*(inputs[i] for i in srcs)))
+        return (
+            d.encode_deck(d2)
+            + d.encode_deck(e)
+            + prove_shuffle(ctx, inputs, e, sec.perm, sec.scalar)
+            + prove_rekey(ctx, e, d2, factors)
+        )
+    assert step == 3
+    d3 = list(d.host_lock(sec, inputs))
+    for p, srcs in sums.items():
+        d3[p] = mul(factors[p], _sum(*(inputs[i] for i in srcs)))
+    return d.encode_deck(d3) + prove_rekey(ctx, inputs, d3, factors)
+
+
+def d2_sum_attack(hand: tuple[int, ...]) -> dict[int, list[int]]:
+    """The issue's attack: at three of the joiner's own hand positions, sums of D1 entries
+    (``A + H1 + H2 + H3``, ``A + D + E``, ``D + H4 + H5 + H6`` with indices into D1)."""
+    x = list(range(48))
+    a, dd, ee, *h = x[40:48]
+    return {hand[0]: [a, h[0], h[1], h[2]], hand[1]: [a, dd, ee], hand[2]: [dd, h[3], h[4], 0]}

@@ -53,6 +53,7 @@ from p2pkoikoi.session import (
     SendAction,
     Session,
     State,
+    WaitingFor,
     decode_code,
     decode_invite,
     encode_invite,
@@ -235,6 +236,8 @@ def start_host(tmp_path: Path, record: Path, *extra: str) -> tuple[HonestProcess
             "Alice",
             "--record",
             str(record),
+            "--set",
+            "deal=open",  # this peer speaks the open deal's actions (the default is hidden)
             *extra,
         ),
         env_for(tmp_path, "host"),
@@ -405,7 +408,9 @@ class HostilePeer:
     @property
     def our_turn(self) -> bool:
         s = self.session
-        return s.state is State.PLAY and s.match is not None and s.match.to_act == s.our_seat
+        # (with the hidden deal the engine may show our seat to act while the table still
+        # waits for the other's card move: ask the session whose move it is)
+        return s.state is State.PLAY and s.waiting_for is WaitingFor.LOCAL_ACTION
 
     def play_honestly_until(self, want: Callable[[HostilePeer], bool]) -> None:
         """Play random legal moves; stop at our turn once ``want(self)`` holds."""

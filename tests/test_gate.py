@@ -57,6 +57,8 @@ def host_process(
             str(timeout),
             "--record",
             str(tmp_path / "host.koikoi"),
+            "--set",
+            "deal=open",  # the hostile peer speaks the open deal (the default is hidden)
         ),
         env_for(tmp_path, "host"),
     )

@@ -159,7 +159,7 @@ def test_a_broken_audit_is_caught() -> None:
         if mv.kind != "audit":
             return mv
         d = bytearray(mv.deck)
-        d[48 + 2 * 32] ^= 1  # the key for position 2 (a field card, opened during the round)
+        d[32 + 48 + 2 * 32] ^= 1  # the key for position 2 (a field card, opened during the round)
         return dataclasses.replace(mv, deck=bytes(d))
 
     with pytest.raises(HiddenDealError) as exc:
@@ -231,3 +231,95 @@ def test_garbled_moves_are_refused_with_a_protocol_error_never_a_crash() -> None
             if me.my_turn():
                 me.act(play_rng.choice(me.legal_actions()))
     assert refused > 20
+
+
+# ---------------------------------------------------------------------- against real processes
+def cheater_cli(attack: str) -> Callable[..., list[str]]:
+    """The command line of the modified program (tests/hidden_cheater.py) for ``attack``."""
+    import sys
+    from pathlib import Path
+
+    script = str(Path(__file__).resolve().parent / "hidden_cheater.py")
+    return lambda *args: [sys.executable, script, attack, *args]
+
+
+PROCESS_ATTACKS = [
+    # attack, cheating seat, the card move it is refused at, what the refusal names
+    ("d1-sums", 0, "deck1", "the host's shuffle proof does not hold"),
+    ("e-sums", 1, "deck2", "the joiner's shuffle proof does not hold"),
+    ("d2-sums", 1, "deck2", "the joiner's re-keying proof does not hold"),
+    ("d3-sums", 0, "deck3", "the host's re-keying proof does not hold"),
+]
+
+
+@pytest.mark.parametrize(
+    ("attack", "cheater", "kind", "named"), PROCESS_ATTACKS, ids=[a[0] for a in PROCESS_ATTACKS]
+)
+def test_a_step_with_sums_is_refused_at_once_between_real_processes(
+    tmp_path: object, attack: str, cheater: int, kind: str, named: str
+) -> None:
+    """The D2 sum attack of the security review (sums of D1 entries at the joiner's own hand
+    positions, which let it read 6 of the host's cards), and the same attack on every other
+    masking step: the honest program refuses the step where it arrives, before any card of
+    the deal opens, and its record names the cheater as a forfeit, with evidence, which
+    ``verify`` confirms."""
+    import json
+    from pathlib import Path
+
+    from test_headless import cli, finish, run_join, start_host, verify
+
+    tmp = Path(str(tmp_path))
+    hrec, jrec = tmp / "host.koikoi", tmp / "joiner.koikoi"
+    common = ("--set", "deal=hidden", "--rounds", "2")
+    host, first = start_host(
+        tmp, "--bind", "127.0.0.1", *common, "--record", str(hrec),
+        command=cheater_cli(attack) if cheater == 0 else cli,
+    )  # fmt: skip
+    joined = run_join(
+        tmp, first["invite"], "--record", str(jrec),
+        command=cheater_cli(attack) if cheater == 1 else cli,
+    )  # fmt: skip
+    code, _, herr = finish(host)
+    honest_err = joined.stderr if cheater == 0 else herr
+    honest_code = joined.returncode if cheater == 0 else code
+    assert honest_code != 0 and named in honest_err, honest_err
+    assert "Traceback" not in honest_err
+    record = json.loads((jrec if cheater == 0 else hrec).read_text())
+    assert record["forfeit"]["seat"] == cheater and named in record["forfeit"]["reason"]
+    assert record["evidence"]["seat"] == 1 - cheater
+    kinds = [a.get("kind") for a in record["actions"] if a.get("kind")]
+    assert kinds[-1] == kind  # the forged step is the last card move: nothing opened after it
+    honest = [a for a in record["actions"] if a.get("kind") and a["seat"] != cheater]
+    assert not any(a.get("keys") for a in honest)  # the honest side opened nothing
+    result = verify(jrec if cheater == 0 else hrec)
+    assert result.returncode != 0
+    assert f"seat {cheater} cheated" in result.stdout and named in result.stdout, result.stdout
+
+
+def test_leaving_mid_deal_is_a_forfeit_in_the_other_sides_record(tmp_path: object) -> None:
+    """The joiner's program ends after its masking step, owing the deal keys: once the
+    host gives up on it (here at once: no reconnect window), its record holds the
+    joiner's forfeit, signed by the host, and says so."""
+    import json
+    from pathlib import Path
+
+    from test_headless import finish, run_join, start_host, verify
+
+    tmp = Path(str(tmp_path))
+    hrec = tmp / "host.koikoi"
+    host, first = start_host(
+        tmp, "--bind", "127.0.0.1", "--set", "deal=hidden", "--reconnect-window", "0",
+        "--record", str(hrec),
+    )  # fmt: skip
+    run_join(tmp, first["invite"], command=cheater_cli("leave-mid-deal"))
+    code, _, err = finish(host)
+    assert code != 0 and "the joiner forfeits" in err, err
+    record = json.loads(hrec.read_text())
+    assert (
+        record["forfeit"]["seat"] == 1
+        and "left during the hidden deal" in (record["forfeit"]["reason"])
+    )
+    kinds = [a.get("kind") for a in record["actions"]]
+    assert kinds[-1] == "deck3"  # the host's step; the joiner's keys never came
+    result = verify(hrec)
+    assert result.returncode == 3 and "forfeit" in result.stdout, result.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hidden_helpers import Snoop, deal_pair, open_deal, play_round, seed
+from hidden_helpers import Snoop, d2_sum_attack, deal_pair, forged_step, open_deal, play_round, seed
 
 from p2pkoikoi.engine.cards import parse_cards
 from p2pkoikoi.engine.presets import get_preset
@@ -21,7 +21,17 @@ from p2pkoikoi.session.mental import (
     check_audit,
 )
 from p2pkoikoi.session.mental.claims import check_declared, check_undeclared, must_declare
-from p2pkoikoi.session.mental.deck import HOST, JOINER, DeckSecrets, decode_deck, encode_deck
+from p2pkoikoi.session.mental.deck import (
+    HOST,
+    JOINER,
+    DeckSecrets,
+    decode_deck,
+    encode_deck,
+    host_lock,
+    host_mask,
+    joiner_mask,
+)
+from p2pkoikoi.session.mental.errors import BadProofError
 from p2pkoikoi.session.mental.group import (
     CARD_POINTS,
     GROUP_ORDER,
@@ -29,7 +39,7 @@ from p2pkoikoi.session.mental.group import (
     derive_scalar,
     mul,
 )
-from p2pkoikoi.session.mental.table import FIELD_POSITIONS, dealt_owner
+from p2pkoikoi.session.mental.table import FIELD_POSITIONS, HiddenTable, dealt_owner
 
 
 def mask_of(codes: str) -> int:
@@ -43,12 +53,9 @@ def test_card_points_are_distinct_valid_and_not_small_multiples_of_the_base() ->
     assert len(set(CARD_POINTS)) == 48
     for p in CARD_POINTS:
         assert check_point(p) == p
-    import nacl.bindings as sodium
+    from p2pkoikoi.session.mental.group import ibase
 
-    small = {
-        bytes(sodium.crypto_scalarmult_ed25519_base_noclamp(i.to_bytes(32, "little")))
-        for i in range(1, 100)
-    }
+    small = {ibase(i) for i in range(1, 100)}
     assert not small & set(CARD_POINTS)
 
 
@@ -132,67 +139,80 @@ def test_the_modified_client_never_names_a_hidden_card() -> None:
 # ---------------------------------------------------------------------- cheats
 
 
-def test_wrong_masking_is_caught_at_the_audit_naming_the_host() -> None:
-    bad = derive_scalar(seed("bad"), b"x", 0)
+STEPS = [(1, HOST), (2, JOINER), (22, JOINER), (3, HOST)]
 
-    def tamper(step: int, data: bytes) -> bytes:
-        if step != 3:
-            return data
-        # the host masks stock position 40 with a key it did not derive
-        return data[: 40 * 32] + mul(bad, data[40 * 32 : 41 * 32]) + data[41 * 32 :]
 
-    host, joiner = deal_pair(tamper=tamper)
-    open_deal(host, joiner)
+@pytest.mark.parametrize(("step", "cheater"), STEPS, ids=["D1", "E", "D2", "D3"])
+def test_a_step_with_sums_of_its_inputs_is_refused_on_receipt_naming_its_sender(
+    step: int, cheater: int
+) -> None:
+    """The D2 sum attack (sums of input points at the cheater's own hand positions) and
+    the same attack on every other step: the proof does not hold, the step is refused
+    before anything of the deal opens."""
+    hs = DeckSecrets.derive(HOST, seed("sh"))
+    js = DeckSecrets.derive(JOINER, seed("sj"))
+    host = HiddenTable(HOST, 0, hs, b"ctx")
+    joiner = HiddenTable(JOINER, 0, js, b"ctx")
+    hand = tuple(p for p in range(24) if dealt_owner(p, 0) == cheater)
+    sums = d2_sum_attack(hand)
+    m1 = host.step1()
+    if step == 1:
+        bad = forged_step(1, hs, (), b"ctx", sums)
+        with pytest.raises(BadProofError) as exc:
+            joiner.on_step1(bad)
+        assert exc.value.seat == HOST and "shuffle proof" in str(exc.value)
+        return
+    m2 = joiner.on_step1(m1)
+    if step in (2, 22):
+        bad = forged_step(step, js, joiner.decks[0], b"ctx", sums)
+        with pytest.raises(BadProofError) as exc:
+            host.on_step2(bad)
+        want = "shuffle proof" if step == 2 else "re-keying proof"
+        assert exc.value.seat == JOINER and want in str(exc.value)
+        assert not host.cards and len(host.decks) == 1  # refused: no D3, no key went out
+        return
+    host.on_step2(m2)
+    bad = forged_step(3, hs, host.decks[1], b"ctx", sums)
+    with pytest.raises(BadProofError) as exc:
+        joiner.on_step3(bad)
+    assert exc.value.seat == HOST and "re-keying proof" in str(exc.value)
+
+
+def test_an_honest_deal_with_another_context_is_refused() -> None:
+    """A proof is bound to its deal: replayed into another deal it does not hold."""
+    host = HiddenTable(HOST, 0, DeckSecrets.derive(HOST, seed("ch")), b"round 1")
+    joiner = HiddenTable(JOINER, 0, DeckSecrets.derive(JOINER, seed("cj")), b"round 2")
+    with pytest.raises(BadProofError):
+        joiner.on_step1(host.step1())
+
+
+def test_the_audit_still_recomputes_every_step_naming_the_host() -> None:
+    """A third party's check of a deal (what ``verify`` runs) with decks no proof vouches for."""
+    hs = DeckSecrets.derive(HOST, seed("ah"))
+    js = DeckSecrets.derive(JOINER, seed("aj"))
+    d1 = host_mask(hs)
+    d2 = joiner_mask(js, d1)
+    d3 = list(host_lock(hs, d2))
+    d3[40] = mul(derive_scalar(seed("bad"), b"x", 0), d3[40])
     with pytest.raises(WrongMaskingError) as exc:
-        joiner.on_audit(host.audit())
+        check_audit(d1, d2, tuple(d3), hs, js)
     assert exc.value.seat == HOST and "step 3" in str(exc.value)
-    d1, d2, d3 = joiner.decks
-    with pytest.raises(WrongMaskingError) as exc2:
-        check_audit(d1, d2, d3, host.secrets, joiner.secrets)
-    assert exc2.value.seat == HOST
-
-
-def test_a_wrongly_masked_position_opens_no_card() -> None:
-    bad = derive_scalar(seed("bad"), b"x", 0)
-    f = FIELD_POSITIONS[0]
-
-    def tamper(step: int, data: bytes) -> bytes:
-        if step != 3:
-            return data
-        return data[: f * 32] + mul(bad, data[f * 32 : (f + 1) * 32]) + data[(f + 1) * 32 :]
-
-    host, joiner = deal_pair(tamper=tamper)
-    hp = host.deal_keys()
-    with pytest.raises(NotACardError) as exc:
-        joiner.on_keys(hp, host.keys_for(hp))
-    assert exc.value.seat == HOST
-
-
-def test_a_duplicated_card_is_caught_when_both_copies_open_and_at_the_audit() -> None:
-    """The joiner's step 2 puts one card of D1 at two field positions (its own keys on each)."""
-    hs = DeckSecrets.derive(HOST, seed("dh"))
-    js = DeckSecrets.derive(JOINER, seed("dj"))
-    from p2pkoikoi.session.mental.deck import host_lock, host_mask
-    from p2pkoikoi.session.mental.table import HiddenTable
-
-    host = HiddenTable(HOST, 0, hs)
-    joiner = HiddenTable(JOINER, 0, js)
-    d1 = decode_deck(host.step1(), HOST, 1)
-    a, b = FIELD_POSITIONS[0], FIELD_POSITIONS[1]
     perm = list(js.perm)
-    perm[b] = perm[a]  # the same D1 card twice
-    d2 = tuple(mul(js.keys[j], d1[perm[j]]) for j in range(48))
-    assert host_mask(hs) == d1
-    d3 = host.on_step2(encode_deck(d2))
-    joiner.decks = [d1, d2, host_lock(hs, d2)]
-    assert joiner.decks[2] == decode_deck(d3, HOST, 3)
-    jp = joiner.deal_keys()
-    with pytest.raises(DuplicateCardError) as exc:
-        host.on_keys(jp, joiner.keys_for(jp))
-    assert exc.value.seat == JOINER
+    perm[1] = perm[0]  # the same D1 card twice
+    dup = tuple(mul(js.keys[j], d1[perm[j]]) for j in range(48))
     with pytest.raises(WrongMaskingError) as exc2:
-        check_audit(d1, d2, joiner.decks[2], hs, js)
+        check_audit(d1, dup, host_lock(hs, dup), hs, js)
     assert exc2.value.seat == JOINER and "step 2" in str(exc2.value)
+
+
+def test_a_wrong_key_opens_no_card() -> None:
+    host, joiner = deal_pair()
+    hp = host.deal_keys()
+    keys = bytearray(host.keys_for(hp))
+    keys[:32] = derive_scalar(seed("bad"), b"x", 0)
+    with pytest.raises(NotACardError) as exc:
+        joiner.on_keys(hp, bytes(keys))
+    assert exc.value.seat == HOST
 
 
 def test_a_deck_with_a_repeated_point_or_a_bad_point_is_refused_at_once() -> None:
@@ -282,9 +302,9 @@ def test_a_malformed_audit_is_broken() -> None:
     unreduced = audit[: perm_at + 48] + b"\xff" * 32 + audit[perm_at + 80 :]
     with pytest.raises(BrokenAuditError):
         joiner.on_audit(unreduced)
-    # a joiner audit for the host is the wrong length
+    # an audit with the wrong length
     with pytest.raises(BrokenAuditError):
-        host.on_audit(audit)
+        host.on_audit(audit + b"\x00")
 
 
 def test_secrets_encode_and_decode() -> None:
@@ -304,44 +324,62 @@ def test_the_snoop_would_notice_a_leaked_key() -> None:
 
 
 def test_the_hidden_vectors_check_independently() -> None:
-    """protocol/vectors/hidden.json, recomputed with libsodium and hashlib directly."""
+    """protocol/vectors/hidden.json, recomputed with libsodium (rbcl) and hashlib directly;
+    the proofs checked by the verifier against the vectors' decks."""
     import hashlib
     import json
     from pathlib import Path
 
-    import nacl.bindings as sodium
+    import rbcl  # type: ignore[import-untyped]
+
+    from p2pkoikoi.session.mental.proof import verify_rekey, verify_shuffle
 
     v = json.loads(
         (Path(__file__).resolve().parent.parent / "protocol/vectors/hidden.json").read_text()
     )
     tag = bytes.fromhex(v["tags"]["card"])
-    assert tag == b"p2pkoikoi/v2/hidden/card\x00"
+    assert tag == b"p2pkoikoi/v3/hidden/card\x00"
     for i, hexpt in enumerate(v["card_points"]):
-        r = hashlib.sha256(tag + bytes([i])).digest()
-        assert sodium.crypto_core_ed25519_from_uniform(r).hex() == hexpt
-    d1 = [bytes.fromhex(p) for p in v["decks"]["d1"]]
-    d2 = [bytes.fromhex(p) for p in v["decks"]["d2"]]
-    d3 = [bytes.fromhex(p) for p in v["decks"]["d3"]]
+        r = hashlib.sha512(tag + bytes([i])).digest()
+        assert rbcl.crypto_core_ristretto255_from_hash(r).hex() == hexpt
+    gtag = bytes.fromhex(v["tags"]["generator"])
+    for i, hexpt in enumerate(v["generators"]["h"]):
+        r = hashlib.sha512(gtag + i.to_bytes(4, "big")).digest()
+        assert rbcl.crypto_core_ristretto255_from_hash(r).hex() == hexpt
+    decks = {k: [bytes.fromhex(p) for p in v["decks"][k]] for k in ("d1", "e", "d2", "d3")}
+    d1, e, d2, d3 = decks["d1"], decks["e"], decks["d2"], decks["d3"]
     host, joiner = v["deal_secret"]["host"], v["deal_secret"]["joiner"]
     a = bytes.fromhex(host["scalar"])
+    b = bytes.fromhex(joiner["scalar"])
     pts = [bytes.fromhex(p) for p in v["card_points"]]
+    mul = rbcl.crypto_scalarmult_ristretto255
+    smul = rbcl.crypto_core_ristretto255_scalar_mul
+    inv = rbcl.crypto_core_ristretto255_scalar_invert
     for j in (0, 17, 47):
-        assert sodium.crypto_scalarmult_ed25519_noclamp(a, pts[host["perm"][j]]) == d1[j]
+        assert mul(a, pts[host["perm"][j]]) == d1[j]
+        assert mul(b, d1[joiner["perm"][j]]) == e[j]
         bj = bytes.fromhex(joiner["keys"][j])
-        assert sodium.crypto_scalarmult_ed25519_noclamp(bj, d1[joiner["perm"][j]]) == d2[j]
+        assert mul(smul(bj, inv(b)), e[j]) == d2[j]
+        assert mul(bj, d1[joiner["perm"][j]]) == d2[j]
         aj = bytes.fromhex(host["keys"][j])
-        lock = sodium.crypto_core_ed25519_scalar_mul(
-            aj, sodium.crypto_core_ed25519_scalar_invert(a)
-        )
-        assert sodium.crypto_scalarmult_ed25519_noclamp(lock, d2[j]) == d3[j]
+        assert mul(smul(aj, inv(a)), d2[j]) == d3[j]
         assert v["decks"]["dealt"][j] == host["perm"][joiner["perm"][j]]
     for case in v["opened"]:
-        k = sodium.crypto_core_ed25519_scalar_mul(
-            bytes.fromhex(case["host_key"]), bytes.fromhex(case["joiner_key"])
-        )
-        assert (
-            sodium.crypto_scalarmult_ed25519_noclamp(k, pts[case["card"]]) == d3[case["position"]]
-        )
+        k = smul(bytes.fromhex(case["host_key"]), bytes.fromhex(case["joiner_key"]))
+        assert mul(k, pts[case["card"]]) == d3[case["position"]]
+    pr = {k: bytes.fromhex(x) for k, x in v["proofs"].items() if k != "description"}
+    ctx = pr["context"]
+    verify_shuffle(ctx + b"\x01", pts, d1, pr["d1_shuffle"], "the host", 0)
+    verify_shuffle(ctx + b"\x02", d1, e, pr["e_shuffle"], "the joiner", 1)
+    verify_rekey(ctx + b"\x02", e, d2, pr["d2_rekey"], "the joiner", 1)
+    verify_rekey(ctx + b"\x03", d2, d3, pr["d3_rekey"], "the host", 0)
+    first = v["first_deal"]["moves"]
+    assert bytes.fromhex(first[0]["deck"]) == b"".join(d1) + pr["d1_shuffle"]
+    assert bytes.fromhex(first[1]["deck"]) == b"".join(d2 + e) + pr["e_shuffle"] + pr["d2_rekey"]
+    assert bytes.fromhex(first[2]["deck"]) == b"".join(d3) + pr["d3_rekey"]
+    swap = [m["kind"] for m in v["hand_swap_deal"]["moves"]]
+    assert swap[:9] == ["deck1", "deck2", "deck3", "keys", "act", "hand", "hand", "declare",
+                        "declare"]  # fmt: skip
     kinds = [m["kind"] for m in v["first_deal"]["moves"]]
     assert kinds[:4] == ["deck1", "deck2", "deck3", "keys"] and kinds[-2:] == ["audit", "audit"]
     # a card move's transcript entry, and what its v2 signature covers
@@ -370,3 +408,98 @@ def test_the_hidden_vectors_check_independently() -> None:
     t = hashlib.sha256(bytes(32) + entry).digest()
     assert t.hex() == ce["transcript_after"]
     assert ce["signed"] == (b"p2pkoikoi/v2/sig\x00" + t).hex()
+
+
+def test_the_proofs_in_the_vectors_verify_as_hidden_deal_md_specifies_them() -> None:
+    """An independent verifier written from protocol/hidden-deal.md section 3a alone
+    (rbcl and hashlib, no p2pkoikoi code) accepts the vectors' four proofs, and refuses
+    a proof for a deck with one point changed."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    import rbcl  # type: ignore[import-untyped]
+
+    v = json.loads(
+        (Path(__file__).resolve().parent.parent / "protocol/vectors/hidden.json").read_text()
+    )
+    order = 2**252 + 27742317777372353535851937790883648493
+
+    def hs(data: bytes) -> int:
+        return int.from_bytes(hashlib.sha512(data).digest(), "little") % order
+
+    def lp(b: bytes) -> bytes:
+        return len(b).to_bytes(4, "big") + b
+
+    def mul(n: int, p: bytes) -> bytes:
+        n %= order
+        return (
+            bytes(32)
+            if n == 0
+            else rbcl.crypto_scalarmult_ristretto255(n.to_bytes(32, "little"), p)
+        )
+
+    def add(*ps: bytes) -> bytes:
+        acc = bytes(32)
+        for p in ps:
+            acc = rbcl.crypto_core_ristretto255_add(acc, p)
+        return acc
+
+    def neg(p: bytes) -> bytes:
+        return rbcl.crypto_core_ristretto255_sub(bytes(32), p)
+
+    g = rbcl.crypto_scalarmult_ristretto255_base((1).to_bytes(32, "little"))
+    tag = {k: bytes.fromhex(x) for k, x in v["tags"].items()}
+    chain = bytes.fromhex(v["generators"]["chain_base"])
+    gens = [bytes.fromhex(p) for p in v["generators"]["h"]]
+
+    def shuffle_ok(ctx: bytes, xs: list[bytes], ys: list[bytes], proof: bytes) -> bool:
+        n = 48
+        c = [proof[32 * i : 32 * i + 32] for i in range(n)]
+        ch = [proof[32 * (n + i) : 32 * (n + i) + 32] for i in range(n)]
+        sc = [int.from_bytes(proof[32 * (2 * n + i) : 32 * (2 * n + i + 1)], "little")
+              for i in range(2 * n + 5)]  # fmt: skip
+        e, s1, s2, s3, s4 = sc[:5]
+        sh, sp = sc[5 : 5 + n], sc[5 + n :]
+        seed = hashlib.sha512(
+            lp(tag["shuffle_u"]) + lp(ctx) + lp(b"".join(xs)) + lp(b"".join(ys)) + lp(b"".join(c))
+        ).digest()
+        u = [hs(seed + j.to_bytes(4, "big")) for j in range(n)]
+        prod = 1
+        for x in u:
+            prod = prod * x % order
+        a = add(*(mul(u[j], xs[j]) for j in range(n)))
+        cbar = add(*c, *(neg(h) for h in gens))
+        chat = add(ch[-1], neg(mul(prod, chain)))
+        ctil = add(*(mul(u[j], c[j]) for j in range(n)))
+        t1 = add(mul(e, cbar), mul(s1, g))
+        t2 = add(mul(e, chat), mul(s2, g))
+        t3 = add(mul(e, ctil), mul(s3, g), *(mul(sp[i], gens[i]) for i in range(n)))
+        t4 = add(*(mul(sp[i], ys[i]) for i in range(n)), neg(mul(s4, a)))
+        th = [add(mul(e, ch[i]), mul(sh[i], g), mul(sp[i], ch[i - 1] if i else chain))
+              for i in range(n)]  # fmt: skip
+        return e == hs(
+            lp(tag["shuffle_e"]) + lp(seed) + lp(b"".join(ch)) + lp(t1 + t2 + t3 + t4)
+            + lp(b"".join(th))
+        )  # fmt: skip
+
+    def rekey_ok(ctx: bytes, xs: list[bytes], ys: list[bytes], proof: bytes) -> bool:
+        e = int.from_bytes(proof[:32], "little")
+        s = [int.from_bytes(proof[32 * (i + 1) : 32 * (i + 2)], "little") for i in range(48)]
+        rs = [add(mul(s[i], xs[i]), neg(mul(e, ys[i]))) for i in range(48)]
+        return e == hs(
+            lp(tag["rekey_e"]) + lp(ctx) + lp(b"".join(xs)) + lp(b"".join(ys))
+            + lp(b"".join(rs))
+        )  # fmt: skip
+
+    decks = {k: [bytes.fromhex(p) for p in v["decks"][k]] for k in ("d1", "e", "d2", "d3")}
+    pts = [bytes.fromhex(p) for p in v["card_points"]]
+    pr = {k: bytes.fromhex(x) for k, x in v["proofs"].items() if k != "description"}
+    ctx = pr["context"]
+    assert shuffle_ok(ctx + b"\x01", pts, decks["d1"], pr["d1_shuffle"])
+    assert shuffle_ok(ctx + b"\x02", decks["d1"], decks["e"], pr["e_shuffle"])
+    assert rekey_ok(ctx + b"\x02", decks["e"], decks["d2"], pr["d2_rekey"])
+    assert rekey_ok(ctx + b"\x03", decks["d2"], decks["d3"], pr["d3_rekey"])
+    summed = list(decks["e"])
+    summed[0] = add(summed[0], summed[1])  # the sum attack on E
+    assert not shuffle_ok(ctx + b"\x02", decks["d1"], summed, pr["e_shuffle"])

@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import trio
 import trio.testing
 from test_reconnect import Net, Side, T, play
@@ -23,10 +24,11 @@ RULES = get_preset("online").with_settings(rounds=2, deal="hidden")
 
 
 def _pair_whose_joiner_changes_its_draw_keys(
-    change: Callable[[CardMove], CardMove | None],
+    change: Callable[[CardMove], CardMove | None], kind: str = "draw"
 ) -> tuple[Session, Session]:
-    """The test pair, but the joiner's program passes each key it sends for the
-    other's draw through ``change`` (None: the key never leaves)."""
+    """The test pair, but the joiner's program passes each move of ``kind`` it sends
+    (by default its key for the other's draw) through ``change`` (None: the move
+    never leaves)."""
     host, joiner = make_pair(RULES)
     start = joiner._start_match
 
@@ -37,7 +39,7 @@ def _pair_whose_joiner_changes_its_draw_keys(
         send = h._send
 
         def send_changed(move: CardMove) -> None:
-            if move.kind == "draw":
+            if move.kind == kind:
                 changed = change(move)
                 if changed is None:
                     return
@@ -64,11 +66,15 @@ async def _play_over_the_link(host: Session, joiner: Session, tmp_path: Path) ->
     return h, j
 
 
-async def test_a_withheld_draw_key_forfeits_after_the_deadline(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
+@pytest.mark.parametrize("kind", ["draw", "deck2", "keys", "declare", "audit"])
+async def test_a_withheld_move_forfeits_after_the_deadline(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, kind: str
 ) -> None:
-    # the key never leaves; the program waits, answering pings
-    host, joiner = _pair_whose_joiner_changes_its_draw_keys(lambda move: None)
+    """A draw key, a masking step, the deal keys, a declaration or an audit that the
+    joiner's program withholds while it stays connected: its forfeit, in the host's
+    record."""
+    # the move never leaves; the program waits, answering pings
+    host, joiner = _pair_whose_joiner_changes_its_draw_keys(lambda move: None, kind)
     h, _ = await _play_over_the_link(host, joiner, tmp_path)
     assert isinstance(h.error, PeerTimeoutError), h.error
     assert "withheld" in str(h.error) and "forfeits" in str(h.error)

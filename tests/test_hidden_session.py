@@ -128,8 +128,9 @@ def test_an_open_action_message_in_a_hidden_match_is_refused() -> None:
 
 @pytest.mark.parametrize("reason", ["", "time"])
 def test_a_resignation_in_a_hidden_match_carries_its_reason_and_verifies(reason: str) -> None:
-    """A resignation (a plain one, or by time: protocol v2) ends a hidden match; both
-    records hold it with its reason, verify, and a resumed side rebuilds it."""
+    """A resignation (a plain one, or by time) ends a hidden match; the deal in play is
+    audited after it; both records hold it with its reason, verify complete, and a
+    resumed side rebuilds it."""
     from p2pkoikoi.session.events import Resign
     from p2pkoikoi.session.session import Session, WaitingFor
     from p2pkoikoi.session.testing import det_bytes, drain
@@ -145,15 +146,18 @@ def test_a_resignation_in_a_hidden_match_carries_its_reason_and_verifies(reason:
     text = "resign:time" if reason else "resign"
     for s in (host, joiner):
         rec = s.record()
-        assert rec.actions[-1].action == text and rec.actions[-1].kind == ""
+        # the resignation, then the audits of the deal in play (host, joiner)
+        assert [(a.action, a.kind) for a in rec.actions[-3:]] == [
+            (text, ""),
+            ("", "audit"),
+            ("", "audit"),
+        ]
         report = verify_record(rec)
-        # a resigned deal is never audited: with no deal audited, the result cannot be
-        # replayed, so the record is valid but incomplete (verify exits 3), saying why
-        assert rec.is_complete and report.ok, report.to_dict()
+        # the resigned deal is audited, so the whole match replays: complete, exit 0
+        assert rec.is_complete and report.ok and not report.lacks, report.to_dict()
         names = {c.name: c.status for c in report.checks}
         assert names["final signature host"] == names["final signature joiner"] == "pass"
-        assert names["result"] == "skip"
-        assert [lack for lack in report.lacks if "resigned before any deal" in lack]
+        assert names["result"] == "pass"
     again = Session.resume(
         actor.record(),
         actor.role,

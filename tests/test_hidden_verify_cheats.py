@@ -12,13 +12,12 @@ from p2pkoikoi.engine.presets import PRESETS
 from p2pkoikoi.session.journal import decode_record
 from p2pkoikoi.session.mental import (
     BrokenAuditError,
-    DuplicateCardError,
     FalseClaimError,
-    NotACardError,
     SwappedCardError,
     WithheldKeyError,
 )
 from p2pkoikoi.session.mental.deck import encode_deck
+from p2pkoikoi.session.mental.errors import BadProofError
 from p2pkoikoi.session.mental.group import mul
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
 from p2pkoikoi.session.mental.table import FIELD_POSITIONS
@@ -91,7 +90,7 @@ def duplicated_card(h: HiddenMatch, m: CardMove) -> CardMove:
     a, b = FIELD_POSITIONS[0], FIELD_POSITIONS[1]
     d2 = list(t.decks[1])
     d2[b] = mul(t.secrets.keys[b], d1[t.secrets.perm[a]])  # the same card twice on the field
-    return dataclasses.replace(m, deck=encode_deck(d2))
+    return dataclasses.replace(m, deck=encode_deck(d2) + m.deck[48 * 32 :])
 
 
 def false_claim(h: HiddenMatch, m: CardMove) -> CardMove:
@@ -111,17 +110,17 @@ def broken_audit(h: HiddenMatch, m: CardMove) -> CardMove:
     if m.kind != "audit":
         return m
     d = bytearray(m.deck)
-    # its key for a field card, sent during the round (hidden-deal.md section 5: the
-    # host's audit is scalar || perm || keys, the joiner's perm || keys)
-    keys_at = 32 + 48 if m.seat == 0 else 48
+    # its key for a field card, sent during the round (hidden-deal.md section 5: an
+    # audit is scalar || perm || keys)
+    keys_at = 32 + 48
     d[keys_at + FIELD_POSITIONS[0] * 32] ^= 1
     return dataclasses.replace(m, deck=bytes(d))
 
 
 CASES: list[tuple[str, Tamper, int, type]] = [
-    ("wrong masking", wrong_masking, 0, NotACardError),
+    ("wrong masking", wrong_masking, 0, BadProofError),
     ("swapped card", swapped_card, 1, SwappedCardError),
-    ("duplicated card", duplicated_card, 1, DuplicateCardError),
+    ("duplicated card", duplicated_card, 1, BadProofError),
     ("false hand-yaku claim", false_claim, 1, FalseClaimError),
     ("withheld draw key", withheld_draw_key, 1, WithheldKeyError),
     ("broken audit", broken_audit, 1, BrokenAuditError),

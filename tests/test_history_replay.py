@@ -8,12 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from p2pkoikoi.bots import make_bot
-from p2pkoikoi.engine import MatchState, get_preset
+from p2pkoikoi.engine import MatchState, Phase, get_preset
 from p2pkoikoi.session import decode_record
 from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.identity import IDENTITY_FILE, load_or_create_identity
@@ -93,16 +94,25 @@ def test_practice_with_the_hidden_deal_records_the_open_deal_it_plays(tmp_path: 
     assert report.ok and report.complete, report.to_dict()
 
 
-def test_replay_refuses_a_hidden_deal_record_with_a_reason() -> None:
-    import pytest
-
-    from p2pkoikoi.session import RecordError
+@pytest.mark.parametrize("preset", ["online", "rulebook"])  # rulebook: the hand swap
+def test_replay_plays_a_hidden_deal_record_from_its_audits(preset: str) -> None:
+    """Each deal dealt from its audited deck: the recorded decisions replay to the
+    recorded result, and once the match is over both hands show, as they were."""
     from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
 
-    h, j = make_pair(get_preset("online").with_settings(deal="hidden", rounds=1))
+    h, j = make_pair(get_preset(preset).with_settings(deal="hidden", rounds=3), label=preset)
     run_pair(h, j, random_chooser(2))
-    with pytest.raises(RecordError, match="hidden-deal record"):
-        positions(h.record())
+    record = h.record()
+    moves = positions(record)
+    acts = [a for a in record.actions if a.kind == "act"]
+    assert len(moves) >= len(acts) + 1
+    assert moves[-1].state.is_over
+    assert moves[-1].state.scores == record.result.scores  # type: ignore[union-attr]
+    rp = Replay(record, 0, moves)
+    rp.index = next(i for i, p in enumerate(moves) if p.state.phase is Phase.PLAY)
+    text = "".join(t for _, t in rp.other_hand())  # the joiner's hand, as it was dealt
+    assert "hand:" in text and "hidden" not in text
+    assert len(moves[rp.index].state.view(1).hand) >= 7
 
 
 def test_history_lists_results_verification_and_totals(tmp_path: Path) -> None:

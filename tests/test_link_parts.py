@@ -554,7 +554,8 @@ async def test_a_link_made_for_a_resumed_session_knows_who_plays_before_reconnec
     from p2pkoikoi.transport.notes import nop
 
     host, joiner = make_pair(RULES)
-    assert not play_until_cut(host, joiner, random_chooser(3), 6000)
+    # (a cut mid-match: where it falls depends on the seed, and so on the protocol version)
+    assert not play_until_cut(host, joiner, random_chooser(3), 4000)
     for old, names in ((joiner, ("Alice", "Bob")), (host, ("Alice", "Bob"))):
         again = resumed(old, "again")
         link = NetworkLink(

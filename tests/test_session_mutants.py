@@ -190,37 +190,33 @@ def test_an_unknown_resignation_reason_is_a_local_error() -> None:
     assert actor.state is State.PLAY
 
 
-def test_a_hidden_play_waiting_for_its_draw_key_reports_no_local_events_yet() -> None:
-    """``last_local_events`` are the engine events of our last action; a hidden-deal
-    play that waits for the peer's draw key has none yet, even when our previous
-    action had some."""
-    host, joiner = make_pair(RULES.with_settings(deal="hidden", rounds=1), label="lle")
-    sides = (host, joiner)
-    rng = random_chooser(11)
-    acted: dict[int, tuple[int, bool]] = {}  # side -> (moves applied, had events before)
-    waited_after_events = 0
+def test_a_hidden_decision_reports_its_engine_events_once() -> None:
+    """With the hidden deal ``last_local_events`` stays empty, also after a decision of
+    ours applied at once (``stop``, ``koikoi``) or a play that waits for the peer's
+    draw key: every engine event is reported once, as ``HiddenProgress`` (a table
+    that showed both showed a decision twice: a round page twice after ``stop``)."""
+    from p2pkoikoi.session.events import ActionReceived, HiddenProgress, MatchStarted
 
-    def choose(m):  # type: ignore[no-untyped-def]
-        for i, s in enumerate(sides):
-            if s.match is m and s.waiting_for is WaitingFor.LOCAL_ACTION:
-                assert s._hidden is not None
-                acted[i] = (s._hidden.applied, bool(s.last_local_events))
-        return rng(m)
+    host, joiner = make_pair(RULES.with_settings(deal="hidden", rounds=2), label="lle")
+    sides = (host, joiner)
+    local: list[object] = []
 
     def tap(i: int, data: bytes) -> bytes:
-        nonlocal waited_after_events
-        s = sides[i]
-        if i in acted:
-            applied, had_events = acted.pop(i)
-            assert s._hidden is not None
-            if s._hidden.applied == applied:  # our action waits for the peer's move
-                assert s.last_local_events == ()
-                waited_after_events += had_events
+        local.extend(sides[i].last_local_events)
         return data
 
-    run_pair(host, joiner, choose, tap=tap)
+    evs = run_pair(host, joiner, random_chooser(11), tap=tap)
     assert host.state is State.DONE and joiner.state is State.DONE
-    assert waited_after_events > 0
+    assert local == []
+    for s, got in zip(sides, evs, strict=True):
+        assert s._hidden is not None
+        reported = [
+            e
+            for ev in got
+            if isinstance(ev, (MatchStarted, ActionReceived, HiddenProgress))
+            for e in ev.events
+        ]
+        assert reported == list(s._hidden.events)
 
 
 # ------------------------------------------------- survivors of the --seed 8 sample

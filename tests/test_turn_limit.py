@@ -18,7 +18,7 @@ import pytest
 import trio
 import trio.testing
 
-from p2pkoikoi.engine import get_preset
+from p2pkoikoi.engine import RuleSet, get_preset
 from p2pkoikoi.session import (
     NEED_DATA,
     TIME_FORFEIT,
@@ -46,26 +46,26 @@ LIMIT = 120  # seconds per decision in these tests
 T = Timeouts(handshake=10, reveal=10, ping_interval=5, silence_warn=15, silence_fail=60)
 
 
-def host_session(turn_limit: int = LIMIT) -> Session:
+def host_session(turn_limit: int = LIMIT, rules: RuleSet = RULES) -> Session:
     return Session(
         "host",
         identity_key=det_key("host"),
         invite_secret=SECRET,
         name="Alice",
         entropy=det_bytes("entropy/host"),
-        rules=RULES,
+        rules=rules,
         turn_limit=turn_limit,
     )
 
 
-def joiner_session() -> Session:
+def joiner_session(rules: RuleSet = RULES) -> Session:
     return Session(
         "joiner",
         identity_key=det_key("joiner"),
         invite_secret=SECRET,
         name="Bob",
         entropy=det_bytes("entropy/joiner"),
-        expected_rules=RULES,
+        expected_rules=rules,
     )
 
 
@@ -73,12 +73,16 @@ def test_turn_warning_is_a_minute_or_half_the_limit() -> None:
     assert turn_warning(600) == 60 and turn_warning(60) == 30 and turn_warning(3) == 1.5
 
 
+@pytest.mark.parametrize("deal", ["open", "hidden"])
 async def test_a_player_who_walked_away_is_warned_then_resigns_by_time(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, deal: str
 ) -> None:
     """The host's person never acts: warned a minute before the limit, a countdown
     in the status line, then its program resigns for it at the limit (not before);
-    the match ends normally and both records verify complete."""
+    the match ends normally and both records verify complete.  With the hidden deal
+    the clock runs on the decisions (``act``) only, and the deal in play is audited
+    after the resignation."""
+    rules = RULES if deal == "open" else RULES.with_settings(deal="hidden", rounds=2)
     a, b = trio.testing.memory_stream_pair()
     notes: list[Note] = []
     statuses: list[tuple[float, str]] = []
@@ -87,7 +91,11 @@ async def test_a_player_who_walked_away_is_warned_then_resigns_by_time(
 
     async def absent_host() -> None:
         async with open_link(
-            a, host_session(), timeouts=T, record_path=tmp_path / "h.koikoi", notify=notes.append
+            a,
+            host_session(rules=rules),
+            timeouts=T,
+            record_path=tmp_path / "h.koikoi",
+            notify=notes.append,
         ) as link:
             async for up in link.updates:
                 if up.kind == "state" and up.view.to_act == 0 and not turn_at:
@@ -101,7 +109,7 @@ async def test_a_player_who_walked_away_is_warned_then_resigns_by_time(
     async def joiner() -> None:
         rng = random.Random(2)
         async with open_link(
-            b, joiner_session(), timeouts=T, record_path=tmp_path / "j.koikoi"
+            b, joiner_session(rules), timeouts=T, record_path=tmp_path / "j.koikoi"
         ) as link:
             finals["joiner"] = await play_headless(
                 link, lambda v: rng.choice(v.legal_actions), lambda e: None, in_thread=False
@@ -127,7 +135,9 @@ async def test_a_player_who_walked_away_is_warned_then_resigns_by_time(
     assert joiner_final["winner"] == "joiner"
     rec = decode_record((tmp_path / "h.koikoi").read_bytes())
     # the resignation says "time", signed by the host: both records say so
-    assert rec.actions[-1].action == "resign:time" and rec.actions[-1].seat == 0
+    at = max(i for i, a in enumerate(rec.actions) if not a.kind)  # (then the audits)
+    assert rec.actions[at].action == "resign:time" and rec.actions[at].seat == 0
+    assert [a.kind for a in rec.actions[at + 1 :]] == ([] if deal == "open" else ["audit"] * 2)
     assert rec.forfeit is None  # a resignation, signed by both: an ordinary end
     for side in ("h", "j"):
         report = verify_record(decode_record((tmp_path / f"{side}.koikoi").read_bytes()))
@@ -136,8 +146,8 @@ async def test_a_player_who_walked_away_is_warned_then_resigns_by_time(
         assert "the host (Alice) ran out of time (120s per decision)" in check.detail
     assert "Alice's time ran out" in joiner_final["forfeit"]
     # the reason is signed: a record that drops it no longer verifies
-    plain = dataclasses.replace(rec.actions[-1], action="resign")
-    forged = dataclasses.replace(rec, actions=(*rec.actions[:-1], plain))
+    plain = dataclasses.replace(rec.actions[at], action="resign")
+    forged = dataclasses.replace(rec, actions=(*rec.actions[:at], plain, *rec.actions[at + 1 :]))
     assert not verify_record(forged).ok
 
 

@@ -171,3 +171,21 @@ def test_rules_offer_shows_the_turn_limit(limit: int, shown: str) -> None:
     st, _ = _offer_state(None, turn_limit=limit)
     text = "\n".join(_text(line) for line in R.page_lines(st))
     assert shown in text, text
+
+
+def test_the_rules_screen_says_in_one_line_which_deal_and_what_it_protects_against() -> None:
+
+    from p2pkoikoi.ui.reference import rules_lines
+    from p2pkoikoi.ui.state import make_offer
+
+    for deal, want in (
+        ("hidden", "Deal: hidden: even a modified program cannot see your hand or the stock"),
+        ("open", "Deal: open: a modified program could read your hand and the stock"),
+    ):
+        rules = get_preset("online").with_settings(deal=deal)
+        text = "\n".join(t for _, t in rules_lines(rules))
+        assert text.count("Deal: ") == 1 and want in text, text
+        st = TableState()
+        st.show_offer(make_offer("Alice", "abcd-efgh-ijkl-mnop", rules), lambda ok: None)
+        offer = "\n".join(_text(line) for line in R.page_lines(st))
+        assert want in offer  # the joiner sees it before it accepts

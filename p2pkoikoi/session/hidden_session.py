@@ -28,6 +28,7 @@ from p2pkoikoi.session.errors import (
     ResumeError,
 )
 from p2pkoikoi.session.events import ActionReceived, Event, HiddenProgress
+from p2pkoikoi.session.forfeits import Forfeits
 from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.mental.errors import HiddenDealError
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
@@ -51,6 +52,7 @@ class HiddenPlay:
         table: HiddenMatch,
         peer_key: bytes,
         joiner_started: Callable[[], bool],
+        forfeits: Forfeits | None = None,
     ) -> None:
         self._me = me
         self._phase = phase
@@ -60,6 +62,7 @@ class HiddenPlay:
         self._table = table
         self._peer_key = peer_key
         self._joiner_started = joiner_started
+        self._forfeits = forfeits  # where a caught cheater's forfeit goes
         self._seen = (len(table.events), 0)  # (engine events, decisions) already reported
         self._evidence: Evidence | None = None
 
@@ -141,7 +144,9 @@ class HiddenPlay:
                 self._emit(ActionReceived(play.seq, last[1], new, last[0]))
             else:
                 actor = last[0] if last is not None and h.applied != seen_applied else None
-                play.last_local_events = new if actor == seat else ()
+                # every engine event goes out once, here (also those of a decision of ours
+                # applied at once: a caller that showed last_local_events too showed it twice)
+                play.last_local_events = ()
                 self._emit(HiddenProgress(play.seq, actor, new))
         if h.is_over and play.result is None:
             play.finish()
@@ -210,9 +215,13 @@ class HiddenPlay:
         self._commit_card(t, rec)
         try:
             h.receive(move)
-        except HiddenDealError:
+        except HiddenDealError as exc:
             round_no, attempt = h.deal_id  # the deal the table is in (the engine may be past it)
             self._evidence = Evidence(me.seat, round_no, attempt, h.table.secrets.encode())
+            f = self._forfeits
+            if exc.seat == h.peer and f is not None and f.forfeit is None:
+                # the cheater forfeits: our signed claim, resting on the evidence beside it
+                f.record(h.peer, f"cheated: {exc}"[:200])
             raise
         if play.catchup is None:
             self.pump()

@@ -172,6 +172,7 @@ class Matches:
                 table=table,
                 peer_key=peer_key,
                 joiner_started=lambda: seed.joiner_started,
+                forfeits=m.forfeits,
             )
         return play
 

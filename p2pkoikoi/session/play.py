@@ -229,7 +229,7 @@ class Play:
         m = self.my_turn("resign")
         seat = self._me.seat
         if self._table is not None:
-            events = self._table.resign(seat)  # no hidden report follows the end
+            events = self._table.resign(seat)  # the deal's audits follow (_after_resign)
             new = self._table.state
             seq, h = self._seq + 1, self._table.state_hash()
         else:
@@ -241,7 +241,16 @@ class Play:
         self._queue(wire.ResignMsg(seq=seq, sig=sig, reason=reason or None))
         self.commit_step(new, t, ActionRecord(seq, seat, RESIGN_TEXTS[reason], h, sig))
         self.last_local_events = events
-        self.finish()
+        self._after_resign()
+
+    def _after_resign(self) -> None:
+        """The match is over; with the hidden deal, the deal in play is audited first
+        (protocol/hidden-deal.md section 7): the match finishes once both audits are in
+        (the hidden part's report finishes it)."""
+        if self._table is None:
+            self.finish()
+            return
+        self._pump()
 
     # ------------------------------------------------------------------ the peer's moves
     def check_turn(self, seq: int, what: str) -> tuple[MatchState, int, bytes]:
@@ -305,7 +314,7 @@ class Play:
         m, seat, key = self.check_turn(msg.seq, "resign")
         reason = msg.reason or ""
         if self._table is not None:
-            # (its events go out in PeerResigned; no hidden report follows the end)
+            # (its events go out in PeerResigned; the deal's audits follow)
             events = self._table.resign(seat)
             new = self._table.state
             h = self._table.state_hash()
@@ -319,7 +328,7 @@ class Play:
         text = RESIGN_TEXTS[reason]
         self.commit_step(new, t, ActionRecord(msg.seq, seat, text, h, msg.sig))
         self._emit(PeerResigned(msg.seq, seat, events, reason))
-        self.finish()
+        self._after_resign()
 
     # ------------------------------------------------------------------ every step
     def commit_step(self, new: MatchState, t: bytes, rec: ActionRecord) -> None:

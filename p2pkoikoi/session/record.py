@@ -22,7 +22,10 @@ from p2pkoikoi.session.errors import RecordError
 
 RECORD_FORMAT: Final = "p2pkoikoi-record"
 RECORD_VERSION: Final = 2
-PROTOCOL: Final = 2  # the wire protocol a record's signatures follow
+PROTOCOL: Final = 3  # the wire protocol a record's signatures follow
+#: the oldest protocol whose records this release still verifies (version 3 changed only
+#: the hidden deal: an open-deal record of version 2 verifies as before)
+OLDEST_PROTOCOL: Final = 2
 MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
 #: the reason of a forfeit by time: the player to act let the turn limit pass
 TIME_FORFEIT: Final = "time"
@@ -373,8 +376,8 @@ _CARD_KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act
 
 
 def _hexdata(value: Any, where: str) -> bytes:
-    if not isinstance(value, str) or len(value) % 2 or len(value) > 2 * 8192:
-        raise _fail(f"{where} must be hex digits (at most 8192 bytes)")
+    if not isinstance(value, str) or len(value) % 2 or len(value) > 2 * 16384:
+        raise _fail(f"{where} must be hex digits (at most 16384 bytes)")
     try:
         return bytes.fromhex(value)
     except ValueError:
@@ -417,7 +420,7 @@ def record_from_dict(obj: Any) -> Record:
         )
     if top.get("version") != RECORD_VERSION:
         raise _fail(f"unsupported record version {top.get('version')!r} (this program reads 2)")
-    protocol = _int(_get(top, "protocol", "the record"), "protocol", PROTOCOL, PROTOCOL)
+    protocol = _int(_get(top, "protocol", "the record"), "protocol", OLDEST_PROTOCOL, PROTOCOL)
     turn_limit = _int(top.get("turn_limit", 0), "turn_limit", 0, 86400)
     forfeit: ForfeitRecord | None = None
     if top.get("forfeit") is not None:

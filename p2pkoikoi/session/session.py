@@ -452,8 +452,22 @@ class Session(SessionViews):
     def peer_gone(self) -> None:
         """The transport gave up on the peer (a deadline passed, the connection broke):
         if that happened between the joiner's value and the host's reveal, the
-        host forfeits (:attr:`forfeit`, and in the record)."""
+        host forfeits; if the peer's program owed a move of the hidden deal (a deck
+        step, keys, a declaration, a draw key, an audit), leaving mid-deal is the
+        peer's forfeit (protocol/hidden-deal.md section 7), in :attr:`forfeit` and in
+        the record.  A decision owed by a person falls under the turn limit instead."""
         self._note_forfeit()
+        m = self._m
+        hidden, play = m.hidden, m.play
+        if hidden is None or play is None or play.result is not None or m.forfeits.forfeit:
+            return
+        # (the session may already be closed by the end of the connection: ask the table)
+        due = hidden.table.expecting
+        if due is not None and due[1] != self._me.seat and due[0] != "act":
+            m.forfeits.record(
+                self._me.role.other.seat,
+                f"left during the hidden deal after move {play.seq}, owing a move of it",
+            )
 
     def peer_left(self) -> None:
         """The transport gave the peer up for good once the match had started: it

@@ -231,18 +231,7 @@ def _verify(r: Record, rep: _Report) -> None:
             return
         m, t = step
     rep.add("actions", True, f"{len(r.actions)} actions: turn, legality, state hash, signature")
-    for a in r.actions:
-        if resign_reason(a.action) == TIME_FORFEIT:
-            who = ("host", "joiner")[a.seat]
-            name = (r.host, r.joiner)[a.seat].name
-            rep.add(
-                "resigned by time",
-                r.turn_limit > 0,
-                f"the {who} ({name}) ran out of time ({r.turn_limit}s per decision): its "
-                f"program resigned for it (signed by the {who})"
-                if r.turn_limit
-                else f"the {who} resigned 'by time' in a match without a turn limit",
-            )
+    _time_resignations(r, rep)
     if r.forfeit is not None:
         f = r.forfeit
         if f.reason == TIME_FORFEIT and (m.is_over or m.to_act != f.seat):
@@ -290,6 +279,24 @@ def _verify(r: Record, rep: _Report) -> None:
         )
 
 
+def _time_resignations(r: Record, rep: _Report) -> None:
+    """A ``resign:time`` (a program resigning for its player at the turn limit) is
+    reported, and holds only in a match with a turn limit."""
+    for a in r.actions:
+        if resign_reason(a.action) == TIME_FORFEIT:
+            who = ("host", "joiner")[a.seat]
+            player = (r.host, r.joiner)[a.seat]
+            name = player.name if player is not None else who
+            rep.add(
+                "resigned by time",
+                r.turn_limit > 0,
+                f"the {who} ({name}) ran out of time ({r.turn_limit}s per decision): its "
+                f"program resigned for it (signed by the {who})"
+                if r.turn_limit
+                else f"the {who} resigned 'by time' in a match without a turn limit",
+            )
+
+
 def _verify_hidden(
     r: Record, rep: _Report, seed: bytes, keys: tuple[bytes, bytes], t: bytes
 ) -> None:
@@ -297,6 +304,14 @@ def _verify_hidden(
     from p2pkoikoi.session.mental.replay import replay_hidden
 
     assert r.rules is not None
+    if r.protocol < 3:
+        rep.add(
+            "hidden deal",
+            False,
+            f"a hidden deal of protocol version {r.protocol} (no shuffle proofs, another group)"
+            " cannot be replayed by this release: verify it with the release that played it",
+        )
+        return
     out = None
     if r.evidence is not None:
         # evidence is unsigned: it counts only if it proves a cheat (the replay with
@@ -330,6 +345,7 @@ def _verify_hidden(
             " their signatures and on what one side's secrets could check"
         )
     rep.add("hidden deal", True, detail)
+    _time_resignations(r, rep)
     if r.forfeit is not None:
         if _refuted_host_forfeit(r, rep):
             return

@@ -33,7 +33,9 @@ MAX_ACTION: Final = 64  # characters in an action's text
 MAX_RULES: Final = 8192  # bytes of the canonical rule set encoding
 MAX_NONCE: Final = 32  # bytes in a ping / pong nonce
 MAX_SEQ: Final = 2**31 - 1
-MAX_CARD_DATA: Final = 8192  # bytes of a card move's deck or keys (a deck is 1,536)
+MAX_CARD_DATA: Final = (
+    16384  # bytes of a card move's deck or keys (deck2 with its proofs is 10,944)
+)
 CARD_KINDS: Final = ("deck1", "deck2", "deck3", "keys", "hand", "declare", "act", "draw", "audit")
 MAX_TURN_LIMIT: Final = 86400  # seconds; 0: no limit
 DEFAULT_TURN_LIMIT: Final = 600
@@ -43,7 +45,7 @@ VIAS: Final = ("code", "invite", "resume")
 # Unpacker limits: nothing legal comes close to these.
 _LIMITS: Final = {
     "max_str_len": MAX_RULES,
-    "max_bin_len": MAX_RULES,
+    "max_bin_len": MAX_CARD_DATA,  # the largest binary field (MAX_RULES for rules, checked below)
     "max_array_len": 8,
     "max_map_len": 16,
     "max_ext_len": 0,

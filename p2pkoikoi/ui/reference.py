@@ -13,6 +13,7 @@ from p2pkoikoi.engine import RuleSet
 from p2pkoikoi.engine.rules import (
     YAKU_IDS,
     AfterKoiKoi,
+    DealMode,
     KoiKoiBonus,
     KoiKoiLimit,
     KoiKoiMultiplier,
@@ -79,6 +80,7 @@ _WHEN = {
 
 #: settings covered by the sections above; the rest are listed under "Other rules"
 _COVERED = set(YAKU_IDS) | {
+    "deal",
     "teshi",
     "kuttsuki",
     "plus_yaku",
@@ -166,6 +168,13 @@ def yaku_lines(rules: RuleSet, ascii: bool = False) -> list[Line]:
     return [(s, plain(t, ascii)) for s, t in out]
 
 
+def deal_text(rules: RuleSet) -> str:
+    """One line: which deal, and what it protects against (or does not)."""
+    if rules.deal is DealMode.HIDDEN:
+        return "hidden: even a modified program cannot see your hand or the stock"
+    return "open: a modified program could read your hand and the stock"
+
+
 def rules_lines(rules: RuleSet, ascii: bool = False) -> list[Line]:
     out: list[Line] = [("class:heading", "Koi-koi")]
     out.append(("", f" Multiplier: {_MULTIPLIER[rules.koikoi_multiplier]}"))
@@ -193,6 +202,7 @@ def rules_lines(rules: RuleSet, ascii: bool = False) -> list[Line]:
         )
     else:
         out.append(("", f" {rules.rounds} rounds. Running totals; the higher total wins."))
+    out.append(("", f" Deal: {deal_text(rules)}."))
     out.append(("class:heading", "Other rules"))
     for f in dataclasses.fields(rules):
         if f.name in _COVERED:

@@ -19,7 +19,7 @@ from p2pkoikoi.engine import Card, CardSet, Kind, Phase, PlayerView, RuleSet
 from p2pkoikoi.engine.rules import Scoring
 from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore, score
 from p2pkoikoi.ui.progress import near_yaku
-from p2pkoikoi.ui.reference import help_lines, rules_lines, yaku_lines
+from p2pkoikoi.ui.reference import deal_text, help_lines, rules_lines, yaku_lines
 from p2pkoikoi.ui.state import Decision, Dialog, Page, RoundSummary, RulesOffer, TableState
 from p2pkoikoi.ui.tiles import (
     GROUPS,
@@ -810,6 +810,12 @@ def offer_lines(st: TableState, offer: RulesOffer) -> list[StyleAndTextTuples]:
             ("class:label", st.p(" Time per decision: ")),
             ("class:name", st.p(clock if limit else "no limit")),
             ("class:dim", st.p("  (running out forfeits the match)" if limit else "")),
+        ]
+    )
+    lines.append(
+        [
+            ("class:label", st.p(" Deal: ")),
+            ("class:name", st.p(deal_text(offer.rules))),
         ]
     )
     lines.append([("class:heading", st.p(head))])

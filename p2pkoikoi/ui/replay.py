@@ -54,10 +54,7 @@ def positions(record: Record) -> list[Position]:
         raise RecordError("the record stops before the match began: nothing to replay")
     rules: RuleSet = record.rules
     if any(a.kind for a in record.actions):
-        raise RecordError(
-            "this is a hidden-deal record: its cards open only with the deals' audits,"
-            " which replay does not read yet (p2pkoikoi verify checks it)"
-        )
+        return hidden_positions(record)
     try:
         m, events = MatchState.start(rules, record.match_seed)
         out = [Position(0, m, events, None, "")]
@@ -69,6 +66,60 @@ def positions(record: Record) -> list[Position]:
             out.append(Position(a.seq, m, events, a.seat, a.action))
     except KoiKoiError as exc:
         raise RecordError(f"action {len(out)} cannot be replayed: {exc}") from None
+    return out
+
+
+def hidden_positions(record: Record) -> list[Position]:
+    """A hidden-deal record's positions: each deal dealt from its audited deck.
+
+    The audits (protocol/hidden-deal.md section 5) give each deal's cards
+    (``σ(j) = π_h(π_j(j))``); with them the engine deals as an open deal does and
+    plays the recorded decisions (``act``), so both hands show as they were.  The
+    other card moves (decks, keys, declarations, draws) are the deal's mechanics,
+    not positions.  A deal without audits (the record stops in it) is not shown.
+    ``verify`` is what checks that the audits and every move hold.
+    """
+    from p2pkoikoi.engine import KoiKoiError, Phase
+    from p2pkoikoi.session.mental.deck import DeckSecrets, dealt_deck
+    from p2pkoikoi.session.mental.errors import HiddenDealError
+
+    assert record.rules is not None and record.match_seed is not None
+    audits: list[list[bytes]] = [[], []]
+    for a in record.actions:
+        if a.kind == "audit":
+            audits[a.seat].append(a.deck)
+    deals = min(len(audits[0]), len(audits[1]))
+    try:
+        m, events = MatchState.start(record.rules, record.match_seed)
+        dealt = 0
+
+        def deal(state: MatchState) -> tuple[MatchState, tuple[Event, ...]]:
+            """Deal every deal due now (a redeal follows its deal at once)."""
+            nonlocal dealt
+            got: list[Event] = []
+            while state.phase is Phase.DEAL and not state.is_over and dealt < deals:
+                host = DeckSecrets.decode(0, audits[0][dealt])
+                joiner = DeckSecrets.decode(1, audits[1][dealt])
+                state, more = state.deal(dealt_deck(host, joiner))
+                got.extend(more)
+                dealt += 1
+            return state, tuple(got)
+
+        m, more = deal(m)
+        out = [Position(0, m, events + more, None, "")]
+        for a in record.actions:
+            if a.kind == "act":
+                m, events = m.apply(Action.parse(a.action))
+            elif not a.kind and a.action.startswith("resign"):
+                m, events = m.resign(a.seat)
+            else:
+                continue
+            m, more = deal(m)
+            out.append(Position(a.seq, m, events + more, a.seat, a.action.split(":")[0]))
+            if m.phase is Phase.DEAL and not m.is_over:
+                break  # the record stops in a deal that was never audited
+    except (KoiKoiError, HiddenDealError) as exc:
+        raise RecordError(f"the hidden deal cannot be replayed: {exc}") from None
     return out
 
 

@@ -8,7 +8,8 @@ scalar and ``a_j``, ``b_j`` the host's and joiner's secret key for position
 ``j`` (0..47):
 
 1. host:   ``D1[j] = a · P[π_h(j)]``              shuffle, one mask for the deck
-2. joiner: ``D2[j] = b_j · D1[π_j(j)]``           shuffle, one mask per position
+2. joiner: ``E[j]  = b · D1[π_j(j)]``             shuffle, one mask for the deck
+   joiner: ``D2[j] = (b_j · b⁻¹) · E[j]``         swap its deck mask for per-position keys
 3. host:   ``D3[j] = (a_j · a⁻¹) · D2[j]``        swap its deck mask for per-position keys
 
 so ``D3[j] = a_j · b_j · P[σ(j)]`` with ``σ = π_h ∘ π_j``.  Position ``j`` opens
@@ -23,9 +24,15 @@ joiner's shuffle).
 At the end of the round each side publishes its :class:`DeckSecrets` (the
 audit); :func:`check_audit` recomputes the three steps from them and names the
 seat whose step differs, and checks every key revealed during the round
-against the audit.  There is no zero-knowledge proof of the shuffle: a wrong
-step is caught when a card it spoiled is opened, or at the latest at the audit
-(protocol/hidden-deal.md says what a cheat can learn in between).
+against the audit.
+
+Every step travels with a zero-knowledge proof (:mod:`.proof`) that its
+sender knows the permutation and keys linking its output to its input: a
+shuffle proof for ``D1`` (from the card points) and ``E`` (from ``D1``), a
+re-keying proof for ``D2`` (from ``E``) and ``D3`` (from ``D2``).  Each is
+checked on receipt, before any card of the deal opens, so a step that is not
+a masked permutation (the "sum attack": ``D1[i] + D1[i']`` at a position) is
+refused where it is sent and names its sender.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from typing import Final
 
 from p2pkoikoi.session.mental.errors import (
     BadPointError,
+    BadProofError,
     BrokenAuditError,
     DuplicateCardError,
     NotACardError,
@@ -57,8 +65,17 @@ from p2pkoikoi.session.mental.group import (
     derive_scalar,
     inv,
     mul,
+    mul_many,
     smul,
     unmask,
+)
+from p2pkoikoi.session.mental.proof import (
+    REKEY_PROOF_LEN,
+    SHUFFLE_PROOF_LEN,
+    prove_rekey,
+    prove_shuffle,
+    verify_rekey,
+    verify_shuffle,
 )
 
 HOST: Final = 0
@@ -73,12 +90,12 @@ Deck = tuple[Point, ...]
 class DeckSecrets:
     """One side's secrets for one deal; published whole as the round's audit.
 
-    ``scalar`` is the host's deck mask ``a`` (``None`` for the joiner);
+    ``scalar`` is the seat's deck mask (``a`` for the host, ``b`` for the joiner);
     ``perm`` its permutation; ``keys[j]`` its key for position ``j``.
     """
 
     seat: int
-    scalar: Scalar | None
+    scalar: Scalar
     perm: tuple[int, ...]
     keys: tuple[Scalar, ...]
 
@@ -91,29 +108,25 @@ class DeckSecrets:
             raise ValueError("deck secrets need a 32-byte seed")
         return cls(
             seat=seat,
-            scalar=derive_scalar(seed, b"deck", 0) if seat == HOST else None,
+            scalar=derive_scalar(seed, b"deck", 0),
             perm=derive_permutation(seed),
             keys=tuple(derive_scalar(seed, b"key", j) for j in range(DECK_SIZE)),
         )
 
     def encode(self) -> bytes:
-        """``scalar (host only) || perm (48 bytes) || keys (48 x 32 bytes)``."""
-        head = self.scalar if self.scalar is not None else b""
-        return head + bytes(self.perm) + b"".join(self.keys)
+        """``scalar || perm (48 bytes) || keys (48 x 32 bytes)``: 1,616 bytes."""
+        return self.scalar + bytes(self.perm) + b"".join(self.keys)
 
     @classmethod
     def decode(cls, seat: int, data: bytes) -> DeckSecrets:
         """Parse and check an audit from ``seat``; anything malformed is a broken audit."""
         who = SEAT_NAME[seat]
-        want = DECK_SIZE + DECK_SIZE * SCALAR_LEN + (SCALAR_LEN if seat == HOST else 0)
+        want = SCALAR_LEN + DECK_SIZE + DECK_SIZE * SCALAR_LEN
         if not isinstance(data, bytes) or len(data) != want:
             raise BrokenAuditError(f"{who}'s audit has the wrong length", seat)
-        at = 0
-        scalar = None
         try:
-            if seat == HOST:
-                scalar = check_scalar(data[:SCALAR_LEN])
-                at = SCALAR_LEN
+            scalar = check_scalar(data[:SCALAR_LEN])
+            at = SCALAR_LEN
             perm = tuple(data[at : at + DECK_SIZE])
             at += DECK_SIZE
             keys = tuple(
@@ -129,25 +142,114 @@ class DeckSecrets:
         return cls(seat, scalar, perm, keys)
 
 
+def _int(s: Scalar) -> int:
+    return int.from_bytes(s, "little")
+
+
 # ---------------------------------------------------------------------- the three steps
 def host_mask(sec: DeckSecrets) -> Deck:
     """Step 1 (host): ``D1[j] = a · P[π_h(j)]``."""
-    assert sec.seat == HOST and sec.scalar is not None
-    a = sec.scalar
-    return tuple(mul(a, CARD_POINTS[sec.perm[j]]) for j in range(DECK_SIZE))
+    assert sec.seat == HOST
+    a = _int(sec.scalar)
+    return tuple(mul_many([(a, CARD_POINTS[sec.perm[j]]) for j in range(DECK_SIZE)]))
 
 
 def joiner_mask(sec: DeckSecrets, d1: Deck) -> Deck:
     """Step 2 (joiner): ``D2[j] = b_j · D1[π_j(j)]`` (``d1`` already checked)."""
     assert sec.seat == JOINER
-    return tuple(mul(sec.keys[j], d1[sec.perm[j]]) for j in range(DECK_SIZE))
+    return tuple(mul_many([(_int(sec.keys[j]), d1[sec.perm[j]]) for j in range(DECK_SIZE)]))
 
 
 def host_lock(sec: DeckSecrets, d2: Deck) -> Deck:
     """Step 3 (host): ``D3[j] = (a_j · a⁻¹) · D2[j]``; multiplying checks each point of ``d2``."""
-    assert sec.seat == HOST and sec.scalar is not None
+    assert sec.seat == HOST
     ai = inv(sec.scalar)
-    return tuple(mul(smul(sec.keys[j], ai), d2[j]) for j in range(DECK_SIZE))
+    return tuple(mul_many([(_int(smul(sec.keys[j], ai)), d2[j]) for j in range(DECK_SIZE)]))
+
+
+def joiner_shuffle(sec: DeckSecrets, d1: Deck) -> Deck:
+    """Step 2, first half (joiner): ``E[j] = b · D1[π_j(j)]``, the deck its proof shuffles."""
+    assert sec.seat == JOINER
+    b = _int(sec.scalar)
+    return tuple(mul_many([(b, d1[sec.perm[j]]) for j in range(DECK_SIZE)]))
+
+
+def rekey_factors(sec: DeckSecrets) -> tuple[Scalar, ...]:
+    """``k_j · s⁻¹``: what turns the seat's deck mask ``s`` into its position keys."""
+    si = inv(sec.scalar)
+    return tuple(smul(k, si) for k in sec.keys)
+
+
+# ---------------------------------------------------------------------- the steps with proofs
+def _ctx(context: bytes, step: int) -> bytes:
+    return context + bytes([step])
+
+
+def step1_message(sec: DeckSecrets, context: bytes) -> tuple[Deck, bytes]:
+    """Host: ``D1`` and its message ``D1 || shuffle proof (card points -> D1)``."""
+    d1 = host_mask(sec)
+    proof = prove_shuffle(_ctx(context, 1), CARD_POINTS, d1, sec.perm, sec.scalar)
+    return d1, encode_deck(d1) + proof
+
+
+def step2_message(sec: DeckSecrets, d1: Deck, context: bytes) -> tuple[Deck, bytes]:
+    """Joiner: ``D2`` and its message ``D2 || E || shuffle proof (D1 -> E)
+    || re-keying proof (E -> D2)``."""
+    e = joiner_shuffle(sec, d1)
+    d2 = joiner_mask(sec, d1)
+    ctx = _ctx(context, 2)
+    shuffle = prove_shuffle(ctx, d1, e, sec.perm, sec.scalar)
+    rekey = prove_rekey(ctx, e, d2, rekey_factors(sec))
+    return d2, encode_deck(d2) + encode_deck(e) + shuffle + rekey
+
+
+def step3_message(sec: DeckSecrets, d2: Deck, context: bytes) -> tuple[Deck, bytes]:
+    """Host: ``D3`` and its message ``D3 || re-keying proof (D2 -> D3)``."""
+    d3 = host_lock(sec, d2)
+    return d3, encode_deck(d3) + prove_rekey(_ctx(context, 3), d2, d3, rekey_factors(sec))
+
+
+DECK_LEN: Final = DECK_SIZE * POINT_LEN
+STEP_LEN: Final = {
+    1: DECK_LEN + SHUFFLE_PROOF_LEN,
+    2: 2 * DECK_LEN + SHUFFLE_PROOF_LEN + REKEY_PROOF_LEN,
+    3: DECK_LEN + REKEY_PROOF_LEN,
+}
+
+
+def _length(data: bytes, sender: int, step: int) -> None:
+    if not isinstance(data, bytes) or len(data) != STEP_LEN[step]:
+        raise BadProofError(
+            f"{SEAT_NAME[sender]}'s masked deck (step {step}) has the wrong length", sender
+        )
+
+
+def decode_step1(data: bytes, context: bytes) -> Deck:
+    """Joiner: the host's ``D1``, its points checked and its shuffle proof verified."""
+    _length(data, HOST, 1)
+    d1 = decode_deck(data[:DECK_LEN], HOST, 1)
+    verify_shuffle(_ctx(context, 1), CARD_POINTS, d1, data[DECK_LEN:], "the host", HOST)
+    return d1
+
+
+def decode_step2(data: bytes, d1: Deck, context: bytes) -> Deck:
+    """Host: the joiner's ``D2``, with both its proofs verified."""
+    _length(data, JOINER, 2)
+    d2 = decode_deck(data[:DECK_LEN], JOINER, 2)
+    e = decode_deck(data[DECK_LEN : 2 * DECK_LEN], JOINER, 2)
+    ctx = _ctx(context, 2)
+    at = 2 * DECK_LEN
+    verify_shuffle(ctx, d1, e, data[at : at + SHUFFLE_PROOF_LEN], "the joiner", JOINER)
+    verify_rekey(ctx, e, d2, data[at + SHUFFLE_PROOF_LEN :], "the joiner", JOINER)
+    return d2
+
+
+def decode_step3(data: bytes, d2: Deck, context: bytes) -> Deck:
+    """Joiner: the host's ``D3``, its re-keying proof verified."""
+    _length(data, HOST, 3)
+    d3 = decode_deck(data[:DECK_LEN], HOST, 3)
+    verify_rekey(_ctx(context, 3), d2, d3, data[DECK_LEN:], "the host", HOST)
+    return d3
 
 
 def decode_deck(data: bytes, sender: int, step: int) -> Deck:
@@ -238,8 +340,6 @@ def check_audit(
                 seat,
             )
     if trust != HOST:
-        if host.scalar is None:
-            raise BrokenAuditError("the host's audit lacks its deck scalar", HOST)
         for j, p in enumerate(host_mask(host)):
             if p != d1[j]:
                 raise WrongMaskingError(
@@ -252,7 +352,6 @@ def check_audit(
                     f"the joiner's masked deck (step 2) is wrong at position {j}", JOINER
                 )
     if trust != HOST:
-        assert host.scalar is not None
         ai = inv(host.scalar)
         for j in range(DECK_SIZE):
             if mul(smul(host.keys[j], ai), d2[j]) != d3[j]:

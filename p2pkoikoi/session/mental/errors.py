@@ -54,3 +54,8 @@ class BrokenAuditError(HiddenDealError):
 class IllegalHiddenPlayError(HiddenDealError):
     """A decision that the cards really held made illegal (forced capture, found at the
     audit at the latest), or a play of a card that was not hidden."""
+
+
+class BadProofError(HiddenDealError):
+    """A masking step's proof does not hold: the step is not a masked permutation of its
+    input under keys its sender knows (the deck is refused before any card opens)."""

@@ -97,6 +97,12 @@ def deal_secrets(seat: int, secret: bytes, round_no: int, attempt: int) -> DeckS
     return DeckSecrets.derive(seat, seed)
 
 
+def deal_context(state: MatchState) -> bytes:
+    """What a deal's proofs are bound to: ``u16 round || u16 attempt || u8 dealer``
+    (each proof's own hash adds its step, its input and its output deck)."""
+    return state.round.to_bytes(2, "big") + state.attempt.to_bytes(2, "big") + bytes([state.dealer])
+
+
 class HiddenMatch:
     """One side of a hidden-deal match (see the module docstring)."""
 
@@ -125,6 +131,7 @@ class HiddenMatch:
         self.applied = 0  # decisions applied to the engine so far
         self.last_applied: tuple[int, Action] | None = None
         self._decks = b""
+        self._resigned: int | None = None  # who resigned (the deal in play is audited)
         self._expect: list[tuple[str, int]] = []
         #: the hidden state hash before any move (what a resume compares at seq 0)
         self.initial_hash = hidden_state_hash(self.state, hashlib.sha256(TAG_DECKS).digest())
@@ -191,10 +198,18 @@ class HiddenMatch:
 
     # ------------------------------------------------------------------ the flow
     def resign(self, seat: int) -> tuple[Event, ...]:
-        """``seat`` gives up (on its turn): the match ends, the deal is not audited."""
+        """``seat`` gives up (on its turn): the match ends, and the deal in play is audited
+        as any other (host, then joiner), so that the record verifies complete."""
         self.state, events = self.state.resign(seat)
-        self.events.extend(events)
-        self._expect = []
+        # (not in self.events: the session reports them with the resignation itself, and
+        # the audits that follow add none)
+        self._resigned = seat
+        if self.table.dealt:
+            self._expect = [("audit", HOST), ("audit", JOINER)]
+            if self.seat == HOST:
+                self._send(CardMove("audit", HOST, deck=self.table.audit()))
+        else:  # pragma: no cover - a resignation comes on a turn, after the masking
+            self._expect = []
         return events
 
     def _send(self, move: CardMove) -> None:
@@ -214,8 +229,11 @@ class HiddenMatch:
         self._log: list[tuple[int, Action]] = []
         self._declared: dict[int, bool] = {}
         self._pending_play: tuple[int, Action, int] | None = None  # seat, action, drawn card
+        self._resigned = None
         self._decks = hashlib.sha256(TAG_DECKS).digest()  # chain over this deal's decks
-        self.table = HiddenTable(self.seat, s.dealer, self._secrets(s.round, s.attempt))
+        self.table = HiddenTable(
+            self.seat, s.dealer, self._secrets(s.round, s.attempt), deal_context(s)
+        )
         self._expect = [("deck1", HOST), ("deck2", JOINER), ("deck3", HOST), ("keys", JOINER)]
         if self.seat == HOST:
             self._send(CardMove("deck1", HOST, deck=self.table.step1()))
@@ -426,7 +444,7 @@ class HiddenMatch:
             elif r >= 4:
                 hands[dealer] |= 1 << sigma[p]
         log = list(self._log)
-        if state.phase is Phase.HAND_SWAP:
+        if state.phase is Phase.HAND_SWAP and (log or self._declared):
             seat, decision = log.pop(0)
             if decision.kind is ActionKind.SWAP:
                 hands.reverse()
@@ -441,6 +459,8 @@ class HiddenMatch:
                     seat,
                 )
             state, _ = state.apply(action)
+        if self._resigned is not None:
+            state, _ = state.resign(self._resigned)
         if public_encoding(state) != public_encoding(self.state):
             raise BrokenAuditError(
                 "the deal played again with the audited cards ends differently", self.peer

@@ -38,12 +38,13 @@ from p2pkoikoi.session.mental.deck import (
     check_audit,
     check_opens,
     deck_digest,
-    decode_deck,
-    encode_deck,
-    host_lock,
-    host_mask,
-    joiner_mask,
+    decode_step1,
+    decode_step2,
+    decode_step3,
     open_position,
+    step1_message,
+    step2_message,
+    step3_message,
 )
 from p2pkoikoi.session.mental.errors import (
     BadPointError,
@@ -101,13 +102,16 @@ def decode_keys(data: bytes, count: int, sender: int) -> tuple[Scalar, ...]:
 class HiddenTable:
     """One side's state for one hidden deal (see the module docstring)."""
 
-    def __init__(self, seat: int, dealer: int, secrets: DeckSecrets) -> None:
+    def __init__(self, seat: int, dealer: int, secrets: DeckSecrets, context: bytes = b"") -> None:
+        """``context`` binds the deal's proofs to this deal (the match passes
+        :func:`~p2pkoikoi.session.mental.play.deal_context`: round, attempt, dealer)."""
         if secrets.seat != seat:
             raise ValueError("secrets belong to the other seat")
         self.seat = seat
         self.peer = 1 - seat
         self.dealer = dealer
         self.secrets = secrets
+        self.context = context
         self.decks: list[Deck] = []
         self.owner: list[int | None] = [dealt_owner(p, dealer) for p in range(DECK_SIZE)]
         self.cards: dict[int, int] = {}  # position -> card, as opened to this side
@@ -118,32 +122,32 @@ class HiddenTable:
 
     # ------------------------------------------------------------------ dealing
     def step1(self) -> bytes:
-        """Host: the shuffled deck under one mask (``D1``)."""
+        """Host: the shuffled deck under one mask (``D1``) with its shuffle proof."""
         assert self.seat == HOST and not self.decks
-        d1 = host_mask(self.secrets)
+        d1, message = step1_message(self.secrets, self.context)
         self.decks.append(d1)
-        return encode_deck(d1)
+        return message
 
     def on_step1(self, data: bytes) -> bytes:
-        """Joiner: check ``D1``, answer with ``D2``."""
+        """Joiner: check ``D1`` and its proof, answer with ``D2`` and its proofs."""
         assert self.seat == JOINER and not self.decks
-        d1 = decode_deck(data, HOST, 1)
-        d2 = joiner_mask(self.secrets, d1)
+        d1 = decode_step1(data, self.context)
+        d2, message = step2_message(self.secrets, d1, self.context)
         self.decks += [d1, d2]
-        return encode_deck(d2)
+        return message
 
     def on_step2(self, data: bytes) -> bytes:
-        """Host: check ``D2``, answer with the locked deck ``D3``."""
+        """Host: check ``D2`` and its proofs, answer with the locked deck ``D3``."""
         assert self.seat == HOST and len(self.decks) == 1
-        d2 = decode_deck(data, JOINER, 2)
-        d3 = host_lock(self.secrets, d2)
+        d2 = decode_step2(data, self.decks[0], self.context)
+        d3, message = step3_message(self.secrets, d2, self.context)
         self.decks += [d2, d3]
-        return encode_deck(d3)
+        return message
 
     def on_step3(self, data: bytes) -> None:
-        """Joiner: check ``D3``."""
+        """Joiner: check ``D3`` and its proof (before any card of the deal opens)."""
         assert self.seat == JOINER and len(self.decks) == 2
-        self.decks.append(decode_deck(data, HOST, 3))
+        self.decks.append(decode_step3(data, self.decks[1], self.context))
 
     @property
     def dealt(self) -> bool:

@@ -2,8 +2,9 @@
 
 Built by ``python -m p2pkoikoi.session.vectors`` with the other vectors; every
 value derives from fixed labels, so another implementation can check each step:
-card points, secrets from a seed, the three masked decks, opening a position,
-the state hash, one signed card move, and every move of a whole first deal.
+card points, the proof generators, secrets from a seed, the masked decks and
+their proofs, opening a position, the state hash, one signed card move, and
+every move of a whole first deal (with and without the hand swap).
 """
 
 from __future__ import annotations
@@ -13,14 +14,22 @@ from typing import Any
 
 import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, get_preset
+from p2pkoikoi.engine.rules import RuleSet
+from p2pkoikoi.session.mental import proof
 from p2pkoikoi.session.mental.deck import (
+    DECK_LEN,
     HOST,
     JOINER,
     check_audit,
     host_lock,
     host_mask,
     joiner_mask,
+    joiner_shuffle,
     open_position,
+    rekey_factors,
+    step1_message,
+    step2_message,
+    step3_message,
 )
 from p2pkoikoi.session.mental.group import CARD_POINTS, TAG_CARD, TAG_PERM, TAG_SCALAR
 from p2pkoikoi.session.mental.play import (
@@ -28,6 +37,7 @@ from p2pkoikoi.session.mental.play import (
     TAG_DECKS,
     TAG_STATE,
     HiddenMatch,
+    deal_context,
     deal_secrets,
     public_encoding,
 )
@@ -36,6 +46,38 @@ from p2pkoikoi.session.mental.table import FIELD_POSITIONS
 
 def _label(text: str) -> bytes:
     return hashlib.sha256(text.encode()).digest()
+
+
+def _first_deal(rules: RuleSet, seed: bytes, masters: tuple[bytes, bytes]) -> list[Any]:
+    """Every move of the first deal between two reference sides, each choosing its first
+    legal action, up to and with the deal's audits."""
+    sides = [HiddenMatch(rules, seed, s, masters[s]) for s in (HOST, JOINER)]
+    moves: list[dict[str, Any]] = []
+    while not (sides[0].is_over and sides[1].is_over) and sides[0].audits == 0:
+        moved = False
+        for me in sides:
+            while me.outbox:
+                mv, before = me.outbox.pop(0)
+                entry: dict[str, Any] = {"seat": mv.seat, "kind": mv.kind}
+                if mv.action:
+                    entry["action"] = mv.action
+                if mv.pos >= 0:
+                    entry["pos"] = mv.pos
+                if mv.deck:
+                    entry["deck"] = mv.deck.hex()
+                if mv.keys:
+                    entry["keys"] = mv.keys.hex()
+                entry["state_hash_before"] = before.hex()
+                moves.append(entry)
+                sides[1 - me.seat].receive(mv)
+                moved = True
+        for me in sides:
+            if me.my_turn():
+                me.act(me.legal_actions()[0])
+                moved = True
+        if not moved:  # pragma: no cover - the deal always ends in an audit
+            break
+    return moves
 
 
 def hidden_vectors() -> dict[str, Any]:
@@ -57,40 +99,23 @@ def hidden_vectors() -> dict[str, Any]:
         }
         for p in (FIELD_POSITIONS[0], 0, 24)
     ]
-    # a whole first deal between two reference sides, each choosing its first legal action
-    sides = [HiddenMatch(rules, seed, s, masters[s]) for s in (HOST, JOINER)]
-    moves: list[dict[str, Any]] = []
-    while not (sides[0].is_over and sides[1].is_over) and sides[0].audits == 0:
-        moved = False
-        for me in sides:
-            while me.outbox:
-                mv, before = me.outbox.pop(0)
-                entry = {"seat": mv.seat, "kind": mv.kind}
-                if mv.action:
-                    entry["action"] = mv.action
-                if mv.pos >= 0:
-                    entry["pos"] = mv.pos
-                if mv.deck:
-                    entry["deck"] = mv.deck.hex()
-                if mv.keys:
-                    entry["keys"] = mv.keys.hex()
-                entry["state_hash_before"] = before.hex()
-                moves.append(entry)
-                sides[1 - me.seat].receive(mv)
-                moved = True
-        for me in sides:
-            if me.my_turn():
-                me.act(me.legal_actions()[0])
-                moved = True
-        if not moved:  # pragma: no cover - the deal always ends in an audit
-            break
+    moves = _first_deal(rules, seed, masters)
+    swap_rules = get_preset("rulebook").with_settings(deal="hidden", rounds=1)
+    swap_moves = _first_deal(swap_rules, seed, masters)
+    initial_state = HiddenMatch(rules, seed, HOST, masters[0]).state
+    ctx = deal_context(initial_state)
+    e = joiner_shuffle(js, d1)
+    m1 = step1_message(hs, ctx)[1]
+    m2 = step2_message(js, d1, ctx)[1]
+    m3 = step3_message(hs, d2, ctx)[1]
     initial = HiddenMatch(rules, seed, HOST, masters[0])
     t = crypto.absorb(bytes(32), "card", *crypto.card_entry_fields(
         7, 1, "act", str(Action.parse("play 1b")), 4, None, bytes(64), bytes(32)
     ))  # fmt: skip
     return {
-        "description": "the hidden deal (protocol/hidden-deal.md): Ed25519 prime-order group"
-        " through libsodium; points and scalars are 32 bytes (libsodium encodings), hex",
+        "description": "the hidden deal (protocol/hidden-deal.md, protocol version 3):"
+        " ristretto255 (RFC 9496) through libsodium; points and scalars are 32 bytes"
+        " (canonical encodings; scalars little-endian, reduced mod L), hex",
         "tags": {
             "card": TAG_CARD.hex(),
             "scalar": TAG_SCALAR.hex(),
@@ -98,25 +123,53 @@ def hidden_vectors() -> dict[str, Any]:
             "deal_secret": TAG_DEAL_SECRET.hex(),
             "decks": TAG_DECKS.hex(),
             "state": TAG_STATE.hex(),
+            "generator": proof.TAG_GEN.hex(),
+            "shuffle_u": proof.TAG_U.hex(),
+            "shuffle_e": proof.TAG_E.hex(),
+            "rekey_e": proof.TAG_REKEY.hex(),
+            "nonce": proof.TAG_NONCE.hex(),
         },
         "card_points": [p.hex() for p in CARD_POINTS],
+        "generators": {
+            "description": "H = from_hash(SHA-512(tag_generator || 'chain')),"
+            " H_i = from_hash(SHA-512(tag_generator || u32 i)); G is ristretto255's"
+            " standard generator",
+            "chain_base": proof.CHAIN_BASE.hex(),
+            "h": [p.hex() for p in proof.GENERATORS],
+        },
         "deal_secret": {
             "description": "seed = SHA-256(tag_deal_secret || master || u16 round || u16 attempt)"
             " for round 1, attempt 0; then the scalar, permutation and keys derive from it",
             "host_master": masters[0].hex(),
             "joiner_master": masters[1].hex(),
             "host": {
-                "scalar": hs.scalar.hex() if hs.scalar else None,
+                "scalar": hs.scalar.hex(),
                 "perm": list(hs.perm),
                 "keys": [k.hex() for k in hs.keys],
             },
-            "joiner": {"perm": list(js.perm), "keys": [k.hex() for k in js.keys]},
+            "joiner": {
+                "scalar": js.scalar.hex(),
+                "perm": list(js.perm),
+                "keys": [k.hex() for k in js.keys],
+            },
+            "joiner_rekey_factors": [k.hex() for k in rekey_factors(js)],
+            "host_rekey_factors": [k.hex() for k in rekey_factors(hs)],
         },
         "decks": {
             "d1": [p.hex() for p in d1],
+            "e": [p.hex() for p in e],
             "d2": [p.hex() for p in d2],
             "d3": [p.hex() for p in d3],
             "dealt": list(sigma),
+        },
+        "proofs": {
+            "description": "the round 1 deal's proofs (hidden-deal.md section 4): context ="
+            " u16 round || u16 attempt || u8 dealer, then the step's number (1, 2, 3) appended",
+            "context": ctx.hex(),
+            "d1_shuffle": m1[DECK_LEN:].hex(),
+            "e_shuffle": m2[2 * DECK_LEN : 2 * DECK_LEN + proof.SHUFFLE_PROOF_LEN].hex(),
+            "d2_rekey": m2[2 * DECK_LEN + proof.SHUFFLE_PROOF_LEN :].hex(),
+            "d3_rekey": m3[DECK_LEN:].hex(),
         },
         "opened": opened,
         "state": {
@@ -138,7 +191,7 @@ def hidden_vectors() -> dict[str, Any]:
             "state_hash_before": bytes(32).hex(),
             "transcript_after": t.hex(),
             "signed": crypto.sig_message(t).hex(),
-            "signed_description": "what the mover signs (protocol version 2, as for an action):"
+            "signed_description": "what the mover signs (as for an action; the tag is still v2):"
             " 'p2pkoikoi/v2/sig' || 0x00 || transcript_after",
         },
         "first_deal": {
@@ -146,5 +199,13 @@ def hidden_vectors() -> dict[str, Any]:
             " the masters above, rules online + deal=hidden + rounds=1, each side playing"
             " its first legal action",
             "moves": moves,
+        },
+        "hand_swap_deal": {
+            "description": "every move of the first deal, rules rulebook (hand_swap on) +"
+            " deal=hidden + rounds=1, same masters and seed, each side playing its first"
+            " legal action: deck1..keys, the non-dealer's act swap/keep, hand, hand,"
+            " declare, declare, then play",
+            "rules_fingerprint": swap_rules.fingerprint(),
+            "moves": swap_moves,
         },
     }
