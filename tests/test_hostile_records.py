@@ -97,7 +97,8 @@ def test_history_skips_and_names_the_unreadable_files(good: dict[str, Any], tmp_
     assert "verified" in proc.stdout  # the good record is still listed
     for name, why in (("huge", "a number is too long"), ("surrogate", "lone surrogate")):
         line = next(x for x in proc.stdout.splitlines() if name + ".koikoi" in x)
-        assert line.startswith("(not a readable record: ") and why in line, proc.stdout
+        assert "not a readable record: " in line and why in line, proc.stdout
+    assert "\\x0a" not in proc.stdout  # every line of the listing is a line of its own
     proc = cli("history", "--dir", str(records), "--config-dir", str(tmp_path / "n"), "--json")
     out = json.loads(proc.stdout)
     assert len(out["matches"]) == 1 and len(out["unreadable"]) == 2
@@ -140,8 +141,15 @@ def test_history_shows_a_file_name_with_escapes_escaped(
 
 
 # ----------------------------------------------------------------- item 9
+def _first_frame(data: bytes) -> tuple[bytes, bytes]:
+    """The first length-prefixed frame of ``data`` (protocol/README.md section 3), and the rest."""
+    length = int.from_bytes(data[:4], "big")
+    return data[: 4 + length], data[4 + length :]
+
+
 def _hidden_resigned(rounds: int, resign_in: int, label: str) -> tuple[Session, Session]:
-    """A hidden-deal match resigned on the first decision of deal ``resign_in``."""
+    """A hidden-deal match resigned on the first decision of deal ``resign_in`` by a
+    program that then leaves without auditing that deal."""
     rules = PRESETS["online"].with_settings(deal="hidden", rounds=rounds)
     host, joiner = make_pair(rules, label=label)
     sides = (host, joiner)
@@ -168,8 +176,13 @@ def _hidden_resigned(rounds: int, resign_in: int, label: str) -> tuple[Session, 
                 and not resigned
             ):
                 if m.round >= resign_in:
-                    pending[s] += sess.send(Resign())
-                    resigned = True
+                    # the resigner's program then leaves without its audit of the deal
+                    # (an honest one audits after resigning: the record would be whole)
+                    out = sess.send(Resign())
+                    first, _audits = _first_frame(out)
+                    sides[1 - s].receive_data(pending[s] + first)
+                    drain(sides[1 - s])
+                    return host, joiner
                 else:
                     from p2pkoikoi.session.events import SendAction
 
@@ -206,14 +219,17 @@ def test_unsigned_evidence_does_not_upgrade_a_resigned_hidden_record(tmp_path: P
         assert "  - the last deal was not audited" in proc.stdout, proc.stdout
 
 
-def test_the_exit_3_wording_counts_the_audited_deals(tmp_path: Path) -> None:
-    """Resigned in deal 2, after deal 1's audit: not "before any deal's audit"."""
-    host, _ = _hidden_resigned(2, 2, "evidence-wording")
-    proc = _verify_file(host.record(), tmp_path / "r.koikoi")
-    assert proc.returncode == 3, proc.stdout
-    assert "before any deal's audit" not in proc.stdout
-    assert "resigned in deal 2, before its audit (1 earlier deal audited)" in proc.stdout
-    assert "  - the last deal was not audited" in proc.stdout
+def test_the_exit_3_wording_counts_the_audited_deals() -> None:
+    """Resigned in deal 2, after deal 1's audit: not "before any deal's audit".  (An
+    honest program audits the deal it resigns in, issue 23; a record that both
+    players finished without that audit still gets these words.)"""
+    from p2pkoikoi.session.verify import _unreplayed_lack
+
+    assert "before any deal's audit" in _unreplayed_lack(0)
+    second = _unreplayed_lack(1)
+    assert "before any deal's audit" not in second
+    assert "resigned in deal 2, before its audit (1 earlier deal audited)" in second
+    assert "(2 earlier deals audited)" in _unreplayed_lack(2)
 
 
 # ----------------------------------------------------------------- the spec's gaps

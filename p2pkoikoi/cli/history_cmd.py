@@ -94,23 +94,30 @@ def run(args: argparse.Namespace) -> int:
     w(f"Matches recorded in {directory}:\n")
     w(f"{'#':>3}  {'date':<16}  {'opponent':<30}  rules\n")
     w(f"{'':5}result, record check: file\n")
-    rows: list[tuple[int, str]] = []
+    # each line written alone: the writer escapes any newline a record or a file
+    # name holds, so a row cannot add lines of its own
+    rows: list[tuple[int, tuple[str, ...]]] = []
     for e in entries:
         who = f"{e.opponent[:10]} {e.fingerprint}" if not e.practice else e.opponent[:30]
         check = e.verified + (" (not counted)" if e.verified.startswith("FAILED") else "")
         rows.append(
             (
                 e.number,
-                f"{e.number:>3}  {e.date:<16}  {who:<30}  {e.rules}\n"
-                f"{'':5}{result_text(e)}, {check}: {Path(e.path).name}\n",
+                (
+                    f"{e.number:>3}  {e.date:<16}  {who:<30}  {e.rules}\n",
+                    f"{'':5}{result_text(e)}, {check}: {Path(e.path).name}\n",
+                ),
             )
         )
     for number, name, reason in skipped:
-        rows.append((number, f"{number:>3}  not a readable record: {reason}: {Path(name).name}\n"))
-    for _, line in sorted(rows):
-        w(line)
+        line = f"{number:>3}  not a readable record: {reason}: {Path(name).name}\n"
+        rows.append((number, (line,)))
+    for _, lines in sorted(rows):
+        for line in lines:
+            w(line)
     if table:
-        w("\nTotals per opponent (verified records only):\n")
+        w("\n")
+        w("Totals per opponent (verified records only):\n")
         for t in sorted(table.values(), key=lambda t: -int(t["matches"])):
             name = (
                 t["opponent"]
@@ -122,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
             if t["failed"]:
                 parts.append(f"{t['failed']} not counted (the record fails a check)")
             w(f"  {name}: {', '.join(parts)}\n")
+    w("\n")
     w(
-        "\nReplay one with 'p2pkoikoi replay N', check it with 'p2pkoikoi verify N' "
-        "(N: its number, or last).\n"
+        "Replay one with 'p2pkoikoi replay N', check it with 'p2pkoikoi verify N' (N: its number, or last).\n"
     )
     return 0

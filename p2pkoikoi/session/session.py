@@ -457,17 +457,24 @@ class Session(SessionViews):
         peer's forfeit (protocol/hidden-deal.md section 7), in :attr:`forfeit` and in
         the record.  A decision owed by a person falls under the turn limit instead."""
         self._note_forfeit()
+        if self._m.forfeits.forfeit:
+            return
+        owed = self._owed_deal_move()
+        if owed is not None:
+            self._m.forfeits.record(self._me.role.other.seat, owed)
+
+    def _owed_deal_move(self) -> str | None:
+        """Why the peer forfeits if it is gone now owing a move of the hidden deal that
+        its program makes on its own (None when it owes none, or the deal is open)."""
         m = self._m
         hidden, play = m.hidden, m.play
-        if hidden is None or play is None or play.result is not None or m.forfeits.forfeit:
-            return
+        if hidden is None or play is None or play.result is not None:
+            return None
         # (the session may already be closed by the end of the connection: ask the table)
         due = hidden.table.expecting
         if due is not None and due[1] != self._me.seat and due[0] != "act":
-            m.forfeits.record(
-                self._me.role.other.seat,
-                f"left during the hidden deal after move {play.seq}, owing a move of it",
-            )
+            return f"left during the hidden deal after move {play.seq}, owing a move of it"
+        return None
 
     def peer_left(self) -> None:
         """The transport gave the peer up for good once the match had started: it
@@ -494,7 +501,9 @@ class Session(SessionViews):
                 State.ERROR,
             )
         ):
-            m.forfeits.record(self._me.role.other.seat, LEFT_FORFEIT)
+            # owing a move of the hidden deal says more than "left"
+            owed = self._owed_deal_move()
+            m.forfeits.record(self._me.role.other.seat, owed or LEFT_FORFEIT)
 
     def peer_withheld(self, reason: str) -> None:
         """The transport's deadline for a move of the hidden deal that the peer's
