@@ -185,13 +185,13 @@ def test_a_catch_up_that_ends_on_another_transcript_is_refused() -> None:
     with pytest.raises(
         ResumeError, match=f"after catching up to action {actor.seq} the transcripts differ"
     ):
-        # one more round trip when the side ahead is the joiner (which seat acts first
-        # depends on the deal, so on the seed)
-        drain(behind)
-        ahead.receive_data(behind.data_to_send())
-        drain(ahead)
-        behind.receive_data(ahead.data_to_send())
-        drain(behind)
+        # (as many exchanges as the resume takes: which side speaks first depends on the
+        # roles, and so on the seed)
+        for _ in range(4):
+            behind.receive_data(ahead.data_to_send())
+            drain(behind)
+            ahead.receive_data(behind.data_to_send())
+            drain(ahead)
 
 
 # ---------------------------------------------------------------------- construction
