@@ -408,8 +408,9 @@ class NetworkLink:
         self._after_local(data)
 
     async def resign(self, reason: str = "") -> None:
-        """Give up.  Off-turn the resignation waits for our turn (the protocol
-        only lets the player to act resign, so resignations never race)."""
+        """Give up, at once: off-turn too with the open deal (the crossing rule of
+        protocol/README.md section 9 settles a move of the other player that crosses
+        it); with the hidden deal an off-turn resignation waits for our turn."""
         self._check_alive()
         await self._wait_online()
         if reason:
@@ -417,7 +418,7 @@ class NetworkLink:
         m = self.session.match
         if m is None or m.is_over:
             return
-        if m.to_act != self.seat:
+        if m.to_act != self.seat and self.session.is_hidden:
             self._run.resign_pending = reason or "resigned"
             self._feed.status("you will resign when your turn comes", push=True)
             return
