@@ -313,7 +313,7 @@ class Play:
             # resignation named wins; ours is taken back, and sent again after it
             self._take_back_resignation(resigned[1])
             self.on_action(msg)
-            if self._phase.state is State.PLAY:
+            if self._result is None:  # (the action did not end the match) in play again
                 self.send_resign(resigned[0])
             return
         m, seat, key = self.check_turn(msg.seq, "action")

@@ -530,7 +530,8 @@ def _label_resignation(r: Record, rep: _Report, before: MatchState) -> None:
         return
     a = r.actions[-1]
     who = ("host", "joiner")[a.seat]
-    name = (r.host, r.joiner)[a.seat].name
+    player = (r.host, r.joiner)[a.seat]
+    name = player.name if player is not None else "?"
     off = before.to_act != a.seat
     rep.add(
         "resigned",
