@@ -5,6 +5,8 @@ move and resigns again at the next seq.  Both records end identical and verify."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from p2pkoikoi.engine import get_preset
@@ -136,3 +138,30 @@ def test_the_hidden_deal_keeps_the_turn_rule() -> None:
     off = joiner if host.waiting_for.name == "LOCAL_ACTION" else host
     with pytest.raises(LocalProtocolError, match="not your turn"):
         off.send(Resign())
+
+
+def test_the_resigners_journal_follows_the_taken_back_resignation(tmp_path: Path) -> None:
+    """The journal appends; a resignation taken back by the crossing rule makes it
+    start again from the record, so a crash then resumes from the right steps."""
+    from p2pkoikoi.transport.journal_file import RecordJournal
+    from p2pkoikoi.transport.record_files import read_record
+
+    host, joiner = _playing("journal", 4, 3)
+    m = host.match
+    assert m is not None and m.to_act is not None
+    mover, resigner = (host, joiner) if m.to_act == 0 else (joiner, host)
+    journal = RecordJournal(tmp_path / "r.koikoi")
+    journal.save(resigner)
+    move = mover.send(SendAction(random_chooser(9)(m)))
+    resignation = resigner.send(Resign())
+    journal.save(resigner)  # our resignation is written before it leaves
+    assert read_record(tmp_path / "r.koikoi").actions[-1].action == "resign"
+    mover.receive_data(resignation)
+    resigner.receive_data(move)
+    drain(resigner)
+    journal.save(resigner)  # taken back, the action, the resignation again
+    assert read_record(tmp_path / "r.koikoi").actions == resigner.record().actions
+    drain(mover)
+    run_pair(host, joiner)
+    journal.save(resigner)
+    assert read_record(tmp_path / "r.koikoi") == resigner.record() == mover.record()
