@@ -131,6 +131,24 @@ def test_a_resignation_crossing_several_moves() -> None:
     raise AssertionError("no player made two steps in a row")
 
 
+def test_two_resignations_crossing() -> None:
+    """Both players resign at once: the resignation of the player to act wins."""
+    host, joiner = _playing("two", 2, 3)
+    m = host.match
+    assert m is not None and m.to_act is not None
+    to_act, off = (host, joiner) if m.to_act == 0 else (joiner, host)
+    n = to_act.seq + 1
+    a, b = to_act.send(Resign()), off.send(Resign())
+    to_act.receive_data(b)
+    off.receive_data(a)
+    drain(to_act)
+    drain(off)
+    run_pair(host, joiner)
+    _same_complete_records(host, joiner)
+    last = host.record().actions[-1]
+    assert (last.seq, last.seat, last.action) == (n, to_act.our_seat, "resign")
+
+
 def test_the_hidden_deal_keeps_the_turn_rule() -> None:
     host, joiner = make_pair(PRESETS["online"].with_settings(deal="hidden"), label="hid")
     run_pair(host, joiner)

@@ -380,6 +380,18 @@ class Play:
         return self._match, other, self._peer_key
 
     def on_resign(self, msg: wire.ResignMsg) -> None:
+        resigned = self._resigned
+        if (
+            resigned is not None
+            and self._phase.state is State.FINISH
+            and msg.seq == self._seq
+            and resigned[1].to_act == self._me.role.other.seat
+        ):
+            # two resignations crossed: the one of the player to act wins (the other
+            # side voids ours); ours is taken back, theirs ends the match
+            self._take_back_resignation(resigned[1])
+            self.on_resign(msg)
+            return
         if self._crossed(msg.seq):
             self._void_overs += 1  # and the over that follows it is void too
             return  # the crossing rule: our move for that seq came first
