@@ -425,9 +425,10 @@ class NetworkLink:
         self._after_local(self.session.send(Resign()))
 
     async def leave(self) -> None:
-        """The person leaves the table mid-match (issue 10.9): resign now, or when the
-        turn comes, then wait for the other player's signature on the result, each
-        within ``timeouts.handshake``.  The record then holds the result signed by
+        """The person leaves the table mid-match (issue 10.9): resign now (with the
+        hidden deal off-turn: when the turn comes, within a few seconds), then wait
+        for the other player's signature on the result, each within
+        ``timeouts.handshake``.  The record then holds the result signed by
         both, or by us with a line saying why the other signature is missing."""
         s = self.session
         if self.error is not None or self._pulse.is_stopped or s.match is None:
@@ -435,9 +436,10 @@ class NetworkLink:
         if not s.match.is_over:
             with suppress(KoiKoiError):
                 await self.resign("left the table")
-        # off-turn the resignation waits for our turn, but a person who leaves is not
-        # kept waiting for the other player's move (issue 22): a few seconds, then we
-        # go, and the other side counts our leaving as a forfeit after its window
+        # the open deal resigned at once, off-turn too (protocol 3, section 9.1).  With
+        # the hidden deal an off-turn resignation waits for our turn, but a person who
+        # leaves is not kept waiting for the other player's move (issue 22): a few
+        # seconds, then we go, and the other side counts it as a forfeit after its window
         with trio.move_on_after(LEAVE_OFF_TURN):
             while s.state is State.PLAY and not self._pulse.is_stopped:
                 await self._pulse.changed()
