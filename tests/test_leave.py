@@ -95,12 +95,14 @@ async def test_leaving_on_the_other_players_turn_does_not_wait_for_its_move(
 ) -> None:
     """Issue 22, item 3: the person leaves while the other player is to act, and the
     other player's program never moves.  On the old code ``leave`` waited for the
-    turn, up to two handshake time-outs (60 s); now it goes within a few seconds,
-    and the other side's record counts the leaving as a forfeit after its window."""
+    turn (a few seconds), then went without a resignation, and the other side
+    counted the leaving as a forfeit only after its reconnect window.  Now the
+    resignation goes at once, off-turn: both records end with it, signed by both."""
     from p2pkoikoi.transport.match_link import LEAVE_OFF_TURN
 
     a, b = trio.testing.memory_stream_pair()
     took: list[float] = []
+    ended: list[float] = []
     rng = random.Random(3)
 
     async def host() -> None:
@@ -121,20 +123,28 @@ async def test_leaving_on_the_other_players_turn_does_not_wait_for_its_move(
         rec = tmp_path / "j.koikoi"
         with contextlib.suppress(KoiKoiError):
             async with open_link(b, joiner_session(), timeouts=T, record_path=rec) as link:
-                await link.wait_closed()  # never moves
+                async for upd in link.updates:  # never moves
+                    if any(type(e).__name__ == "Resigned" for e in upd.events):
+                        ended.append(trio.current_time())
+                await link.wait_closed()
 
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_quiet, host)
             nursery.start_soon(_quiet, joiner)
-    assert took and took[0] <= LEAVE_OFF_TURN + 1, took
-    rec = decode_record((tmp_path / "h.koikoi").read_bytes())
-    assert rec.missing is not None and "on the other player's turn" in rec.missing
-    theirs = decode_record((tmp_path / "j.koikoi").read_bytes())
-    assert theirs.forfeit is not None and (theirs.forfeit.seat, theirs.forfeit.reason) == (
-        0,
-        "left",
-    ), theirs.forfeit
+    assert took and took[0] < LEAVE_OFF_TURN, took  # no wait for the turn at all
+    assert ended, "the joiner never saw the resignation"
+    for name in ("h.koikoi", "j.koikoi"):
+        rec = decode_record((tmp_path / name).read_bytes())
+        assert rec.forfeit is None, (name, rec.forfeit)
+        last = rec.actions[-1]
+        assert (last.action, last.seat) == ("resign", 0), (name, last)
+        report = verify_record(rec)
+        assert report.complete, (name, report.lacks)
+        labels = [c for c in report.checks if c.name == "resigned"]
+        assert labels and "on the other player's turn" in labels[0].detail, report.checks
+    h, j = ((tmp_path / n).read_bytes() for n in ("h.koikoi", "j.koikoi"))
+    assert decode_record(h).actions == decode_record(j).actions
 
 
 async def _quiet(f: Callable[[], Awaitable[None]]) -> None:

@@ -185,8 +185,7 @@ def _playing() -> tuple:  # type: ignore[type-arg]
 def test_resign_on_own_turn() -> None:
     host, joiner = _playing()
     actor, other = (host, joiner) if host.match.to_act == 0 else (joiner, host)
-    with pytest.raises(LocalProtocolError, match="not your turn"):
-        other.send(Resign())
+    # (off-turn resignations: tests/test_resign_anytime.py)
     other.receive_data(actor.send(Resign()))
     events = drain(other)
     assert isinstance(events[0], PeerResigned)

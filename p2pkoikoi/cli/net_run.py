@@ -13,6 +13,8 @@ import argparse
 import getpass
 import os
 import re
+import signal
+import threading
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -383,19 +385,50 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
 # ---------------------------------------------------------------------- headless
 async def _headless(opener: Opener, player: _Player, rematch: int = 0) -> int:
     """Play one match, then ``rematch`` more on the same connection (protocol
-    section 13): each side offers at once, so two ``--rematch N`` players agree."""
+    section 13): each side offers at once, so two ``--rematch N`` players agree.
+
+    Ctrl-C (SIGINT) during a match leaves the table as ``q`` does at the table: the
+    resignation goes at once, on the other player's turn too (issue 22), the
+    result is signed, and the program exits 130 within a few seconds."""
     emit = json_emitter()
     final: dict[str, object] | None = None
     refused = ""
+    left = False
     async with opener(emit) as link:  # a link error is raised when the block ends
-        for n in range(rematch + 1):
-            if n and not await link.play_again(timeout=link.timeouts.rules_decision):
-                why = link.rematch_declined or "it left or did not answer"
-                refused = f"the other player did not play match {n + 1}: {why}"
-                break
-            final = await play_headless(link, player.choose, emit, in_thread=player.in_thread)
-            if final is None:
-                break
+        play_scope = trio.CancelScope()
+
+        async def play(nursery: trio.Nursery) -> None:
+            nonlocal final, refused
+            with play_scope:
+                for n in range(rematch + 1):
+                    if n and not await link.play_again(timeout=link.timeouts.rules_decision):
+                        why = link.rematch_declined or "it left or did not answer"
+                        refused = f"the other player did not play match {n + 1}: {why}"
+                        break
+                    final = await play_headless(
+                        link, player.choose, emit, in_thread=player.in_thread
+                    )
+                    if final is None:
+                        break
+            nursery.cancel_scope.cancel()  # the Ctrl-C watcher too
+
+        async def leave_on_ctrl_c() -> None:
+            nonlocal left
+            if threading.current_thread() is not threading.main_thread():
+                return  # (signals reach the main thread only: an embedding caller's)
+            with trio.open_signal_receiver(signal.SIGINT) as signals:
+                async for _ in signals:
+                    left = True
+                    play_scope.cancel()
+                    return  # a second Ctrl-C interrupts the leaving itself
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, nursery)
+            nursery.start_soon(leave_on_ctrl_c)
+        if left:
+            await link.leave()  # resign now (off-turn too) and wait briefly for the signature
+    if left:
+        raise KeyboardInterrupt
     if final is None:
         raise TransportError("the match ended unfinished")
     if refused:

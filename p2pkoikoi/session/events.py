@@ -190,7 +190,9 @@ class SendAction:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Resign:
-    """Give up the match (only on our turn; the protocol has no racing resigns).
+    """Give up the match: with the open deal at any time during play, on the other
+    player's turn too (a move of theirs that crosses it wins, and the session resigns
+    again after it: protocol/README.md section 9.1); with the hidden deal on our turn.
 
     ``reason`` ``"time"``: our program resigns for us because our turn limit ran
     out (signed, so the record says so); ``""``: we chose to."""

@@ -29,7 +29,9 @@ TRANSITIONS: Final[dict[State, frozenset[State]]] = {
     # a resumed connection continues where the record ends
     State.RESUME: frozenset({State.PLAY, State.FINISH, State.DONE}) | _ENDS,
     State.PLAY: frozenset({State.FINISH}) | _ENDS,
-    State.FINISH: frozenset({State.DONE}) | _ENDS,
+    # FINISH -> PLAY: our off-turn resignation crossed the other player's move
+    # (protocol/README.md section 9, the crossing rule): it is taken back
+    State.FINISH: frozenset({State.DONE, State.PLAY}) | _ENDS,
     State.DONE: frozenset({State.SEED}) | _ENDS,  # a rematch
     State.CLOSED: frozenset({State.ERROR}),  # an abort read after the close fails it
     State.ERROR: frozenset(),

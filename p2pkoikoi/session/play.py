@@ -93,6 +93,11 @@ class Play:
         self._final_sigs: dict[Role, bytes] = {}
         self._result: ResultRecord | None = None
         self._catchup: tuple[int, bytes] | None = None  # the peer's (seq, transcript)
+        # our resignation not yet answered: its reason and the state before it
+        # (the crossing rule: a move of the other player for the same seq wins)
+        self._resigned: tuple[str, MatchState] | None = None
+        self._rewinds = 0  # how often a recorded step was taken back (the journal restarts)
+        self._void_overs = 0  # the peer's resignations we voided: each one's over follows
         self.last_local_events: tuple[EngineEvent, ...] = ()
 
     def __repr__(self) -> str:
@@ -147,6 +152,11 @@ class Play:
     @property
     def result(self) -> ResultRecord | None:
         return self._result
+
+    @property
+    def rewinds(self) -> int:
+        """How often our last recorded step (an off-turn resignation) was taken back."""
+        return self._rewinds
 
     def final_sig(self, role: Role) -> bytes | None:
         return self._final_sigs.get(role)
@@ -226,8 +236,20 @@ class Play:
             self.finish()
 
     def send_resign(self, reason: str) -> None:
-        m = self.my_turn("resign")
+        """Resign: on our turn, or (open deal) at any time during play, off-turn
+        included: the resignation names the seq after the last step we hold."""
         seat = self._me.seat
+        if (
+            self._table is None
+            and self._phase.state is State.PLAY
+            and self._catchup is None
+            and self._match.to_act != seat
+        ):
+            m = self._match  # off-turn (protocol/README.md section 9)
+        else:
+            m = self.my_turn("resign")
+        if self._table is None:
+            self._resigned = (reason, m)
         if self._table is not None:
             events = self._table.resign(seat)  # the deal's audits follow (_after_resign)
             new = self._table.state
@@ -289,6 +311,20 @@ class Play:
             raise RemoteProtocolError(
                 "bad message from peer: an action message in a hidden-deal match"
             )
+        resigned = self._resigned
+        if (
+            resigned is not None
+            and self._phase.state is State.FINISH
+            and msg.seq == self._seq
+            and resigned[1].to_act == self._me.role.other.seat
+        ):
+            # the crossing rule: the other player's move for the seq our off-turn
+            # resignation named wins; ours is taken back, and sent again after it
+            self._take_back_resignation(resigned[1])
+            self.on_action(msg)
+            if self._result is None:  # (the action did not end the match) in play again
+                self.send_resign(resigned[0])
+            return
         m, seat, key = self.check_turn(msg.seq, "action")
         action = parse_canonical(msg.seq, msg.action)
         try:
@@ -310,8 +346,65 @@ class Play:
         if new.is_over:
             self.finish()
 
+    def _take_back_resignation(self, before: MatchState) -> None:
+        """Undo our last step, an off-turn resignation the other player's move crossed."""
+        self._resigned = None
+        self._actions.pop()
+        self._tx_at.pop()
+        self._hash_at.pop()
+        self._transcript = self._tx_at[-1]
+        self._seq -= 1
+        self._match = before
+        self._result = None
+        self._final_sigs.pop(self._me.role, None)
+        self._rewinds += 1
+        self._phase.go(State.PLAY)
+
+    def _crossed(self, seq: int) -> bool:
+        """A resignation for ``seq`` that crossed our own steps from ``seq`` on: void
+        (the resigning side takes it back and resigns again after them)."""
+        if self._table is not None or seq < 1 or seq > self._seq:
+            return False
+        if self._phase.state not in (State.PLAY, State.FINISH):
+            return False
+        mine = self._me.seat
+        later = [a for a in self._actions if a.seq >= seq]
+        return bool(later) and all(a.seat == mine for a in later)
+
+    def _check_resign(self, seq: int) -> tuple[MatchState, int, bytes]:
+        """The state, seat and key for a received resignation: the open deal lets
+        the other player resign at any time during play (the hidden deal, and a
+        catch-up after a resume, keep the turn rule of :meth:`check_turn`)."""
+        other = self._me.role.other.seat
+        if self._table is not None or self._catchup is not None or self._match.to_act == other:
+            return self.check_turn(seq, "resign")
+        if self._phase.state is not State.PLAY:
+            raise self._phase.unexpected("resign")
+        if self._me.is_host and not self._joiner_started():
+            raise RemoteProtocolError(f"the joiner sent resign {seq} before its start signature")
+        if seq != self._seq + 1:
+            raise RemoteProtocolError(
+                f"wrong sequence number on resign: expected {self._seq + 1}, got {seq}"
+            )
+        return self._match, other, self._peer_key
+
     def on_resign(self, msg: wire.ResignMsg) -> None:
-        m, seat, key = self.check_turn(msg.seq, "resign")
+        resigned = self._resigned
+        if (
+            resigned is not None
+            and self._phase.state is State.FINISH
+            and msg.seq == self._seq
+            and resigned[1].to_act == self._me.role.other.seat
+        ):
+            # two resignations crossed: the one of the player to act wins (the other
+            # side voids ours); ours is taken back, theirs ends the match
+            self._take_back_resignation(resigned[1])
+            self.on_resign(msg)
+            return
+        if self._crossed(msg.seq):
+            self._void_overs += 1  # and the over that follows it is void too
+            return  # the crossing rule: our move for that seq came first
+        m, seat, key = self._check_resign(msg.seq)
         reason = msg.reason or ""
         if self._table is not None:
             # (its events go out in PeerResigned; the deal's audits follow)
@@ -372,6 +465,9 @@ class Play:
 
     def on_over(self, msg: wire.OverMsg) -> None:
         other = self._me.role.other
+        if self._void_overs and self._phase.state in (State.PLAY, State.FINISH):
+            self._void_overs -= 1
+            return  # the end of a resignation the crossing rule voided
         if self._phase.state is State.DONE and msg.sig == self._final_sigs.get(other):
             return  # re-sent after a resume: we have it already
         if self._phase.state is not State.FINISH:

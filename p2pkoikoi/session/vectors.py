@@ -21,7 +21,7 @@ import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, QUOTES, decode_code, encode_code
 from p2pkoikoi.session.errors import InviteError
-from p2pkoikoi.session.events import SendAction
+from p2pkoikoi.session.events import Resign, SendAction
 from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED
 from p2pkoikoi.session.handshake import WRONG_CODE_REASON
 from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
@@ -660,11 +660,44 @@ def records() -> dict[str, Any]:
         )
     sample = {"final_sig": {"role": "host", "sig": "00" * 64}}
     return {
+        "off_turn_resignation": _off_turn_resignation(),
         "description": "Match journals (protocol/records.md): each line is the CRC-32 of the "
         "JSON (8 lowercase hex digits), a space, compact JSON, a newline.  'record' is the "
         "compact record a journal decodes to: what verify checks and resume continues from.",
         "entry": {"object": sample, "line": encode_entry(sample).decode("utf-8")},
         "journals": out,
+    }
+
+
+def _off_turn_resignation() -> dict[str, Any]:
+    """README.md section 9.1: a resignation on the other player's turn that crossed
+    that player's action; both sides' records are this one."""
+    host, joiner = make_pair(get_preset("online"), label="offturn")
+    run_pair(host, joiner)
+    choose = random_chooser(3)
+    for _ in range(3):
+        m = host.match
+        assert m is not None and m.to_act is not None
+        actor, peer = (host, joiner) if m.to_act == 0 else (joiner, host)
+        peer.receive_data(actor.send(SendAction(choose(m))))
+        drain(peer)
+    m = host.match
+    assert m is not None and m.to_act is not None
+    mover, resigner = (host, joiner) if m.to_act == 0 else (joiner, host)
+    crossed = mover.seq + 1
+    move = mover.send(SendAction(choose(m)))
+    resignation = resigner.send(Resign())  # both in flight at once
+    mover.receive_data(resignation)
+    resigner.receive_data(move)
+    run_pair(host, joiner)
+    rec = host.record()
+    assert rec == joiner.record() and rec.is_complete
+    return {
+        "description": f"seat {resigner.our_seat} resigned at seq {crossed} while seat "
+        f"{mover.our_seat} was to act, and seat {mover.our_seat}'s action {crossed} crossed "
+        f"it: the action stands, and the resignation was sent again at seq {crossed + 1} "
+        "(README.md section 9.1). Both sides' records are this one.",
+        "record": encode_record(rec).decode("utf-8"),
     }
 
 

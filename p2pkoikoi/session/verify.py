@@ -16,12 +16,15 @@ replay cannot go on):
 ``deal``                  the engine starts a match from the seed (deals derive from it)
 ``action N ...``          for the first bad action only (passing actions are summed up
                           in one ``actions`` check):
-``action N turn``         the actor is the seat to act, seq runs 1, 2, 3, ...
+``action N turn``         the actor is the seat to act (a resignation: either seat,
+                          open deal), seq runs 1, 2, 3, ...
 ``action N legal``        the action is legal in the replayed state
 ``action N state hash``   the recorded state hash equals the replayed one
 ``action N signature``    the actor's signature over the transcript holds
 ``result``                the replay's scores, winner and hashes equal the recorded result
 ``final signature host|joiner``  each player's signature over the final transcript holds
+``resigned``              who resigned, at which action, and whether on the other
+                          player's turn (a player leaving the table resigns at once)
 ``resigned by time``      a player's own program resigned for it when its turn
                           limit ran out (signed by that player, action ``resign:time``)
 ``forfeit``               a match that ended with a player walking away (or letting
@@ -225,12 +228,15 @@ def _verify(r: Record, rep: _Report) -> None:
     if rules.deal is DealMode.HIDDEN:
         _verify_hidden(r, rep, seed, keys, t)
         return
+    before = m  # the state before the last action (who was to act when it came)
     for i, a in enumerate(r.actions):
+        before = m
         step = _action(rep, i + 1, a.seq, a.seat, a.action, a.state_hash, a.sig, m, keys, t)
         if step is None:
             return
         m, t = step
     rep.add("actions", True, f"{len(r.actions)} actions: turn, legality, state hash, signature")
+    _label_resignation(r, rep, before)
     _time_resignations(r, rep)
     if r.forfeit is not None:
         f = r.forfeit
@@ -538,6 +544,24 @@ def _verify_early(r: Record, rep: _Report) -> None:
     rep.skip("handshake", "the record stops before both players identified themselves")
 
 
+def _label_resignation(r: Record, rep: _Report, before: MatchState) -> None:
+    """Who resigned, and whether on the other player's turn (the replay checked it)."""
+    if not r.actions or resign_reason(r.actions[-1].action) != "":
+        return
+    a = r.actions[-1]
+    who = ("host", "joiner")[a.seat]
+    player = (r.host, r.joiner)[a.seat]
+    name = player.name if player is not None else "?"
+    off = before.to_act != a.seat
+    rep.add(
+        "resigned",
+        True,
+        f"the {who} ({name}) resigned at action {a.seq}"
+        + (" on the other player's turn" if off else "")
+        + f" (signed by the {who})",
+    )
+
+
 def _action(
     rep: _Report,
     n: int,
@@ -553,7 +577,11 @@ def _action(
     """Check one action; the state and transcript after it, or None (the failed
     check is in ``rep``).  The replay is done once, here."""
     name = f"action {n}"
-    if seq != n or m.to_act != seat:
+    reason = resign_reason(text)
+    # a resignation may come at any time during play, off-turn included (the open
+    # deal, protocol/README.md section 9): only the seq binds it
+    off_turn_ok = reason is not None and not m.is_over
+    if seq != n or (m.to_act != seat and not off_turn_ok):
         why = (
             f"seq {seq}, expected {n}"
             if seq != n
@@ -561,7 +589,6 @@ def _action(
         )
         rep.add(f"{name} turn", False, why)
         return None
-    reason = resign_reason(text)
     if reason is not None:
         new, _ = m.resign(seat)
     else:

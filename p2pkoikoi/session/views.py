@@ -214,6 +214,13 @@ class SessionViews:
         return () if play is None else play.actions
 
     @property
+    def record_rewinds(self) -> int:
+        """How often a recorded step was taken back (an off-turn resignation the
+        other player's move crossed): a journal then starts again from the record."""
+        play = self._m.play
+        return 0 if play is None else play.rewinds
+
+    @property
     def result_record(self) -> ResultRecord | None:
         return self._matches.result
 

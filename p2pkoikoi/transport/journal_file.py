@@ -164,6 +164,7 @@ class RecordJournal:
         self._pending = False  # a record before the match started, not written yet
         self._complete = False  # compacted with both final signatures: done
         self._rounds = 0
+        self._rewinds = 0  # the session's record_rewinds at the journal's start
 
     def _default_path(self, session: Session) -> Path:
         if self.path is None:
@@ -182,6 +183,13 @@ class RecordJournal:
         if session.session_id is None or self._complete:
             return  # a finished match's record never changes again
         mark = (session.seq, session.state, session.start_signatures)
+        if self._file is not None and session.record_rewinds != self._rewinds:
+            # our last step was taken back (the crossing rule): the journal starts again
+            self._file.close()
+            self._file = None
+            self._writer = JournalWriter()
+            self._mark = None
+        self._rewinds = session.record_rewinds
         if self._file is not None:
             last = self._mark
             if mark == last:

@@ -408,8 +408,9 @@ class NetworkLink:
         self._after_local(data)
 
     async def resign(self, reason: str = "") -> None:
-        """Give up.  Off-turn the resignation waits for our turn (the protocol
-        only lets the player to act resign, so resignations never race)."""
+        """Give up, at once: off-turn too with the open deal (the crossing rule of
+        protocol/README.md section 9 settles a move of the other player that crosses
+        it); with the hidden deal an off-turn resignation waits for our turn."""
         self._check_alive()
         await self._wait_online()
         if reason:
@@ -417,16 +418,17 @@ class NetworkLink:
         m = self.session.match
         if m is None or m.is_over:
             return
-        if m.to_act != self.seat:
+        if m.to_act != self.seat and self.session.is_hidden:
             self._run.resign_pending = reason or "resigned"
             self._feed.status("you will resign when your turn comes", push=True)
             return
         self._after_local(self.session.send(Resign()))
 
     async def leave(self) -> None:
-        """The person leaves the table mid-match (issue 10.9): resign now, or when the
-        turn comes, then wait for the other player's signature on the result, each
-        within ``timeouts.handshake``.  The record then holds the result signed by
+        """The person leaves the table mid-match (issue 10.9): resign now (with the
+        hidden deal off-turn: when the turn comes, within a few seconds), then wait
+        for the other player's signature on the result, each within
+        ``timeouts.handshake``.  The record then holds the result signed by
         both, or by us with a line saying why the other signature is missing."""
         s = self.session
         if self.error is not None or self._pulse.is_stopped or s.match is None:
@@ -434,9 +436,10 @@ class NetworkLink:
         if not s.match.is_over:
             with suppress(KoiKoiError):
                 await self.resign("left the table")
-        # off-turn the resignation waits for our turn, but a person who leaves is not
-        # kept waiting for the other player's move (issue 22): a few seconds, then we
-        # go, and the other side counts our leaving as a forfeit after its window
+        # the open deal resigned at once, off-turn too (protocol 3, section 9.1).  With
+        # the hidden deal an off-turn resignation waits for our turn, but a person who
+        # leaves is not kept waiting for the other player's move (issue 22): a few
+        # seconds, then we go, and the other side counts it as a forfeit after its window
         with trio.move_on_after(LEAVE_OFF_TURN):
             while s.state is State.PLAY and not self._pulse.is_stopped:
                 await self._pulse.changed()

@@ -1,0 +1,143 @@
+"""Issue 22, item 3, with a real ``p2pkoikoi host --headless`` process: Ctrl-C while
+the other player is to act resigns at once (a signed, off-turn resignation), the
+program exits within a few seconds, and the other side's record ends with that
+resignation at once, not after its reconnect window.  Both records verify."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile_peer import HostilePeer, start_host
+
+from p2pkoikoi.session import PeerResigned, SendAction, State, encode_record
+
+WINDOW = "120"  # the default reconnect window: the old code made the peer wait it out
+
+
+def _verify(path: Path) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "p2pkoikoi", "verify", "--json", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    report: dict[str, Any] = json.loads(proc.stdout)
+    report["exit_code"] = proc.returncode
+    return report
+
+
+def test_ctrl_c_on_the_other_players_turn_resigns_at_once(tmp_path: Path) -> None:
+    record = tmp_path / "host.koikoi"
+    proc, invite, _ = start_host(tmp_path, record, "--reconnect-window", WINDOW)
+    peer = HostilePeer.join(invite)
+    try:
+        # stop at our (the joiner's) turn: the host waits for our move, and never gets it
+        peer.play_honestly_until(lambda p: p.session.seq >= 2)
+        seq = peer.session.seq
+        proc.proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        # the host's resignation and its final signature come at once (the old code
+        # went silent: no resignation, the socket closed, a forfeit after the window)
+        peer.pump_until(lambda: any(isinstance(e, PeerResigned) for e in peer.events), 10)
+        peer.pump_until(lambda: peer.session.state is State.DONE, 10)
+        out = proc.wait_exit(10)
+        took = time.monotonic() - start
+        print(f"figure: Ctrl-C off-turn -> headless host exited in {took:.2f} s")
+        assert out.code == 130, out.stderr
+        assert out.stderr.strip().endswith("p2pkoikoi: interrupted"), out.stderr
+    finally:
+        proc.kill()
+        peer.close()
+    theirs = tmp_path / "joiner.koikoi"
+    theirs.write_bytes(encode_record(peer.session.record()))
+    ours = json.loads(record.read_text())
+    assert ours["actions"][-1]["action"] == "resign" and ours["actions"][-1]["seat"] == 0
+    assert ours["actions"][-1]["seq"] == seq + 1
+    assert ours["actions"] == json.loads(theirs.read_text())["actions"]
+    for path in (record, theirs):
+        report = _verify(path)
+        assert report["exit_code"] == 0, report
+        label = next(c for c in report["checks"] if c["name"] == "resigned")
+        assert "the host (Alice) resigned" in label["detail"], label
+        assert "on the other player's turn" in label["detail"], label
+
+
+def _pump_peer(peer: HostilePeer) -> None:
+    try:
+        if not peer.pump_once(0.05):
+            raise AssertionError("the host closed the connection")
+    except TimeoutError:
+        pass
+
+
+@pytest.mark.parametrize(("first", "then", "status"), [("q", "y", 0), ("\x03", "\x03", 130)])
+def test_leaving_the_table_on_the_other_players_turn_resigns_at_once(
+    tmp_path: Path, first: str, then: str, status: int
+) -> None:
+    """The table (a real process on a pty): ``q`` then ``y`` (or Ctrl-C twice) while the
+    other player is to act resigns at once, the program exits, and both records end
+    with it."""
+    from pty_terminal import Terminal, answer, continue_line, decision_line
+    from test_terminal_pty import _host_invite
+
+    record = tmp_path / "alice.koikoi"
+    home = tmp_path / "a"
+    home.mkdir()
+    host = Terminal(
+        ["host", "--bind", "127.0.0.1", "--port", "0", "--name", "Alice", "--record", str(record)],
+        home,
+    )
+    peer: HostilePeer | None = None
+    try:
+        peer = HostilePeer.join(_host_invite(host))
+        peer.pump_until(lambda: peer is not None and peer.session.state is State.PLAY)
+        end = time.monotonic() + 90
+        while not (peer.our_turn and peer.session.seq >= 2):
+            if time.monotonic() > end:
+                raise AssertionError(f"no turn of the joiner after seq 2:\n{host.text()}")
+            if peer.our_turn:
+                m = peer.session.match
+                assert m is not None
+                peer.send_raw(peer.session.send(SendAction(peer.rng.choice(m.legal_actions()))))
+                continue
+            _pump_peer(peer)
+            if not host.pump(0.05):
+                raise AssertionError(f"the table exited mid-match:\n{host.text()}")
+            screen = host.text()
+            if decision_line(screen) or continue_line(screen):
+                answer(host, screen)
+        seq = peer.session.seq
+        host.wait_for("Waiting for Mallory")
+        host.send(first)
+        host.wait_for("Leave now?")
+        host.send(then)
+        start = time.monotonic()
+        peer.pump_until(lambda: peer is not None and peer.session.state is State.DONE, 10)
+        code = host.finish(10)
+        print(
+            f"figure: {first!r}, {then!r} off-turn -> the table exited in {time.monotonic() - start:.2f} s"
+        )
+        assert code == status, host.text()
+    finally:
+        host.close()
+        if peer is not None:
+            peer.close()
+    assert any(isinstance(e, PeerResigned) for e in peer.events)
+    theirs = tmp_path / "joiner.koikoi"
+    theirs.write_bytes(encode_record(peer.session.record()))
+    ours = json.loads(record.read_text())
+    assert ours["actions"][-1]["action"] == "resign" and ours["actions"][-1]["seat"] == 0
+    assert ours["actions"][-1]["seq"] == seq + 1
+    assert ours["actions"] == json.loads(theirs.read_text())["actions"]
+    for path in (record, theirs):
+        report = _verify(path)
+        assert report["exit_code"] == 0, report
+        label = next(c for c in report["checks"] if c["name"] == "resigned")
+        assert "on the other player's turn" in label["detail"], label
