@@ -801,6 +801,9 @@ async def _tcp_or_udp(
     won: list[Authenticated] = []
     tcp_failed: list[Exception] = []
     stop = trio.Event()
+    # a host the invite places on this computer or link only (loopback, link-local), with
+    # no reflexive entry: an answer cannot reach it either, so TCP's verdict stands
+    only_local = not punch.inv.udp and all(is_local_only(a.host) for a in punch.inv.addresses)
 
     async with trio.open_nursery() as nursery:
 
@@ -816,7 +819,7 @@ async def _tcp_or_udp(
             except AllAttemptsFailed as exc:
                 tcp_failed.append(exc)
                 punch.tcp_failed.set()
-                if (_all_refused(exc) and not punch.inv.udp) or punch.gave_up:
+                if (_all_refused(exc) and not punch.inv.udp) or only_local or punch.gave_up:
                     nursery.cancel_scope.cancel()
                 return
             except Exception as exc:  # the host answered and said no: decisive
@@ -848,7 +851,7 @@ async def _tcp_or_udp(
         nursery.start_soon(quic)
     if won:
         return won[0]
-    if tcp_failed and not isinstance(tcp_failed[0], AllAttemptsFailed):
+    if tcp_failed and (only_local or not isinstance(tcp_failed[0], AllAttemptsFailed)):
         raise tcp_failed[0]
     if tcp_failed and _all_refused(tcp_failed[0]) and not punch.inv.udp:  # type: ignore[arg-type]
         if all(is_local_only(a.host) for a in punch.inv.addresses):
