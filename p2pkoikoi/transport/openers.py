@@ -551,11 +551,13 @@ async def _open_join(
                 notify({"event": "warning", "text": text})
         candidates = dedupe(given + listed)
 
-    def session() -> Session:
+    def joiner_session(invite_secret: bytes | None, code: ShortCode | None) -> Session:
+        """One joiner's session, as every path to the host makes it (TCP with the
+        invite's secret or the code; a punched path with its answered secret)."""
         return Session(
             Role.JOINER,
             identity_key=identity,
-            invite_secret=secret,
+            invite_secret=invite_secret,
             code=code,
             name=name,
             entropy=session_entropy(),
@@ -563,19 +565,11 @@ async def _open_join(
             min_turn_limit=min_turn_limit,
         )
 
-    def udp_session(special: bytes) -> Callable[[], Session]:
-        def make() -> Session:
-            return Session(
-                Role.JOINER,
-                identity_key=identity,
-                invite_secret=special,
-                name=name,
-                entropy=session_entropy(),
-                expected_rules=expected_rules,
-                min_turn_limit=min_turn_limit,
-            )
+    def session() -> Session:
+        return joiner_session(secret, code)
 
-        return make
+    def udp_session(special: bytes) -> Callable[[], Session]:
+        return lambda: joiner_session(special, None)
 
     punch: JoinerUdp | None = None
     if udp and inv is not None:
