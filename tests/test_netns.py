@@ -218,6 +218,9 @@ def play_match(
         if joiner is not None:
             joiner.kill()
     assert h.code == 0 and j.code == 0, (h.stderr, j.stderr)
+    # nothing on standard error: with no route to the SSDP group, miniupnpc's
+    # perror() used to print "sendto: Network is unreachable" four times
+    assert (h.stderr, j.stderr) == ("", ""), (h.stderr, j.stderr)
     hf, jf = h.events[-1], j.events[-1]
     assert hf["event"] == jf["event"] == "match_over"
     assert hf["final_hash"] == jf["final_hash"]

@@ -36,7 +36,7 @@ import trio
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import Session, State
 from p2pkoikoi.transport.errors import PeerFloodError, TransportError
-from p2pkoikoi.transport.limits import OUTGOING_LIMIT, RECEIVE_SIZE
+from p2pkoikoi.transport.limits import LINGER_BYTES, OUTGOING_LIMIT, RECEIVE_SIZE
 from p2pkoikoi.transport.pulse import Pulse
 
 
@@ -208,3 +208,41 @@ class Connection:
                 except BlockingIOError:  # woken, yet nothing to read: wait again
                     continue
         return await stream.receive_some(RECEIVE_SIZE)
+
+
+async def close_gracefully(stream: trio.abc.Stream, linger: float) -> None:
+    """Close ``stream`` so that what we sent last still reaches the other side.
+
+    Closing a TCP socket while bytes of the peer's wait unread in it (a ping,
+    its goodbye) makes the kernel answer with a reset instead of a FIN, and a
+    reset throws away whatever we sent that the peer has not acknowledged
+    yet.  Over a slow or lossy path that is our last message, often the final
+    signature: the peer then sees a broken connection and a match without our
+    signature.  So we half-close (the peer reads our end after all our bytes),
+    read and discard until the peer ends too, and only then close; at most
+    ``linger`` seconds and :data:`LINGER_BYTES`, so a peer that never closes
+    costs a bounded wait.  Shielded: it runs while the link's tasks are
+    being cancelled.
+    """
+    with trio.move_on_after(linger) as cs:
+        cs.shield = True
+        try:
+            if isinstance(stream, trio.abc.HalfCloseableStream):
+                await stream.send_eof()
+            discarded = 0
+            while discarded < LINGER_BYTES:
+                data = await stream.receive_some(RECEIVE_SIZE)
+                if not data:
+                    delivered = getattr(stream, "delivered", None)  # QUIC: see QuicStream
+                    if delivered is not None:
+                        await delivered()
+                    break
+                discarded += len(data)
+        except (
+            trio.BrokenResourceError,
+            trio.ClosedResourceError,
+            trio.BusyResourceError,
+            OSError,
+        ):
+            pass
+    await trio.aclose_forcefully(stream)

@@ -23,6 +23,9 @@ CHATTER_RATE: Final = 16.0
 #: still have things to say (our moves, chat) is cut off here instead of growing
 #: our memory without bound; a whole match is far smaller
 OUTGOING_LIMIT: Final = 256 * 1024
+#: what a closing connection reads and discards, at most, while it waits for the
+#: other side's end (a peer that keeps sending is not waited for)
+LINGER_BYTES: Final = 256 * 1024
 #: the host's person answers a changed-key question within this share of a handshake
 #: step: the joiner waits that long for the commitment once it has accepted the rules
 KEY_QUESTION_SHARE: Final = 0.6
@@ -48,6 +51,9 @@ class Timeouts:
     #: the turn limit is agreed in the handshake; the waiting side adds this much for
     #: latency before it ends the match as the other player's forfeit by time
     turn_grace: float = 10.0
+    #: a link that ends waits this long for the other side to end too, so that what
+    #: it sent last is not lost to a reset (:func:`~p2pkoikoi.transport.connection.close_gracefully`)
+    linger: float = 3.0
 
 
 def turn_warning(limit: float) -> float:

@@ -100,6 +100,7 @@ from p2pkoikoi.transport.errors import (
     PeerSilentError,
     PeerTimeoutError,
     TransportError,
+    TurnTimeoutError,
     leaves,
 )
 from p2pkoikoi.transport.handshake_link import DecideRules as DecideRules
@@ -211,6 +212,7 @@ class NetworkLink:
                 fail=self._fail,
                 record_path=lambda: self.record_path,
                 write_sidecar=self._write_sidecar,
+                linger=self._linger,
             ),
         )
         self._clock = TurnClock(
@@ -553,6 +555,17 @@ class NetworkLink:
 
     def _wake(self) -> None:
         self._pulse.wake()
+
+    def _linger(self) -> float:
+        """How long the ending connection waits for the other side's end (see
+        :func:`~p2pkoikoi.transport.connection.close_gracefully`): not at all for a
+        peer that fell silent, flooded us or let a handshake step run out."""
+        err = self.error
+        if isinstance(err, PeerSilentError | PeerFloodError) or (
+            isinstance(err, PeerTimeoutError) and not isinstance(err, TurnTimeoutError)
+        ):
+            return 0.0
+        return self.timeouts.linger
 
     def _after_step(self) -> None:
         """After any change of turn: the turn clock, a pending resignation, the

@@ -153,6 +153,20 @@ class QuicPeer:
         self.conn.send_stream_data(self.stream_id, data, end_stream=False)
         self.flush()
 
+    def write_eof(self) -> None:
+        """The stream's FIN, after every byte written so far."""
+        if self.closed.is_set():
+            raise trio.BrokenResourceError(self.close_reason or "the QUIC connection closed")
+        if self.stream_id is None:
+            self.stream_id = self.conn.get_next_available_stream_id()
+        self.conn.send_stream_data(self.stream_id, b"", end_stream=True)
+        self.flush()
+
+    @property
+    def at_eof(self) -> bool:
+        """The peer's FIN (or the connection's end) has arrived."""
+        return self._eof
+
     async def read(self, max_bytes: int) -> bytes:
         while not self._data and not self._eof:
             self._readable = trio.Event()
@@ -171,12 +185,23 @@ class QuicPeer:
             self._wake.set()
 
 
-class QuicStream(trio.abc.Stream):
-    """The session's byte stream over one :class:`QuicPeer` (stream 0)."""
+class QuicStream(trio.abc.HalfCloseableStream):
+    """The session's byte stream over one :class:`QuicPeer` (stream 0).
+
+    Closing: a QUIC ``CONNECTION_CLOSE`` discards stream data the other side
+    has not acknowledged, so a graceful end (see
+    :func:`~p2pkoikoi.transport.connection.close_gracefully`) sends the
+    stream's FIN (:meth:`send_eof`), reads to the peer's FIN, then
+    :meth:`delivered`: the side whose FIN went *last* cannot know that its last
+    bytes arrived until the other side closes (it does once it has read that
+    FIN, hence every byte before it); the side whose FIN went first knows
+    already, since the peer's FIN came after reading ours.
+    """
 
     def __init__(self, peer: QuicPeer, on_close: Callable[[QuicPeer], None] | None = None) -> None:
         self.peer = peer
         self._on_close = on_close
+        self._eof_was_last = False  # we sent our FIN after the peer's had arrived
 
     @property
     def peer_address(self) -> Addr:
@@ -191,6 +216,18 @@ class QuicStream(trio.abc.Stream):
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         return await self.peer.read(max_bytes or 65536)
+
+    async def send_eof(self) -> None:
+        self._eof_was_last = self.peer.at_eof
+        self.peer.write_eof()
+        await trio.lowlevel.checkpoint()
+
+    async def delivered(self) -> None:
+        """After :meth:`send_eof` and the peer's FIN: until the peer has all we sent."""
+        if self._eof_was_last:
+            await self.peer.closed.wait()
+        else:
+            await trio.lowlevel.checkpoint()
 
     async def aclose(self) -> None:
         self.peer.close()

@@ -149,6 +149,24 @@ async def unmap_pcp_natpmp(mapping: Mapping, gateway: str | None = None) -> None
 
 
 # --------------------------------------------------------------------- UPnP
+SSDP_GROUP: Final = ("239.255.255.250", 1900)
+
+
+def _multicast_route() -> bool:
+    """Whether this host has a route to the SSDP group.
+
+    Without one miniupnpc's search fails at once, and the C library says so with
+    ``perror`` on the process's standard error, which would write over the table.
+    Connecting a UDP socket sends nothing and asks the kernel for the route.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(SSDP_GROUP)
+        except OSError:
+            return False
+    return True
+
+
 @dataclass
 class Upnp:
     """One UPnP IGD conversation, run in a worker thread (miniupnpc blocks).
@@ -171,6 +189,8 @@ class Upnp:
             import miniupnpc  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
             raise PortMapError("UPnP: the miniupnpc library is not installed") from None
+        if not _multicast_route():
+            raise PortMapError("UPnP: no route to the SSDP multicast group")
         u = miniupnpc.UPnP()
         u.discoverdelay = 1000  # ms; miniupnpc's floor (MX=1): no answer costs it 4 s
         try:

@@ -33,7 +33,7 @@ import trio
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import ResumeError, Session
-from p2pkoikoi.transport.connection import Connection, ConnectionHooks
+from p2pkoikoi.transport.connection import Connection, ConnectionHooks, close_gracefully
 from p2pkoikoi.transport.errors import PeerSilentError
 from p2pkoikoi.transport.heartbeat import Heartbeat
 from p2pkoikoi.transport.limits import Timeouts
@@ -54,6 +54,7 @@ class SupervisorHooks:
     fail: Callable[[KoiKoiError], None]
     record_path: Callable[[], Path | None]
     write_sidecar: Callable[[dict[str, Any]], None]  # raises OSError
+    linger: Callable[[], float]  # how long a connection that ends waits for the peer's end
 
 
 class Supervisor:
@@ -139,7 +140,10 @@ class Supervisor:
                 await conn.lost.wait()
                 nursery.cancel_scope.cancel()
         finally:
-            await trio.aclose_forcefully(stream)
+            if conn.lost.is_set():  # broken or given up: nothing more to deliver
+                await trio.aclose_forcefully(stream)
+            else:  # the link ended: what we sent last must still arrive
+                await close_gracefully(stream, self._hooks.linger())
 
     def _note_reconnecting(
         self, attempt: int, lost: KoiKoiError | None, last: list[str] | None = None
