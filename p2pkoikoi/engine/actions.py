@@ -16,10 +16,10 @@ objects, so they compare fast and hash well.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from p2pkoikoi.engine.cards import CARDS, Card, parse_card
 from p2pkoikoi.engine.errors import InputError
+from p2pkoikoi.engine.values import value
 
 
 class ActionKind(enum.Enum):
@@ -31,7 +31,7 @@ class ActionKind(enum.Enum):
     KEEP = "keep"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Action:
     """A player's decision: its kind and the cards it names (``str()``: its text)."""
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from p2pkoikoi.engine.cards import CARDS, Card
 from p2pkoikoi.engine.errors import InputError
+from p2pkoikoi.engine.values import value
 
 DECK_TAG = b"p2pkoikoi/deck/v1"
 DEALER_DRAW_TAG = b"p2pkoikoi/dealer-draw/v1"
@@ -100,7 +100,7 @@ def derive_deck(match_seed: bytes, round_no: int = 1, attempt: int = 0) -> list[
     return shuffle_ids(deck_seed(match_seed, round_no, attempt))
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Deal:
     """One deal, split as the rules deal it: 2 to the non-dealer, 2 to the field,
     2 to the dealer, four times; the remaining 24 are the stock, top first."""

@@ -38,7 +38,6 @@ import enum
 import hashlib
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import p2pkoikoi.engine.actions as A
@@ -88,6 +87,7 @@ from p2pkoikoi.engine.rules import (
     RuleSet,
     Scoring,
 )
+from p2pkoikoi.engine.values import value
 from p2pkoikoi.engine.yaku import (
     ScoreBreakdown,
     YakuScore,
@@ -138,7 +138,7 @@ _RAIN_OUT_FIELD = RainOut.FIELD
 _KIND_RANK = {"b": 0, "a": 1, "r": 2, "c": 3}  # card draw: a lower rank is worth more
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class RoundResult:
     """How one finished round went; ``gained`` is what each seat got, after any pool cap."""
 
@@ -1239,7 +1239,7 @@ def _round_over(
 
 
 # ---------------------------------------------------------------------- views
-@dataclass(frozen=True, slots=True)
+@value
 class PlayerView:
     """One seat's view of the match: everything that seat may know, nothing more.
 

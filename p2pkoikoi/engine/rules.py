@@ -11,13 +11,14 @@ under a domain tag is the fingerprint that the network handshake compares.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import hashlib
 import json
 from typing import Any, Final
 
+import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.errors import InputError
+from p2pkoikoi.engine.values import value
 
 YAKU_IDS: Final = (
     "goko",
@@ -140,7 +141,7 @@ class Scoring(enum.Enum):
     POOL = "pool"  # both start with ``pool_stake``; the loser pays the winner
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class RuleSet:
     """Every rule on which Koi-Koi rule sets disagree.  Defaults are the ``online`` preset.
 
@@ -217,25 +218,25 @@ class RuleSet:
     pool_payment_cap: bool = True
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name == "plus_yaku":
+        for name in values.field_names(self):
+            value = getattr(self, name)
+            if name == "plus_yaku":
                 if not isinstance(value, tuple) or any(v not in YAKU_IDS for v in value):
                     raise InputError(f"plus_yaku must name yaku among: {', '.join(YAKU_IDS)}")
                 if list(value) != sorted(set(value)):
                     object.__setattr__(self, "plus_yaku", tuple(sorted(set(value))))
                 continue
-            kind = _FIELD_TYPES[f.name]
+            kind = _FIELD_TYPES[name]
             if kind is int:
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                    raise InputError(f"setting {f.name} must be a whole number >= 0")
+                    raise InputError(f"setting {name} must be a whole number >= 0")
                 if value > 10_000:
-                    raise InputError(f"setting {f.name} is too large: {value}")
+                    raise InputError(f"setting {name} is too large: {value}")
             elif kind is bool:
                 if not isinstance(value, bool):
-                    raise InputError(f"setting {f.name} must be true or false")
+                    raise InputError(f"setting {name} must be true or false")
             elif not isinstance(value, kind):
-                raise InputError(f"setting {f.name} must be one of: {_choices(kind)}")
+                raise InputError(f"setting {name} must be one of: {_choices(kind)}")
         if not 1 <= self.rounds <= 99:
             raise InputError("setting rounds must be between 1 and 99")
         if self.scoring is Scoring.POOL and self.pool_stake < 1:
@@ -245,13 +246,13 @@ class RuleSet:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able values: enums as strings, ``plus_yaku`` as a list."""
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
+        for name in values.field_names(self):
+            value = getattr(self, name)
             if isinstance(value, enum.Enum):
                 value = value.value
             elif isinstance(value, tuple):
                 value = list(value)
-            out[f.name] = value
+            out[name] = value
         return out
 
     @classmethod
@@ -259,7 +260,7 @@ class RuleSet:
         """Inverse of :meth:`to_dict`; every key must be known and every key present."""
         if not isinstance(data, dict):
             raise InputError("rule set must be a mapping")
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = set(values.field_names(cls))
         unknown = sorted(set(data) - names)
         if unknown:
             raise InputError(f"unknown rule setting: {unknown[0]}")
@@ -302,12 +303,12 @@ class RuleSet:
     # ----- settings -----
     def with_settings(self, **changes: Any) -> RuleSet:
         """A copy with some settings changed (values already typed or as strings)."""
-        names = {f.name for f in dataclasses.fields(self)}
+        names = set(values.field_names(self))
         for key in changes:
             if key not in names:
                 raise InputError(f"unknown rule setting: {key}")
         typed = {k: _convert(k, v) for k, v in changes.items()}
-        return dataclasses.replace(self, **typed)
+        return values.replace(self, **typed)
 
     def apply_setting(self, assignment: str) -> RuleSet:
         """Apply one ``KEY=VALUE`` string, as given to ``--set``."""
@@ -322,7 +323,7 @@ class RuleSet:
         benchmarks) and a bot's search, where hiding cards from a peer gains nothing."""
         if self.deal is DealMode.OPEN:
             return self
-        return dataclasses.replace(self, deal=DealMode.OPEN)
+        return values.replace(self, deal=DealMode.OPEN)
 
     def diff(self, other: RuleSet) -> list[tuple[str, Any, Any]]:
         """``(setting, mine, theirs)`` for every setting that differs, in field order."""
@@ -335,13 +336,12 @@ def _choices(kind: type) -> str:
 
 
 _FIELD_TYPES: dict[str, type] = {}
-for _f in dataclasses.fields(RuleSet):
-    _t = _f.type if not isinstance(_f.type, str) else _f.type
-    _FIELD_TYPES[_f.name] = {
+for _name, _t in values.field_types(RuleSet).items():
+    _FIELD_TYPES[_name] = {
         "int": int,
         "bool": bool,
         "tuple[str, ...]": tuple,
-    }.get(str(_t)) or globals()[str(_t)]
+    }.get(_t) or globals()[_t]
 
 
 def _convert(name: str, value: Any) -> Any:

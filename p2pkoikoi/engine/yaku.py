@@ -34,10 +34,10 @@ Semantics fixed here (and in ``docs/rules.md``):
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Final
 
+import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.cards import (
     ALL_MASK,
     ANIMALS,
@@ -62,6 +62,7 @@ from p2pkoikoi.engine.rules import (
     RuleSet,
     SakeCup,
 )
+from p2pkoikoi.engine.values import value
 
 #: yaku id -> (English, romaji, Japanese)
 YAKU_INFO: Final[dict[str, tuple[str, str, str]]] = {
@@ -83,7 +84,7 @@ YAKU_INFO: Final[dict[str, tuple[str, str, str]]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class YakuScore:
     """One yaku made: its id, its points (extra cards included) and its cards as a mask."""
 
@@ -104,7 +105,7 @@ class YakuScore:
         return YAKU_INFO[self.id][2]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class Multiplier:
     """One factor applied to a round's base points, with a reason a player can read."""
 
@@ -112,7 +113,7 @@ class Multiplier:
     reason: str
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class ScoreBreakdown:
     """How a round's score came about: yaku, their sum, the multipliers, the result.
 
@@ -239,7 +240,7 @@ class _Compiled:
                 self._called = self
             else:
                 self._called = _Compiled(
-                    dataclasses.replace(
+                    values.replace(
                         self.rules,
                         hanami=v if self.rules.hanami else 0,
                         tsukimi=v if self.rules.tsukimi else 0,

@@ -31,11 +31,12 @@ append, :func:`decode_journal` turns a file's bytes back into a record.
 from __future__ import annotations
 
 import binascii  # crc32, the same as zlib.crc32 (binascii is loaded already, zlib is not)
-import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any, Final
 
+import p2pkoikoi.engine.values as values
+from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.errors import RecordError
 from p2pkoikoi.session.record import (
     MAX_RECORD_BYTES,
@@ -106,13 +107,12 @@ def encode_head(record: Record) -> bytes:
     """The first entry: ``record`` (a started match) without its actions and result."""
     if record.match_seed is None:
         raise ValueError("a journal starts when the match has started (the record has a seed)")
-    head = dataclasses.replace(record, actions=(), result=None, final_sigs=(None, None))
+    head = values.replace(record, actions=(), result=None, final_sigs=(None, None))
     return encode_entry(
         {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "record": record_to_dict(head)}
     )
 
 
-@dataclasses.dataclass
 class JournalWriter:
     """Sans-I/O: each :meth:`feed` returns the bytes that bring the journal up to a record.
 
@@ -123,12 +123,21 @@ class JournalWriter:
     ``ValueError`` (a bug, never the peer's doing: records only grow).
     """
 
-    actions: int = -1  #: actions written so far (-1: nothing, not even the head)
-    result: bool = False
-    final_sigs: list[bool] = dataclasses.field(default_factory=lambda: [False, False])
-    #: start signatures written (in the head, or later: the joiner's reaches the host
-    #: after the match started)
-    start_sigs: list[bool] = dataclasses.field(default_factory=lambda: [False, False])
+    __slots__ = ("actions", "result", "final_sigs", "start_sigs")
+
+    def __init__(self) -> None:
+        self.actions = -1  #: actions written so far (-1: nothing, not even the head)
+        self.result = False
+        self.final_sigs = [False, False]
+        #: start signatures written (in the head, or later: the joiner's reaches the host
+        #: after the match started)
+        self.start_sigs = [False, False]
+
+    def __repr__(self) -> str:
+        return (
+            f"<JournalWriter actions={self.actions} result={self.result} "
+            f"final_sigs={self.final_sigs} start_sigs={self.start_sigs}>"
+        )
 
     @property
     def started(self) -> bool:
@@ -187,7 +196,7 @@ class JournalWriter:
         return b"".join(out)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class JournalRead:
     """A decoded journal: the record of its complete entries, and what was left over."""
 
@@ -272,7 +281,7 @@ def decode_journal(data: bytes) -> JournalRead:
     body["result"] = result
     body["final_sigs"] = final_sigs
     try:
-        record = record_from_dict(body)
+        record = record_from_dict(body, raw=data)
     except RecordError as exc:
         raise RecordError(str(exc).replace("malformed record", "malformed journal")) from None
     return JournalRead(record, entries, len(data) - pos)

@@ -11,12 +11,12 @@ signatures cover is defined in ``protocol/README.md`` ("Transcript");
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from typing import Any, Final
 
-from p2pkoikoi.engine import InputError, RuleSet
+from p2pkoikoi.engine import InputError, RuleSet, values
+from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
 
@@ -46,7 +46,7 @@ def resign_reason(text: str) -> str | None:
     return None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class PlayerRecord:
     """A player of the record: name, Ed25519 key and its handshake signature."""
 
@@ -56,7 +56,7 @@ class PlayerRecord:
     start_sig: bytes | None = None  # signature over the transcript after the reveal
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class ActionRecord:
     """One signed action of the record (or a hidden deal's card move)."""
 
@@ -72,7 +72,7 @@ class ActionRecord:
     keys: bytes = b""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class ResultRecord:
     """The result both players sign: scores, winner and the final hashes."""
 
@@ -82,7 +82,7 @@ class ResultRecord:
     transcript_hash: bytes
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class Evidence:
     """The deck secrets of the side that caught a cheat in a hidden deal (its own, for
     the deal the cheat was in), so that ``verify`` can re-run the check that failed."""
@@ -93,7 +93,7 @@ class Evidence:
     secrets: bytes  # DeckSecrets.encode()
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class ForfeitRecord:
     """The match ended because ``seat`` walked away: one player's account, signed by
     that player (``sig``, the other seat's key) and not by the one who forfeits
@@ -106,7 +106,7 @@ class ForfeitRecord:
     sig: bytes  # the recording player's signature (protocol/record-format.md)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class Record:
     """A match record: everything :func:`~p2pkoikoi.session.verify.verify_record` checks."""
 
@@ -256,7 +256,7 @@ _ascii_str: Final = json.encoder.encode_basestring_ascii
 
 def encode_record(record: Record) -> bytes:
     """UTF-8 JSON, one action per line, ending in a newline."""
-    d = record_to_dict(dataclasses.replace(record, actions=()))
+    d = record_to_dict(values.replace(record, actions=()))
     d.pop("actions")
     head = json.dumps(d, indent=1, ensure_ascii=False)
     actions = record.actions
@@ -408,8 +408,15 @@ def _is_text(value: str) -> bool:
     return True
 
 
-def record_from_dict(obj: Any) -> Record:
-    _check_text(obj)
+def record_from_dict(obj: Any, *, raw: bytes | None = None) -> Record:
+    """The record a decoded JSON value holds, validated.
+
+    ``raw``: the UTF-8 bytes ``obj`` was parsed from.  A lone surrogate can only
+    come from a ``\\uD800``-``\\uDFFF`` escape there (UTF-8 itself cannot hold
+    one), so bytes without ``\\ud``/``\\uD`` skip the walk over every string.
+    """
+    if raw is None or b"\\ud" in raw or b"\\uD" in raw:
+        _check_text(obj)
     top = _map(obj, "the record", _TOP_KEYS)
     if top.get("format") != RECORD_FORMAT:
         raise _fail(f"'format' must be {RECORD_FORMAT!r}: is this a p2pkoikoi record?")
@@ -560,4 +567,4 @@ def decode_compact_record(data: bytes) -> Record:
         ) from None
     except RecursionError:
         raise _fail("nested too deeply") from None
-    return record_from_dict(obj)
+    return record_from_dict(obj, raw=data)

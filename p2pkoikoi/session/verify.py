@@ -42,12 +42,12 @@ complete one: docs/verify.md).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
 from p2pkoikoi.engine.rules import DealMode
+from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.record import (
     LEFT_FORFEIT,
     TIME_FORFEIT,
@@ -58,7 +58,7 @@ from p2pkoikoi.session.record import (
 from p2pkoikoi.session.transcript import transcript_to_accept
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class Check:
     """One check of a record: its name, ``pass``/``fail``/``skip`` and why."""
 
@@ -71,7 +71,7 @@ class Check:
         return self.status != "fail"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@value
 class VerifyReport:
     """Every check of one record, in order, and what keeps it from being complete."""
 
@@ -99,7 +99,9 @@ class VerifyReport:
             "complete": self.complete,
             "lacks": list(self.lacks),
             "first_failure": first.name if first else None,
-            "checks": [dataclasses.asdict(c) for c in self.checks],
+            "checks": [
+                {"name": c.name, "status": c.status, "detail": c.detail} for c in self.checks
+            ],
         }
 
 

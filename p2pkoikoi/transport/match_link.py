@@ -100,7 +100,6 @@ from p2pkoikoi.transport.errors import (
     PeerSilentError,
     PeerTimeoutError,
     TransportError,
-    TurnTimeoutError,
     leaves,
 )
 from p2pkoikoi.transport.handshake_link import DecideRules as DecideRules
@@ -559,11 +558,9 @@ class NetworkLink:
     def _linger(self) -> float:
         """How long the ending connection waits for the other side's end (see
         :func:`~p2pkoikoi.transport.connection.close_gracefully`): not at all for a
-        peer that fell silent, flooded us or let a handshake step run out."""
-        err = self.error
-        if isinstance(err, PeerSilentError | PeerFloodError) or (
-            isinstance(err, PeerTimeoutError) and not isinstance(err, TurnTimeoutError)
-        ):
+        peer that fell silent, flooded us or let a step or its turn run out (it is
+        not answering; what we owe it is in our record)."""
+        if isinstance(self.error, PeerSilentError | PeerFloodError | PeerTimeoutError):
             return 0.0
         return self.timeouts.linger
 

@@ -1,0 +1,88 @@
+"""engine.values: ``@value`` makes what ``@dataclass(frozen=True, slots=True)`` makes."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import pytest
+
+from p2pkoikoi.engine import Action, RuleSet
+from p2pkoikoi.engine.values import field_names, field_types, replace, value
+from p2pkoikoi.session.record import ResultRecord
+
+
+@value
+class Point:
+    """A value for the tests (pickle finds it here, at module level)."""
+
+    x: int
+    y: int = 0
+    label: str = "p"
+
+    def __post_init__(self) -> None:
+        if self.x < 0:
+            raise ValueError("x < 0")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DataPoint:
+    """The standard decorator's class with the same fields, to compare with."""
+
+    x: int
+    y: int = 0
+    label: str = "p"
+
+
+def test_the_methods_are_the_dataclass_ones() -> None:
+    p = Point(1, label="q")
+    d = DataPoint(1, label="q")
+    assert repr(p) == repr(d).replace("DataPoint", "Point") == "Point(x=1, y=0, label='q')"
+    assert eval(repr(p)) == p  # a repr you can paste back
+    assert p == Point(1, 0, "q") and p != Point(2) and p != d
+    assert hash(p) == hash(Point(1, 0, "q"))
+    assert Point.__match_args__ == ("x", "y", "label")
+    assert not hasattr(p, "__dict__") and Point.__slots__ == ("x", "y", "label")
+    match p:
+        case Point(x, y, label):
+            assert (x, y, label) == (1, 0, "q")
+
+
+def test_a_value_is_frozen_as_a_dataclass_is() -> None:
+    p = Point(1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del p.x  # type: ignore[misc]
+    with pytest.raises(ValueError, match="x < 0"):
+        Point(-1)
+    with pytest.raises(TypeError):
+        Point(1, 2, "a", 4)  # type: ignore[call-arg]
+
+
+def test_replace_and_the_standard_library_agree() -> None:
+    p = Point(1, 2)
+    assert replace(p, y=5) == dataclasses.replace(p, y=5) == Point(1, 5)
+    assert dataclasses.is_dataclass(p)
+    assert [f.name for f in dataclasses.fields(Point)] == list(field_names(p))
+    assert dataclasses.asdict(p) == {"x": 1, "y": 2, "label": "p"}
+    assert field_types(Point) == {"x": "int", "y": "int", "label": "str"}
+    with pytest.raises(ValueError):
+        replace(p, x=-3)  # __post_init__ runs on the copy too
+
+
+def test_pickle_and_copy_keep_a_value() -> None:
+    p = Point(3, 4, "z")
+    assert pickle.loads(pickle.dumps(p)) == p
+    assert copy.copy(p) == p and copy.deepcopy(p) == p
+
+
+def test_the_engine_and_record_values() -> None:
+    a = Action.parse("play 1b")
+    assert repr(a) == "Action.parse('play 1b')"  # its own __repr__ is kept
+    rules = RuleSet()
+    assert rules.with_settings(rounds=3).rounds == 3 and rules.rounds != 3
+    assert dataclasses.replace(rules, rounds=3) == rules.with_settings(rounds="3")
+    r = ResultRecord((1, 2), 0, b"s", b"t")
+    assert eval(repr(r)) == r
