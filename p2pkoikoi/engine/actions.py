@@ -68,7 +68,8 @@ class Action:
         if kind is ActionKind.PLAY and len(args) == 1:
             return PLAY[args[0].id]
         if kind is ActionKind.PLAY and len(args) == 2:
-            return PLAY_TAKING[args[0].id][args[1].id]
+            card, target = args
+            return PLAY_TAKING[card.id].get(target.id) or Action(kind, card, target)
         if kind is ActionKind.TAKE and len(args) == 1:
             return TAKE[args[0].id]
         if kind in _BARE and not args:
@@ -81,8 +82,11 @@ class Action:
 
 
 PLAY: tuple[Action, ...] = tuple(Action(ActionKind.PLAY, c) for c in CARDS)
-PLAY_TAKING: tuple[tuple[Action, ...], ...] = tuple(
-    tuple(Action(ActionKind.PLAY, c, t) for t in CARDS) for c in CARDS
+#: ``PLAY_TAKING[c][t]``: play card ``c`` taking field card ``t`` of its month (the
+#: only pairs a legal play names; 144 actions, not 48 x 48 built at every start-up)
+PLAY_TAKING: tuple[dict[int, Action], ...] = tuple(
+    {t.id: Action(ActionKind.PLAY, c, t) for t in CARDS if t.month == c.month and t is not c}
+    for c in CARDS
 )
 TAKE: tuple[Action, ...] = tuple(Action(ActionKind.TAKE, c) for c in CARDS)
 KOIKOI = Action(ActionKind.KOIKOI)
