@@ -16,6 +16,8 @@ import trio
 import trio.testing
 
 from p2pkoikoi.transport.connection import close_gracefully
+from p2pkoikoi.transport.quic import QuicStream
+from p2pkoikoi.transport.udp import UdpEndpoint, open_socket
 
 
 async def _tcp_pair() -> tuple[trio.SocketStream, trio.SocketStream]:
@@ -107,3 +109,59 @@ async def test_a_peer_that_keeps_talking_is_not_read_forever() -> None:
             await close_gracefully(ours, 3600.0)
         nursery.cancel_scope.cancel()
     await theirs.aclose()
+
+
+class _DropOne:
+    """A UDP socket that loses the next datagram it is asked to send, once armed."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.armed = False
+        self.dropped = 0
+
+    def sendto(self, data: bytes, addr: tuple[str, int]) -> int:
+        if self.armed:
+            self.armed = False
+            self.dropped += 1
+            return len(data)
+        return self.sock.sendto(data, addr)
+
+
+async def test_quic_a_lost_last_message_still_arrives_when_its_side_closes_gracefully() -> None:
+    """Over QUIC a close discards what is not acknowledged yet: the side whose FIN goes
+    last (after the other's) waits for the other's close, and its last message, lost
+    once and sent again, arrives."""
+    a_ep = UdpEndpoint(open_socket(0, "127.0.0.1"))
+    b_ep = UdpEndpoint(open_socket(0, "127.0.0.1"))
+    incoming_tx, incoming_rx = trio.open_memory_channel[QuicStream](1)
+    b_ep.incoming = incoming_tx
+    b_ep.admit = lambda _addr: True
+    lossy = _DropOne(a_ep.raw)
+    a_ep.raw = lossy  # type: ignore[assignment]
+    got: list[bytes] = []
+    async with trio.open_nursery() as nursery:
+        await nursery.start(a_ep.run)
+        await nursery.start(b_ep.run)
+        with trio.fail_after(30):  # a bound for a broken build, not a measurement
+            ours = await a_ep.connect(("127.0.0.1", b_ep.port), 10)
+            await ours.send_all(b"hello")
+            theirs = await incoming_rx.receive()
+            assert await theirs.receive_some(100) == b"hello"
+
+            async def their_end() -> None:  # its FIN goes first; it reads to ours
+                await theirs.send_eof()
+                while data := await theirs.receive_some(100):
+                    got.append(data)
+                await theirs.delivered()
+                await theirs.aclose()
+
+            nursery.start_soon(their_end)
+            assert await ours.receive_some(100) == b""  # their FIN: ours will be the last
+            lossy.armed = True
+            await ours.send_all(b"final signature")  # this datagram is lost
+            await close_gracefully(ours, 10.0)
+        nursery.cancel_scope.cancel()
+    a_ep.close()
+    b_ep.close()
+    assert lossy.dropped == 1
+    assert b"".join(got) == b"final signature"
