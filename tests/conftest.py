@@ -9,6 +9,20 @@ the DHT are off unless a test names its own servers and nodes (the lab's)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
 
 os.environ["P2PKOIKOI_STUN"] = "none"
 os.environ["P2PKOIKOI_DHT"] = "off"
+
+
+@pytest.fixture
+def terms() -> Iterator[list[Any]]:
+    """The pseudo-terminals a test starts (tests/pty_terminal.py's ``spawn``), each
+    closed afterwards, even when the test fails."""
+    made: list[Any] = []
+    yield made
+    for t in made:
+        t.close()

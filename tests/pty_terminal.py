@@ -222,3 +222,11 @@ def command_from_screen(screen: str, start: str) -> str:
             text = text[:-1] + lines[i]
         return text
     raise AssertionError(f"no {start!r} on the screen:\n{screen}")
+
+
+def spawn(terms: list[Terminal], home: Path, *argv: str, **kw: int) -> Terminal:
+    """A program in a terminal, kept in ``terms`` (the fixture of that name closes it)."""
+    home.mkdir(parents=True, exist_ok=True)
+    t = Terminal(argv, home, **kw)
+    terms.append(t)
+    return t

@@ -21,26 +21,12 @@ from pty_terminal import (
     continue_line,
     decision_line,
     play_until,
+    spawn,
 )
 
 from p2pkoikoi.engine.errors import KoiKoiError
 
 SEED = "ab" * 32
-
-
-@pytest.fixture
-def terms():
-    made: list[Terminal] = []
-    yield made
-    for t in made:
-        t.close()
-
-
-def spawn(terms: list[Terminal], home: Path, *argv: str, **kw: int) -> Terminal:
-    home.mkdir(parents=True, exist_ok=True)
-    t = Terminal(argv, home, **kw)
-    terms.append(t)
-    return t
 
 
 def test_practice_to_the_end_of_a_round(tmp_path: Path, terms) -> None:

@@ -16,6 +16,7 @@ from pty_terminal import (
     command_from_screen,
     continue_line,
     decision_line,
+    spawn,
 )
 
 from p2pkoikoi.engine.errors import KoiKoiError
@@ -25,21 +26,6 @@ CHAT = (
     "this is a rather long chat message to see whether it folds onto a second row"
     " of the event log instead of being cut at the side panel"
 )
-
-
-@pytest.fixture
-def terms():
-    made: list[Terminal] = []
-    yield made
-    for t in made:
-        t.close()
-
-
-def spawn(terms: list[Terminal], home: Path, *argv: str, **kw: int) -> Terminal:
-    home.mkdir(parents=True, exist_ok=True)
-    t = Terminal(argv, home, **kw)
-    terms.append(t)
-    return t
 
 
 def _invite(t: Terminal) -> str:
