@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -41,32 +40,6 @@ pytestmark = pytest.mark.lab
 NODES = [f"11.0.1.{50 + i}" for i in range(8)]
 PORT = 6881
 NODE_SCRIPT = str(Path(__file__).with_name("dht_node.py"))
-
-
-class CodeProc(Proc):
-    """A lab process whose standard error is read to its end before it is used."""
-
-    def __post_init__(self) -> None:
-        self.proc = subprocess.Popen(
-            self.args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=self.env,
-        )
-        self.threads = [
-            threading.Thread(target=self._out, daemon=True),
-            threading.Thread(target=self._err, daemon=True),
-        ]
-        for t in self.threads:
-            t.start()
-
-    def stderr(self) -> str:
-        self.stop()
-        for t in self.threads:
-            t.join(10)
-        return "".join(self.err).strip().removeprefix("p2pkoikoi: ")
 
 
 @dataclass
@@ -132,7 +105,7 @@ def play_by_code(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> C
     tmp.mkdir(parents=True, exist_ok=True)
     cli = [sys.executable, "-m", "p2pkoikoi"]
     common = ["--headless", "--bot", "random", *lab.stun_args(), *boot()]
-    h = CodeProc(
+    h = Proc(
         lab.exec(
             h_home.machine, *cli, "host", *common, "--port", str(port), "--rounds", "1",
             "--no-port-mapping", "--no-announce", "--bot-seed", "1",
@@ -140,7 +113,7 @@ def play_by_code(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> C
         ),
         env_for(tmp, "h"),
     )  # fmt: skip
-    j: CodeProc | None = None
+    j: Proc | None = None
     try:
         deadline = time.monotonic() + LIMIT
         code, announced = "", host == "noudp"  # no UDP: nothing is announced anywhere
@@ -152,7 +125,7 @@ def play_by_code(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> C
                 code = ev["code"]
             announced = announced or (ev["event"] == "dht_announced" and ev["nodes"] > 0)
         started = time.monotonic()
-        j = CodeProc(
+        j = Proc(
             lab.exec(
                 j_home.machine, *cli, "join", code, *common, "--bot-seed", "2",
                 "--record", str(tmp / "j.koikoi"),
