@@ -6,7 +6,7 @@ A one-shot command pays for every class it defines.  ``verify`` defines 17
 frozen dataclasses on its way (the record, the engine's actions, rules and
 scores, the report), and the standard decorator compiles six generated
 functions per class, one ``exec`` each, after importing ``inspect`` for
-it: together about a seventh of ``verify``'s start-up, more than checking
+it: together about a sixth of ``verify``'s start-up, more than checking
 all of a 12-round match's signatures.  :func:`value` makes the same class
 with one ``exec`` per class and without importing :mod:`dataclasses`:
 
