@@ -304,10 +304,14 @@ async def _await_reply(
         if got is not None:
             return got or None
         polls += 1
-        if polls % 3 == 0 and attempt.announcement not in await live_announcements(dht, number):
-            # the host announced afresh: it answered another item, or ours just now
-            got = await reply()
-            return got or None
+        if polls % 3 == 0:
+            live = await live_announcements(dht, number)
+            # the host announced afresh: it answered another item, or ours just now.
+            # Nothing found proves nothing: a lookup on a busy DHT can come back empty
+            # (that ended a good attempt under load), and a closed code ends the wait anyway
+            if live and attempt.announcement not in live:
+                got = await reply()
+                return got or None
         if trio.current_time() - put_at >= pace.republish / 6:
             seq = max(seq + 1, _now())
             await dht.put(item(attempt.inbox, seq))
