@@ -25,7 +25,8 @@ from p2pkoikoi.transport.headless import play_headless
 from p2pkoikoi.transport.host_opener import open_host
 from p2pkoikoi.transport.join_opener import open_join
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.match_link import NetworkLink, open_link
+from p2pkoikoi.transport.link_open import open_link
+from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note
 from p2pkoikoi.transport.reconnect import Reconnect, resume_handshake
 

@@ -59,8 +59,9 @@ from p2pkoikoi.transport.gate import Admitted, CodeGuard, Gate, GateLimits
 from p2pkoikoi.transport.gather import Gathered, Keeper, gather, symmetric_text
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.link_open import open_link
 from p2pkoikoi.transport.listener import hosting, listen
-from p2pkoikoi.transport.match_link import NetworkLink, open_link
+from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note, Notify, nop
 from p2pkoikoi.transport.portmap import open_reachability
 from p2pkoikoi.transport.punch import HostUdp

@@ -51,9 +51,11 @@ from p2pkoikoi.transport.dialer import (
     dial_authenticated,
 )
 from p2pkoikoi.transport.errors import ConnectError, leaves
+from p2pkoikoi.transport.handshake_link import DecideRules
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.match_link import DecideRules, NetworkLink, open_link
+from p2pkoikoi.transport.link_open import open_link
+from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Notify, nop
 from p2pkoikoi.transport.punch import JoinerUdp
 from p2pkoikoi.transport.quic import QuicStream

@@ -33,8 +33,9 @@ from p2pkoikoi.transport.dialer import (
 from p2pkoikoi.transport.errors import ConfigError
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.link_open import open_link
 from p2pkoikoi.transport.listener import hosting, listen
-from p2pkoikoi.transport.match_link import NetworkLink, open_link
+from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Notify, nop
 from p2pkoikoi.transport.reconnect import Reconnect, session_entropy
 from p2pkoikoi.transport.record_files import read_sidecar, sidecar_path
