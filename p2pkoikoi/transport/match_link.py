@@ -54,7 +54,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -62,18 +61,15 @@ import trio
 
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.session import (
-    Goodbye,
     LocalProtocolError,
     MatchOver,
-    ProtocolError,
     SendAction,
     SendChat,
     Session,
-    State,
 )
 from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.transport.connection import Connection, ConnectionHooks
-from p2pkoikoi.transport.endings import failure, linger
+from p2pkoikoi.transport.endings import Ending, EndingHooks
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.event_router import EventRouter, RouterHooks, RouterParts
 from p2pkoikoi.transport.handshake_link import DecideRules, Handshake, HandshakeHooks
@@ -120,11 +116,29 @@ class NetworkLink:
         self._run = MatchRun(RecordKeeper(record_path))  # this match's state
         self._notify = notify
         self.seat = session.our_seat
-        self.error: KoiKoiError | None = None
         self._pulse = Pulse()  # "something changed" and "stopped", for every part
         self._feed = TableFeed(  # the updates and notes, for the table
             self.seat, self._current_session, lambda: self._run, self._note, self._pulse
         )
+        self._ending = Ending(  # the error; what a failure, a drop or a leaving does
+            self.seat,
+            timeouts,
+            self._pulse,
+            self._feed,
+            EndingHooks(
+                session=self._current_session,
+                run=lambda: self._run,
+                names=lambda: self.names,
+                connection=lambda: self._conn,
+                can_reconnect=lambda: self._supervisor.reconnect is not None,
+                lose=lambda exc: self._supervisor.lose(exc),
+                flush=self._flush,
+                write=self._write,
+                save_record=self._save_record,
+                nursery=lambda: self._nursery,
+            ),
+        )
+        fail = self._ending.fail
         self._nursery: trio.Nursery | None = None
         #: the records of this connection's finished matches, oldest first
         self.finished_records: list[Path] = []
@@ -135,9 +149,9 @@ class NetworkLink:
         nursery = self._get_nursery
         conn_hooks = ConnectionHooks(
             process=self._process,
-            drop=self._drop,
-            fail=self._fail,
-            resumable=self._resumable,
+            drop=self._ending.drop,
+            fail=fail,
+            resumable=self._ending.resumable,
             online=self._is_online,
         )
         self._keys = KeyQuestion(
@@ -149,7 +163,7 @@ class NetworkLink:
                 session=session_of,
                 nursery=nursery,
                 write=self._write,
-                fail=self._fail,
+                fail=fail,
                 notify=self._note,
                 resume=self._key_answered,
             ),
@@ -163,8 +177,8 @@ class NetworkLink:
                 paused=self._key_asking,
                 write=self._write,
                 status=self._feed.status,
-                drop=self._drop,
-                fail=self._fail,
+                drop=self._ending.drop,
+                fail=fail,
             ),
         )
         self._supervisor = Supervisor(
@@ -180,10 +194,10 @@ class NetworkLink:
                 resumed=self._resumed,
                 announce=self._feed.announce,
                 notify=self._note,
-                fail=self._fail,
+                fail=fail,
                 record_path=lambda: self.record_path,
                 write_sidecar=self._write_sidecar,
-                linger=self._linger,
+                linger=self._ending.linger,
             ),
         )
         self._clock = TurnClock(
@@ -201,7 +215,7 @@ class NetworkLink:
                 after_local=self._after_local,
                 resign_later=self._resign_later,
                 flush=self._flush,
-                fail=self._fail,
+                fail=fail,
             ),
         )
         self._handshake = Handshake(
@@ -216,7 +230,7 @@ class NetworkLink:
                 nursery=nursery,
                 write=self._write,
                 process=self._process,
-                fail=self._fail,
+                fail=fail,
                 notify=self._note,
                 admit=self._keys.admit,
                 save_record=self._save_record,
@@ -238,7 +252,7 @@ class NetworkLink:
                 after_local=self._after_local,
                 status=self._feed.status,
                 save_record=self._save_record,
-                fail=self._fail,
+                fail=fail,
             ),
         )
         self._rematch = Rematch(
@@ -265,8 +279,8 @@ class NetworkLink:
                 flush=self._flush,
                 started=self._supervisor.started,
                 after_step=self._end.step,
-                left=self._left,
-                stop=self._stop,
+                left=self._ending.left,
+                stop=self._ending.stop,
                 notify=self._note,
             ),
             early,
@@ -331,6 +345,11 @@ class NetworkLink:
         self._router.process()
 
     # ------------------------------------------------------------------ GameLink
+    @property
+    def error(self) -> KoiKoiError | None:
+        """Why the link stopped for good (None while it plays on, or once it ended well)."""
+        return self._ending.error
+
     @property
     def record_path(self) -> Path | None:
         """Where the record is written (None until the first write picks the default)."""
@@ -492,21 +511,18 @@ class NetworkLink:
             else:
                 await self._handshake.run()
         except KoiKoiError as exc:
-            if self.error is None:
-                self.error = exc
+            self._ending.keep(exc)
             return False
         return True
 
     async def release(self) -> None:
-        """``open_link``'s, last: the record brought up to date and closed, the stream closed."""
-        self._save_record()
-        self._close_record()
-        with trio.move_on_after(1) as cs:
-            cs.shield = True
-            with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                stream_now = self._conn.stream
-                if stream_now is not None:
-                    await stream_now.aclose()
+        """``open_link``'s, last: the record closed, the stream closed (:meth:`Ending.release`)."""
+        await self._ending.release()
+
+    async def shutdown(self, *, goodbye: bool) -> None:
+        """``open_link``'s: goodbye, the writer drained, every task stopped
+        (:meth:`Ending.shutdown`)."""
+        await self._ending.shutdown(goodbye=goodbye)
 
     async def _wait_resumed(self) -> None:
         """A link that starts by reconnecting: until the resumed match plays on."""
@@ -550,104 +566,4 @@ class NetworkLink:
         try:
             self._run.records.save(self.session, lazy=lazy)
         except TransportError as exc:
-            self._fail(exc)
-
-    def _close_record(self) -> None:
-        """The link stops: an unfinished match's journal becomes its compact record."""
-        try:
-            self._run.records.close(self.session)
-        except TransportError as exc:
-            if self.error is None:
-                self.error = exc
-
-    def _wake(self) -> None:
-        self._pulse.wake()
-
-    def _linger(self) -> float:
-        """How long the ending connection waits for the other side's end (:func:`linger`)."""
-        return linger(self.error, self.timeouts)
-
-    def _resumable(self) -> bool:
-        return (
-            self._supervisor.reconnect is not None
-            and self._run.started.is_set()
-            and self.timeouts.reconnect_window > 0
-            and self.session.state in (State.PLAY, State.FINISH)
-        )
-
-    def _drop(self, exc: KoiKoiError) -> None:
-        """The connection broke: reconnect if the match can resume, else stop for good."""
-        if self.error is not None or self._pulse.is_stopped or self._conn.lost.is_set():
-            return
-        if not self._resumable():
-            self.session.peer_left()  # it cannot come back: who owes the next step forfeits
-            self._fail(exc)
-            return
-        self._supervisor.lose(exc)
-        self._save_record()
-        self._wake()
-
-    def _left(self, exc: KoiKoiError) -> None:
-        """The other player ended the connection during the match (``bye``, or the
-        session read the end of the stream): leaving is a forfeit only once it has not
-        come back within the reconnect window, so wait for it as for a drop when the
-        match can resume; otherwise it forfeits now (issue 22)."""
-        if self.error is not None or self._pulse.is_stopped or self._conn.lost.is_set():
-            return
-        m = self.session.match
-        if (
-            self._supervisor.reconnect is not None
-            and self._run.started.is_set()
-            and self.timeouts.reconnect_window > 0
-            and m is not None
-            and not m.is_over
-        ):
-            self._supervisor.lose(exc)
-            self._save_record()
-            self._wake()
-            return
-        self.session.peer_left()
-        self._fail(exc)
-
-    def _fail(self, exc: KoiKoiError) -> None:
-        """Stop for good: keep the error, tell the table, let the writer send the abort."""
-        if self.error is not None or self._pulse.is_stopped:
-            return
-        exc = failure(exc, self.session, self.seat, self.names)
-        s = self.session
-        self.error = exc
-        if s.lacks_peer_final and s.missing is None:  # our signature, not theirs
-            s.missing = str(exc)[:200]
-        self._flush()  # the session's abort, if it queued one
-        self._save_record()
-        if self.session.state not in (State.PLAY, State.FINISH) or self.session.forfeit:
-            # a final end (a protocol error, a cheat, refused rules or identity): the
-            # match can never resume, so the secrets in the resume file go;
-            # a lost connection keeps it for ``p2pkoikoi resume``
-            self._run.records.drop_sidecar()
-        if self.session.match is not None:
-            self._feed.push(
-                Update("over", self.view, text=str(exc), record=str(self.record_path or ""))
-            )
-        self._stop()
-
-    def _stop(self) -> None:
-        self._pulse.stopped.set()
-        self._run.end()
-        self._conn.close()
-        self._wake()
-
-    async def shutdown(self, *, goodbye: bool) -> None:
-        """``open_link``'s: say goodbye if still talking, let the writer drain, then stop
-        every task."""
-        s = self.session
-        if goodbye and not self._pulse.is_stopped and s.state not in (State.CLOSED, State.ERROR):
-            with suppress(ProtocolError):
-                self._write(s.send(Goodbye()))
-        self._save_record()
-        self._stop()
-        with trio.move_on_after(self.timeouts.handshake) as cs:
-            cs.shield = True
-            await self._conn.writer_done.wait()
-        if self._nursery is not None:
-            self._nursery.cancel_scope.cancel()
+            self._ending.fail(exc)
