@@ -98,7 +98,7 @@ async def test_leaving_on_the_other_players_turn_does_not_wait_for_its_move(
     turn (a few seconds), then went without a resignation, and the other side
     counted the leaving as a forfeit only after its reconnect window.  Now the
     resignation goes at once, off-turn: both records end with it, signed by both."""
-    from p2pkoikoi.transport.match_end import LEAVE_OFF_TURN
+    from p2pkoikoi.transport.local_moves import LEAVE_OFF_TURN
 
     a, b = trio.testing.memory_stream_pair()
     took: list[float] = []

@@ -3,46 +3,33 @@
 Theory of operation
 -------------------
 The session (layer 2) is a sans-I/O state machine; this module gives it a
-stream, a clock and a table.  :class:`NetworkLink` owns the link's state (the
-error, the nursery, the :class:`~p2pkoikoi.transport.pulse.Pulse` its parts
-wait on, the current :class:`~p2pkoikoi.transport.match_run.MatchRun`: one
-match's record, ``updates`` channel and result, a rematch makes a new one) and
-is the :class:`~p2pkoikoi.transport.link.GameLink` a table or a bot plays on.
-Each other job is a small object of its own, with one lifetime and its own
-state, that gets the pulse and a frozen ``*Hooks`` of the few callables it uses
-(bound methods of the link), never the link itself; none imports this module
-(docs/architecture.md, "The link's shape"):
+stream, a clock and a table.  :class:`NetworkLink` is the
+:class:`~p2pkoikoi.transport.link.GameLink` a table or a bot plays on, and it
+owns the link's state: the nursery, the :class:`~p2pkoikoi.transport.pulse.Pulse`
+its parts wait on, the current :class:`~p2pkoikoi.transport.match_run.MatchRun`
+(one match's record, ``updates`` channel and result: a rematch makes a new
+one) and the records of the finished matches.  Every other job is a part with
+one lifetime and its own state, made here, that gets the pulse and a frozen
+``*Hooks`` of the few callables it uses (bound methods of the link), never the
+link itself; none imports this module (docs/architecture.md, "The link's
+shape", lists them): the :class:`~p2pkoikoi.transport.event_router.EventRouter`
+routes the session's events (the one place), the
+:class:`~p2pkoikoi.transport.supervisor.Supervisor` runs one
+:class:`~p2pkoikoi.transport.connection.Connection` after another, the
+:class:`~p2pkoikoi.transport.endings.Ending` keeps the error and stops the
+link (or only drops the connection, when the match can resume),
+:class:`~p2pkoikoi.transport.local_moves.LocalMoves` plays our moves, resigns
+and leaves, and the heartbeat, turn clock, handshake, key question and rematch
+have theirs.
 
-* :class:`~p2pkoikoi.transport.event_router.EventRouter`: the one place the
-  session's events become updates, notes and next steps;
-* :class:`~p2pkoikoi.transport.connection.Connection`: one stream's writer
-  (the only task that calls ``send_all``, so frames never interleave) and
-  reader (feeds the session, then the router);
-* :class:`~p2pkoikoi.transport.supervisor.Supervisor`: one connection after
-  another (reconnects within ``reconnect_window``, the resume file); it holds
-  the current session and connection;
-* :class:`~p2pkoikoi.transport.heartbeat.Heartbeat`: pings and the silence
-  bound during a match;
-* :class:`~p2pkoikoi.transport.turn_clock.TurnClock`: the agreed turn limit,
-  its warnings and time-outs;
-* :class:`~p2pkoikoi.transport.match_end.MatchEnd`: resigning (now or on our
-  turn), leaving the table, the wait for the final signature;
-* :class:`~p2pkoikoi.transport.handshake_link.Handshake` and
-  :class:`~p2pkoikoi.transport.key_question.KeyQuestion`: each handshake
-  step under its deadline, the joiner's rules decision, the known-peers check;
-* :class:`~p2pkoikoi.transport.rematch_link.Rematch`: play again on the
-  same connection.
-
-All these tasks run in one nursery owned by
+All their tasks run in one nursery owned by
 :func:`~p2pkoikoi.transport.link_open.open_link` (the task that owns the
 link's lifetime), which hands the link out once the match has started.  Errors
-during play do not cancel the caller: the link stores the error
-(:meth:`NetworkLink._fail`, worded by :mod:`~p2pkoikoi.transport.endings`),
-sends a last ``"over"`` update whose text is the one-line reason, closes
-``updates`` and stops its tasks; leaving the ``async with`` block then raises
-the error.  A broken stream or a silent peer during play with a way to
-reconnect only *drops* the connection (:meth:`NetworkLink._drop`,
-:meth:`Supervisor.lose`): local moves wait until the supervisor has a new one.
+during play do not cancel the caller: the link keeps the error, sends a last
+``"over"`` update whose text is the one-line reason, closes ``updates`` and
+stops its tasks; leaving the ``async with`` block then raises the error.  A
+broken stream or a silent peer during play with a way to reconnect only
+*drops* the connection: local moves wait until the supervisor has a new one.
 
 The record is a journal, appended to after every step (:class:`RecordKeeper`).
 Times are parameters (:class:`Timeouts`) and all waiting uses trio's clock, so
@@ -59,12 +46,9 @@ from typing import Any
 
 import trio
 
-from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, PlayerView, RuleSet
+from p2pkoikoi.engine import Action, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.session import (
-    LocalProtocolError,
     MatchOver,
-    SendAction,
-    SendChat,
     Session,
 )
 from p2pkoikoi.session.events import Event as SessionEvent
@@ -78,7 +62,7 @@ from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.key_question import KeyHooks, KeyQuestion
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link import Update
-from p2pkoikoi.transport.match_end import EndHooks, MatchEnd
+from p2pkoikoi.transport.local_moves import LocalMoves, MoveHooks
 from p2pkoikoi.transport.match_run import MatchRun
 from p2pkoikoi.transport.notes import Note, Notify
 from p2pkoikoi.transport.pulse import Pulse
@@ -212,7 +196,7 @@ class NetworkLink:
                 notify=self._note,
                 announce=self._feed.announce,
                 forfeit=self._set_forfeit_reason,
-                after_local=self._after_local,
+                after_local=lambda data: self._moves.after_local(data),
                 resign_later=self._resign_later,
                 flush=self._flush,
                 fail=fail,
@@ -236,21 +220,19 @@ class NetworkLink:
                 save_record=self._save_record,
             ),
         )
-        self._end = MatchEnd(
+        self._moves = LocalMoves(
             self.seat,
             timeouts,
             pulse,
             self._clock,
-            EndHooks(
+            self._feed,
+            MoveHooks(
                 session=session_of,
                 run=lambda: self._run,
                 error=lambda: self.error,
                 online=self._is_online,
                 nursery=nursery,
-                check_alive=self._check_alive,
-                wait_online=self._wait_online,
-                after_local=self._after_local,
-                status=self._feed.status,
+                write=self._write,
                 save_record=self._save_record,
                 fail=fail,
             ),
@@ -259,7 +241,7 @@ class NetworkLink:
             pulse,
             RematchHooks(
                 session=session_of,
-                check_alive=self._check_alive,
+                check_alive=self._moves.check_alive,
                 write=self._write,
                 process=self._process,
                 handshake=self._handshake.run,
@@ -278,7 +260,7 @@ class NetworkLink:
                 save_lazy=functools.partial(self._save_record, lazy=True),
                 flush=self._flush,
                 started=self._supervisor.started,
-                after_step=self._end.step,
+                after_step=self._moves.step,
                 left=self._ending.left,
                 stop=self._ending.stop,
                 notify=self._note,
@@ -419,19 +401,13 @@ class NetworkLink:
 
     async def act(self, action: Action) -> None:
         """Play ``action``; an illegal or untimely one raises :class:`IllegalActionError`."""
-        self._check_alive()
-        await self._wait_online()
-        try:
-            data = self.session.send(SendAction(action))
-        except LocalProtocolError as exc:
-            raise IllegalActionError(str(exc)) from None
-        self._after_local(data)
+        await self._moves.act(action)
 
     async def resign(self, reason: str = "") -> None:
         """Give up, at once: off-turn too with the open deal (the crossing rule of
         protocol/README.md section 9 settles a move of the other player that crosses
         it); with the hidden deal an off-turn resignation waits for our turn."""
-        await self._end.resign(reason)
+        await self._moves.resign(reason)
 
     async def leave(self) -> None:
         """The person leaves the table mid-match (issue 10.9): resign now (with the
@@ -439,7 +415,7 @@ class NetworkLink:
         for the other player's signature on the result, each within
         ``timeouts.handshake``.  The record then holds the result signed by
         both, or by us with a line saying why the other signature is missing."""
-        await self._end.leave()
+        await self._moves.leave()
 
     @property
     def match_number(self) -> int:
@@ -476,19 +452,8 @@ class NetworkLink:
         self._rematch.decline(reason)
 
     async def chat(self, text: str) -> None:
-        self._check_alive()
-        if not self._is_online():
-            raise IllegalActionError("not connected: reconnecting to the other player")
-        try:
-            data = self.session.send(SendChat(text))
-        except LocalProtocolError as exc:
-            raise IllegalActionError(str(exc)) from None
-        self._write(data)
-        if self.session.match is not None:
-            own = Update(
-                "chat", self.view, text=text.strip(), sender=self.session.name, actor=self.seat
-            )
-            self._feed.push(own)
+        """Send a chat line (shown on our table too); offline it raises."""
+        await self._moves.chat(text)
 
     def turn_deadline(self) -> float:
         """When our own decision must be made (trio's clock; inf: no limit or not our
@@ -532,25 +497,6 @@ class NetworkLink:
             raise self.error
 
     # ------------------------------------------------------------------ internals
-    async def _wait_online(self) -> None:
-        """While reconnecting, local moves wait (they go to the resumed session)."""
-        while not self._is_online() and not self._pulse.is_stopped:
-            await self._pulse.changed()
-        self._check_alive()
-
-    def _check_alive(self) -> None:
-        if self.error is not None:
-            raise self.error
-        if self._pulse.is_stopped:
-            raise IllegalActionError("the connection is closed")
-
-    def _after_local(self, data: bytes) -> None:
-        self._save_record()  # our move is in the record before any byte of it leaves
-        self._write(data)
-        events = self.session.last_local_events
-        self._feed.push_state(events, self.seat)
-        self._end.step()
-
     def _write(self, data: bytes) -> None:
         """Hand bytes to the current connection, in order (:meth:`Connection.write`)."""
         self._conn.write(data)
