@@ -19,7 +19,8 @@ block ends.  Who the stream comes from is the openers' job
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import functools
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -62,7 +63,8 @@ def open_link(
     with a resumed session (:meth:`Session.resume`) starts by reconnecting:
     that is how a crashed player comes back.
     """
-    return _opened(
+    make = functools.partial(
+        NetworkLink,
         stream,
         session,
         timeouts=timeouts or Timeouts(),
@@ -73,36 +75,21 @@ def open_link(
         reconnect=reconnect,
         early=early,
     )
+    return _opened(stream, session, reconnect, make)
 
 
 @asynccontextmanager
 async def _opened(
     stream: trio.abc.Stream | None,
     session: Session,
-    *,
-    timeouts: Timeouts,
-    record_path: Path | None,
-    notify: Notify,
-    decide_rules: DecideRules,
-    known_peers: KnownPeers | None,
     reconnect: Reconnect | None,
-    early: Sequence[SessionEvent],
+    make: Callable[[], NetworkLink],
 ) -> AsyncIterator[NetworkLink]:
     """:func:`open_link`: the nursery of the link's tasks lives here, in the task
     that owns the link's lifetime."""
     if stream is None and (reconnect is None or session.match is None):
         raise LocalProtocolError("only a resumed session with a way to reconnect needs no stream")
-    link = NetworkLink(
-        stream,
-        session,
-        timeouts=timeouts,
-        record_path=record_path,
-        notify=notify,
-        decide_rules=decide_rules,
-        known_peers=known_peers,
-        reconnect=reconnect,
-        early=early,
-    )
+    link = make()
     started = False
     try:
         async with trio.open_nursery() as nursery:

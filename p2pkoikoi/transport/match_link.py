@@ -429,7 +429,7 @@ class NetworkLink:
         the handshake deadlines; ``updates`` is then a new channel and the record a
         new file), False when the other player declines (:attr:`rematch_declined`
         says why), leaves, or does not answer within ``timeout`` seconds.  An
-        error during the new commit-reveal raises, as in :func:`open_link`.
+        error during the new commit-reveal raises, as in :func:`~p2pkoikoi.transport.link_open.open_link`.
         """
         return await self._rematch.play_again(timeout=timeout)
 
