@@ -47,10 +47,7 @@ from typing import Any
 import trio
 
 from p2pkoikoi.engine import Action, KoiKoiError, PlayerView, RuleSet
-from p2pkoikoi.session import (
-    MatchOver,
-    Session,
-)
+from p2pkoikoi.session import MatchOver, Session
 from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.transport.connection import Connection, ConnectionHooks
 from p2pkoikoi.transport.endings import Ending, EndingHooks
