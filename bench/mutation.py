@@ -119,6 +119,10 @@ LINK_TESTS: tuple[str, ...] = (
 #: the link and the state it shares with its parts
 LINK_PARTS = (
     "transport/match_link.py",
+    "transport/link_open.py",
+    "transport/event_router.py",
+    "transport/endings.py",
+    "transport/local_moves.py",
     "transport/match_run.py",
     "transport/pulse.py",
     "transport/table_feed.py",

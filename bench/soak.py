@@ -31,9 +31,10 @@ from p2pkoikoi.engine import Action, KoiKoiError, PlayerView, RuleSet, get_prese
 from p2pkoikoi.session import decode_record
 from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.headless import play_headless
+from p2pkoikoi.transport.host_opener import open_host
+from p2pkoikoi.transport.join_opener import open_join
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.notes import Note
-from p2pkoikoi.transport.openers import open_host, open_join
 
 
 def chooser(seed: int) -> Callable[[PlayerView], Action]:

@@ -323,7 +323,8 @@ async def test_open_join_with_a_code_and_the_hosts_address(tmp_path: Path) -> No
     from p2pkoikoi.session import decode_invite, decode_record
     from p2pkoikoi.session.verify import verify_record
     from p2pkoikoi.transport.headless import play_headless
-    from p2pkoikoi.transport.openers import open_host, open_join
+    from p2pkoikoi.transport.host_opener import open_host
+    from p2pkoikoi.transport.join_opener import open_join
 
     listening: list[dict[str, Any]] = []
     ready = trio.Event()

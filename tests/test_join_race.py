@@ -18,8 +18,9 @@ from p2pkoikoi.session.invite import Address
 from p2pkoikoi.session.testing import det_key
 from p2pkoikoi.transport.errors import ConnectError
 from p2pkoikoi.transport.headless import play_headless
+from p2pkoikoi.transport.host_opener import open_host
+from p2pkoikoi.transport.join_opener import open_join
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.openers import open_host, open_join
 
 RULES = get_preset("online").with_settings(rounds=1)
 

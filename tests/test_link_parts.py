@@ -20,7 +20,8 @@ from p2pkoikoi.session import NEED_DATA, Ping, Pong, Session, State
 from p2pkoikoi.session.events import Event
 from p2pkoikoi.transport.errors import PeerFloodError
 from p2pkoikoi.transport.limits import CHATTER_BURST
-from p2pkoikoi.transport.match_link import NetworkLink, open_link
+from p2pkoikoi.transport.link_open import open_link
+from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note
 
 

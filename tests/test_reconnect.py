@@ -22,10 +22,12 @@ from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.errors import PeerSilentError
 from p2pkoikoi.transport.headless import play_headless
+from p2pkoikoi.transport.host_opener import open_host
+from p2pkoikoi.transport.join_opener import open_join
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.match_link import NetworkLink, open_link
+from p2pkoikoi.transport.link_open import open_link
+from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note
-from p2pkoikoi.transport.openers import open_host, open_join
 from p2pkoikoi.transport.reconnect import Reconnect, resume_handshake
 
 RULES = get_preset("online").with_settings(rounds=2)

@@ -49,7 +49,8 @@ from p2pkoikoi.transport.identity import (
     load_or_create_identity,
 )
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.match_link import NetworkLink, open_link
+from p2pkoikoi.transport.link_open import open_link
+from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note
 
 RULES = get_preset("online").with_settings(rounds=2)

@@ -38,7 +38,7 @@ from p2pkoikoi.transport.errors import TurnTimeoutError
 from p2pkoikoi.transport.headless import play_headless
 from p2pkoikoi.transport.limits import Timeouts, turn_warning
 from p2pkoikoi.transport.link import Update
-from p2pkoikoi.transport.match_link import open_link
+from p2pkoikoi.transport.link_open import open_link
 from p2pkoikoi.transport.notes import Note
 
 RULES = get_preset("online").with_settings(rounds=12)

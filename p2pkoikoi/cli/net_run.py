@@ -2,7 +2,7 @@
 
 Both open the terminal table unless ``--headless``, which lets a bot play and
 prints JSON lines on stdout (see docs/network.md).  The same
-:func:`~p2pkoikoi.transport.openers.open_host` / :func:`~p2pkoikoi.transport.openers.open_join`
+:func:`~p2pkoikoi.transport.host_opener.open_host` / :func:`~p2pkoikoi.transport.join_opener.open_join`
 serve both modes, so scripts test exactly what people use.  The parsers are in
 :mod:`p2pkoikoi.cli.net_cmds`.
 """
@@ -30,6 +30,7 @@ from p2pkoikoi.session.wire import MAX_NAME, MAX_TURN_LIMIT
 from p2pkoikoi.transport.dht import DhtConfig
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.headless import json_emitter, play_headless
+from p2pkoikoi.transport.host_opener import AnswerSource, open_host
 from p2pkoikoi.transport.identity import (
     AskNewKey,
     KnownPeers,
@@ -40,10 +41,10 @@ from p2pkoikoi.transport.identity import (
     load_or_create_identity,
     own_fingerprint,
 )
+from p2pkoikoi.transport.join_opener import open_join
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Note, describe_note
-from p2pkoikoi.transport.openers import AnswerSource, open_host, open_join
 
 from .config_file import Config, load_config
 from .engine_cmds import rules_from_args
@@ -452,8 +453,8 @@ def run_match(args: argparse.Namespace, host: bool) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from p2pkoikoi.transport.openers import open_resume
     from p2pkoikoi.transport.record_files import read_record, sidecar_path
+    from p2pkoikoi.transport.resume_opener import open_resume
 
     path = Path(args.record).expanduser()
     record = read_record(path)  # the compact record, or a crashed match's journal

@@ -1,7 +1,7 @@
 """The link's side of the handshake: step deadlines, the joiner's rules decision, who plays.
 
 A separate object because the handshake has its own lifetime, before each
-match of a link (the first in :func:`~p2pkoikoi.transport.match_link.open_link`,
+match of a link (the first in :func:`~p2pkoikoi.transport.link_open.open_link`,
 the next ones after a rematch): each step the session waits for runs under the
 ``trio.fail_after`` deadline that :func:`step_limit` names for it, and a host
 that commits but never reveals forfeits (:class:`RevealTimeoutError`).  The
