@@ -7,6 +7,7 @@ exits with their ``exit_code`` without a traceback.
 from __future__ import annotations
 
 import os
+from typing import NoReturn
 
 from p2pkoikoi.engine.errors import KoiKoiError
 
@@ -76,6 +77,15 @@ def os_reason(exc: OSError) -> str:
             if reason not in reasons:
                 reasons.append(reason)
     return "; ".join(reasons) or str(exc)
+
+
+def raise_single(group: BaseExceptionGroup[BaseException]) -> NoReturn:
+    """Raise the one error inside ``group`` by itself (see :func:`leaves`), or the
+    group when it holds several."""
+    errs = leaves(group)
+    if len(errs) == 1:
+        raise errs[0] from None
+    raise group
 
 
 def leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

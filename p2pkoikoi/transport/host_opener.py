@@ -54,7 +54,7 @@ from p2pkoikoi.transport.dht_rendezvous import (
     host_rendezvous,
 )
 from p2pkoikoi.transport.discovery import announce
-from p2pkoikoi.transport.errors import PeerTimeoutError, leaves
+from p2pkoikoi.transport.errors import PeerTimeoutError, raise_single
 from p2pkoikoi.transport.gate import Admitted, CodeGuard, Gate, GateLimits
 from p2pkoikoi.transport.gather import Gathered, Keeper, gather, symmetric_text
 from p2pkoikoi.transport.identity import KnownPeers
@@ -222,10 +222,7 @@ async def open_host(
                     yield link
             udp_nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
-        errs = leaves(group)
-        if len(errs) == 1:
-            raise errs[0] from None
-        raise
+        raise_single(group)
     finally:
         if ep is not None:
             ep.close()
@@ -294,11 +291,13 @@ async def _hosting_match(
     rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)
     limit = math.inf if accept_timeout is None else accept_timeout
 
-    def make_session(code_now: ShortCode | None) -> Session:
+    def make_session(code_now: ShortCode | None, invite_secret: bytes = secret) -> Session:
+        """The host's side of one connection: the invite's secret (or a punched
+        path's own), and the short code while it is the one guessed."""
         return Session(
             Role.HOST,
             identity_key=identity,
-            invite_secret=secret,
+            invite_secret=invite_secret,
             name=name,
             entropy=session_entropy(),
             rules=rules,
@@ -315,15 +314,7 @@ async def _hosting_match(
         special = host_udp.secret_for(stream) if host_udp is not None else None
         if special is None:
             return None
-        return Session(
-            Role.HOST,
-            identity_key=identity,
-            invite_secret=special,
-            name=name,
-            entropy=session_entropy(),
-            rules=rules,
-            turn_limit=turn_limit,
-        )
+        return make_session(None, special)
 
     gate = Gate(
         make_session,

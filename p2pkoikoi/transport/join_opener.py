@@ -50,7 +50,7 @@ from p2pkoikoi.transport.dialer import (
     dial_any,
     dial_authenticated,
 )
-from p2pkoikoi.transport.errors import ConnectError, leaves
+from p2pkoikoi.transport.errors import ConnectError, raise_single
 from p2pkoikoi.transport.handshake_link import DecideRules
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
@@ -245,10 +245,7 @@ async def _open_join(
             ) as link:
                 yield link
     except BaseExceptionGroup as group:  # the UDP side's nursery wraps the link's error
-        errs = leaves(group)
-        if len(errs) == 1:
-            raise errs[0] from None
-        raise
+        raise_single(group)
 
 
 @asynccontextmanager

@@ -28,7 +28,7 @@ import trio
 
 from p2pkoikoi.session import LocalProtocolError, Session
 from p2pkoikoi.session.events import Event as SessionEvent
-from p2pkoikoi.transport.errors import TransportError, leaves
+from p2pkoikoi.transport.errors import TransportError, raise_single
 from p2pkoikoi.transport.handshake_link import DecideRules, accept_decision
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
@@ -105,12 +105,7 @@ async def _opened(
                 finally:
                     await link.shutdown(goodbye=True)
     except BaseExceptionGroup as group:
-        # A nursery wraps even one error in a group; callers (and the CLI) want
-        # the one error itself, a KoiKoiError with its one-line message.
-        errs = leaves(group)
-        if len(errs) == 1:
-            raise errs[0] from None
-        raise
+        raise_single(group)
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
         if link.error is None:
             raise TransportError("the connection to the other player broke") from None

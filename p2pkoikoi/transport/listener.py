@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import trio
 
-from p2pkoikoi.transport.errors import ConnectError, ListenAddressError, leaves
+from p2pkoikoi.transport.errors import ConnectError, ListenAddressError, raise_single
 from p2pkoikoi.transport.reconnect import Reconnect, close_queued
 from p2pkoikoi.transport.strangers import refuse
 
@@ -105,10 +105,7 @@ async def hosting(
             finally:
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
-        errs = leaves(group)
-        if len(errs) == 1:
-            raise errs[0] from None
-        raise
+        raise_single(group)
     finally:
         close_queued(rx)
         for ln in listeners:
