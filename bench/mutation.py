@@ -147,13 +147,22 @@ TESTS: dict[str, tuple[str, ...]] = {
     "engine/actions.py": ("test_rules.py", "test_match.py"),
     "engine/events.py": ("test_match_rules.py", "test_match.py"),
     **dict.fromkeys(SESSION_MACHINE, SESSION_TESTS),
-    "session/verify.py": (
-        "test_verify.py",
-        "test_verify_details.py",
-        "test_rematch_session.py",  # rematch records (chained transcripts)
-        "test_turn_limit.py",  # resignations and forfeits by time
-        "test_hidden_session.py",  # hidden-deal records
-        "test_hidden_verify_cheats.py",
+    **dict.fromkeys(
+        (
+            "session/verify.py",
+            "session/verify_ends.py",
+            "session/verify_hidden.py",
+            "session/verify_report.py",
+        ),
+        (
+            "test_verify.py",
+            "test_verify_details.py",
+            "test_rematch_session.py",  # rematch records (chained transcripts)
+            "test_turn_limit.py",  # resignations and forfeits by time
+            "test_hidden_session.py",  # hidden-deal records
+            "test_hidden_verify_cheats.py",
+            "test_hostile_records.py",
+        ),
     ),
     "session/record.py": ("test_record.py", "test_verify.py"),
     "session/wire.py": ("test_wire.py", "test_wire_vectors.py"),

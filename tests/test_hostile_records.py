@@ -223,7 +223,7 @@ def test_the_exit_3_wording_counts_the_audited_deals() -> None:
     """Resigned in deal 2, after deal 1's audit: not "before any deal's audit".  (An
     honest program audits the deal it resigns in, issue 23; a record that both
     players finished without that audit still gets these words.)"""
-    from p2pkoikoi.session.verify import _unreplayed_lack
+    from p2pkoikoi.session.verify_hidden import unreplayed_lack as _unreplayed_lack
 
     assert "before any deal's audit" in _unreplayed_lack(0)
     second = _unreplayed_lack(1)
