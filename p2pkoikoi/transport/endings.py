@@ -21,7 +21,7 @@ script catches.  :func:`failure` tells the session the other player is gone
 (who owes the next step forfeits) and words the error with what follows from it:
 who forfeits and why, and, for a host whose reveal the joiner never confirmed,
 that the joiner's record may count the end as the host's forfeit.  The kind of
-error stays the same (callers and tests tell them apart).  :func:`linger`
+error stays the same (callers and tests tell them apart).  :meth:`Ending.linger`
 says how long the ending connection waits for the other side's end.
 """
 
@@ -196,8 +196,13 @@ class Ending:
                     await stream_now.aclose()
 
     def linger(self) -> float:
-        """How long the ending connection waits for the other side's end (:func:`linger`)."""
-        return linger(self.error, self._timeouts)
+        """How long the ending connection waits for the other side's end (see
+        :func:`~p2pkoikoi.transport.connection.close_gracefully`): not at all for a
+        peer that fell silent, flooded us or let a step or its turn run out (it is
+        not answering; what we owe it is in our record)."""
+        if isinstance(self.error, PeerSilentError | PeerFloodError | PeerTimeoutError):
+            return 0.0
+        return self._timeouts.linger
 
 
 def failure(exc: KoiKoiError, session: Session, seat: int, names: tuple[str, str]) -> KoiKoiError:
@@ -231,16 +236,6 @@ def failure(exc: KoiKoiError, session: Session, seat: int, names: tuple[str, str
             "the joiner's record counts this as your forfeit)",
         )
     return exc
-
-
-def linger(error: KoiKoiError | None, timeouts: Timeouts) -> float:
-    """How long the ending connection waits for the other side's end (see
-    :func:`~p2pkoikoi.transport.connection.close_gracefully`): not at all for a
-    peer that fell silent, flooded us or let a step or its turn run out (it is not
-    answering; what we owe it is in our record)."""
-    if isinstance(error, PeerSilentError | PeerFloodError | PeerTimeoutError):
-        return 0.0
-    return timeouts.linger
 
 
 def _reworded(exc: KoiKoiError, text: str) -> KoiKoiError:

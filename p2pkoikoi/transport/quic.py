@@ -145,21 +145,13 @@ class QuicPeer:
                 self.flush()
 
     # -- the stream's side
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, *, end_stream: bool = False) -> None:
+        """Send ``data`` on the stream (``end_stream``: then its FIN)."""
         if self.closed.is_set():
             raise trio.BrokenResourceError(self.close_reason or "the QUIC connection closed")
         if self.stream_id is None:
             self.stream_id = self.conn.get_next_available_stream_id()
-        self.conn.send_stream_data(self.stream_id, data, end_stream=False)
-        self.flush()
-
-    def write_eof(self) -> None:
-        """The stream's FIN, after every byte written so far."""
-        if self.closed.is_set():
-            raise trio.BrokenResourceError(self.close_reason or "the QUIC connection closed")
-        if self.stream_id is None:
-            self.stream_id = self.conn.get_next_available_stream_id()
-        self.conn.send_stream_data(self.stream_id, b"", end_stream=True)
+        self.conn.send_stream_data(self.stream_id, data, end_stream=end_stream)
         self.flush()
 
     @property
@@ -219,7 +211,7 @@ class QuicStream(trio.abc.HalfCloseableStream):
 
     async def send_eof(self) -> None:
         self._eof_was_last = self.peer.at_eof
-        self.peer.write_eof()
+        self.peer.write(b"", end_stream=True)
         await trio.lowlevel.checkpoint()
 
     async def delivered(self) -> None:
