@@ -33,6 +33,25 @@ def _verify(path: Path) -> dict[str, Any]:
     return report
 
 
+def _both_records_hold_the_resignation(
+    tmp_path: Path, peer: HostilePeer, record: Path, seq: int, *details: str
+) -> None:
+    """The host resigned off-turn at ``seq + 1``: both records hold the same actions,
+    both verify complete, and the "resigned" check says each of ``details``."""
+    theirs = tmp_path / "joiner.koikoi"
+    theirs.write_bytes(encode_record(peer.session.record()))
+    ours = json.loads(record.read_text())
+    assert ours["actions"][-1]["action"] == "resign" and ours["actions"][-1]["seat"] == 0
+    assert ours["actions"][-1]["seq"] == seq + 1
+    assert ours["actions"] == json.loads(theirs.read_text())["actions"]
+    for path in (record, theirs):
+        report = _verify(path)
+        assert report["exit_code"] == 0, report
+        label = next(c for c in report["checks"] if c["name"] == "resigned")
+        for detail in details:
+            assert detail in label["detail"], label
+
+
 def test_ctrl_c_on_the_other_players_turn_resigns_at_once(tmp_path: Path) -> None:
     record = tmp_path / "host.koikoi"
     proc, invite, _ = start_host(tmp_path, record, "--reconnect-window", WINDOW)
@@ -55,18 +74,9 @@ def test_ctrl_c_on_the_other_players_turn_resigns_at_once(tmp_path: Path) -> Non
     finally:
         proc.kill()
         peer.close()
-    theirs = tmp_path / "joiner.koikoi"
-    theirs.write_bytes(encode_record(peer.session.record()))
-    ours = json.loads(record.read_text())
-    assert ours["actions"][-1]["action"] == "resign" and ours["actions"][-1]["seat"] == 0
-    assert ours["actions"][-1]["seq"] == seq + 1
-    assert ours["actions"] == json.loads(theirs.read_text())["actions"]
-    for path in (record, theirs):
-        report = _verify(path)
-        assert report["exit_code"] == 0, report
-        label = next(c for c in report["checks"] if c["name"] == "resigned")
-        assert "the host (Alice) resigned" in label["detail"], label
-        assert "on the other player's turn" in label["detail"], label
+    _both_records_hold_the_resignation(
+        tmp_path, peer, record, seq, "the host (Alice) resigned", "on the other player's turn"
+    )
 
 
 def _pump_peer(peer: HostilePeer) -> None:
@@ -130,14 +140,4 @@ def test_leaving_the_table_on_the_other_players_turn_resigns_at_once(
         if peer is not None:
             peer.close()
     assert any(isinstance(e, PeerResigned) for e in peer.events)
-    theirs = tmp_path / "joiner.koikoi"
-    theirs.write_bytes(encode_record(peer.session.record()))
-    ours = json.loads(record.read_text())
-    assert ours["actions"][-1]["action"] == "resign" and ours["actions"][-1]["seat"] == 0
-    assert ours["actions"][-1]["seq"] == seq + 1
-    assert ours["actions"] == json.loads(theirs.read_text())["actions"]
-    for path in (record, theirs):
-        report = _verify(path)
-        assert report["exit_code"] == 0, report
-        label = next(c for c in report["checks"] if c["name"] == "resigned")
-        assert "on the other player's turn" in label["detail"], label
+    _both_records_hold_the_resignation(tmp_path, peer, record, seq, "on the other player's turn")
