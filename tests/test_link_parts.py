@@ -320,12 +320,7 @@ async def test_each_reconnect_attempt_after_the_first_says_why_the_last_one_fail
     rc_j = Reconnect(identity=det_key("joiner"), secret=RSECRET, dial=unreachable)
     a, b = net.pair()
     h, j = RSide(), RSide()
-    count = [0]
-
-    def cut_once(obj: dict[str, object]) -> None:
-        count[0] += "by" in obj
-        if count[0] == 10 and "by" in obj:
-            net.cut()
+    cut_once = net.cut_after(10)
 
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:
@@ -483,12 +478,7 @@ async def test_a_failed_redial_closes_its_stream_and_the_next_one_resumes(
     rc_j = Reconnect(identity=det_key("joiner"), secret=RSECRET, dial=dial)
     a, b = net.pair()
     h, j = RSide(), RSide()
-    count = [0]
-
-    def cut_once(obj: dict[str, object]) -> None:
-        count[0] += "by" in obj
-        if count[0] == 10 and "by" in obj:
-            net.cut()
+    cut_once = net.cut_after(10)
 
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:
@@ -526,12 +516,7 @@ async def test_the_host_numbers_each_reconnection_candidate_once(
     rc_j = Reconnect(identity=det_key("joiner"), secret=RSECRET, dial=dial)
     a, b = net.pair()
     h, j = RSide(), RSide()
-    count = [0]
-
-    def cut_once(obj: dict[str, object]) -> None:
-        count[0] += "by" in obj
-        if count[0] == 10 and "by" in obj:
-            net.cut()
+    cut_once = net.cut_after(10)
 
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:

@@ -101,6 +101,19 @@ class Net:
             a.cut()
             b.cut()
 
+    def cut_after(self, moves: int) -> Callable[[dict[str, Any]], None]:
+        """A side's event hook that cuts the link once, at its ``moves``-th move event
+        (an event with a ``by``)."""
+        seen = [0]
+
+        def hook(obj: dict[str, Any]) -> None:
+            if "by" in obj:
+                seen[0] += 1
+                if seen[0] == moves:
+                    self.cut()
+
+        return hook
+
 
 def choose_random(seed: int) -> Callable[[PlayerView], Action]:
     rng = random.Random(seed)
@@ -243,12 +256,7 @@ async def test_an_impostor_is_refused_and_the_real_player_resumes(
     rc_j = Reconnect(identity=det_key("joiner"), secret=SECRET, dial=dial_after_impostor)
     a, b = net.pair()
     h, j = Side(), Side()
-    count = [0]
-
-    def cut_once(obj: dict[str, Any]) -> None:
-        count[0] += "by" in obj
-        if count[0] == 20 and "by" in obj:
-            net.cut()
+    cut_once = net.cut_after(20)
 
     with trio.fail_after(3600):
         async with trio.open_nursery() as nursery:
@@ -273,12 +281,7 @@ async def test_a_peer_that_never_returns_ends_the_match_after_the_window(
     rc_j = Reconnect(identity=det_key("joiner"), secret=SECRET, dial=unreachable, sidecar={})
     a, b = net.pair()
     h, j = Side(), Side()
-    count = [0]
-
-    def cut_once(obj: dict[str, Any]) -> None:
-        count[0] += "by" in obj
-        if count[0] == 10 and "by" in obj:
-            net.cut()
+    cut_once = net.cut_after(10)
 
     start = trio.current_time()
     with trio.fail_after(3600):
