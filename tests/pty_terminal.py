@@ -9,6 +9,7 @@ screen with a deadline -- never a sleep.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -185,15 +186,28 @@ def continue_line(screen: str) -> str | None:
     )
 
 
+def _prompt(line: str) -> str:
+    """A prompt line without its turn countdown ("  9:59 left" ticks while it waits)."""
+    return re.sub(r"\s+\d+:\d\d left\s*$", "", line).rstrip()
+
+
 def answer(term: Terminal, screen: str, deadline: float = DEADLINE) -> None:
-    """Press Enter for the decision (or page) on ``screen``, then wait until that line
-    has been redrawn: a screen read mid-frame may still show an old prompt, and a
-    second Enter would land on the next page."""
-    line = decision_line(screen) or continue_line(screen)
-    if line is None:
+    """Press Enter for the decision (or page) on ``screen``, then wait until the table
+    has taken it: a screen read mid-frame may still show an old prompt, and a second
+    Enter would land on the next page.
+
+    The table has taken it when every prompt line of ``screen`` is gone: the decision
+    line, and on a page both its own line and its footer (a status line arriving in
+    the meantime, such as a rematch offer, can push the page's line out of view while
+    the page still waits for Enter).  Lines are compared without the turn countdown,
+    whose tick changes the line without the key being taken."""
+    lines = screen.splitlines()
+    prompts = {_prompt(ln) for ln in lines if ln == decision_line(screen)}
+    prompts.update(_prompt(ln) for ln in lines if CONTINUE in ln or CONTINUE_FOOTER in ln)
+    if not prompts:
         raise AssertionError(f"nothing to press Enter for on the screen:\n{screen}")
     term.send(ENTER)
-    term.wait_for(lambda s: line not in s.splitlines(), deadline)
+    term.wait_for(lambda s: not prompts.intersection(map(_prompt, s.splitlines())), deadline)
 
 
 def play_until(term: Terminal, done: Callable[[str], bool], deadline: float = DEADLINE) -> str:

@@ -193,3 +193,23 @@ def test_news_the_link_factory_shows_is_news_too() -> None:
     after = m.apply(m.legal_actions()[0])
     st.apply_update(Update("state", after[0].view(0), after[1]))
     assert st.status == ""
+
+
+def test_our_move_in_flight_keeps_the_table_sending() -> None:
+    """The hidden deal applies a play only after the other side's key for the draw: the
+    link's update for our own move then carries no events.  The table stayed "Sending..."
+    until the move is applied; on the old code the prompt came back at once (the same
+    decision asked again), and an Enter pressed for it answered the next decision."""
+    st, m = find(lambda m, ev: m.to_act == 0 and m.phase is Phase.PLAY)
+    view = st.view
+    assert view is not None and st.decision is Decision.PLAY
+    sent = st.enter()  # the card
+    sent = sent or st.enter()  # and its target, if it asks for one
+    assert sent is not None and st.busy
+    st.apply_update(Update("state", view, (), 0))  # our move, not yet applied
+    assert st.busy and st.decision is None
+    assert "Sending" in "".join(t for _, t in R.prompt_fragments(st))
+    assert st.enter() is None  # an Enter now answers nothing
+    after = m.apply(sent)
+    st.apply_update(Update("state", after[0].view(0), after[1], 0))
+    assert not st.busy

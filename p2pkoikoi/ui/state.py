@@ -358,7 +358,12 @@ class TableState:
         view = upd.view
         self._events(upd.events)
         self.view = view
-        self.busy = False
+        if upd.kind == "jump" or upd.events or upd.actor != self.seat:
+            # (our own move's update without events is that move still in flight: the
+            # hidden deal applies a play only once the other side sent its key for the
+            # draw.  Until then the table stays "Sending...": a prompt shown meanwhile
+            # would ask again, and an Enter meant for it would answer the next decision)
+            self.busy = False
         if upd.events:
             self.message = ""
         if (
