@@ -263,3 +263,43 @@ def test_the_hand_swap_is_decided_before_looking_and_the_swapped_hand_declares(
     first = sides[0].state.results[0]
     holder = dealer if decision == "swap" else 1 - dealer
     assert first.reason == "hand_yaku" and first.winner == holder, first
+
+
+def test_the_joiner_answers_d1_before_checking_its_proof_and_opens_nothing_unchecked() -> None:
+    """A live joiner (``check_later``) queues its masking step before it checks the proof
+    of the host's D1, so that its check runs while the host checks ours; the proof is
+    still checked before anything else of the deal: a forged D1 (the sum attack on
+    step 1) is refused by :meth:`HiddenMatch.settle`, or at the latest when the next move
+    comes in, naming the host, and no key of the deal has gone out.  On the old code
+    the joiner checked on receipt and had no ``check_later``."""
+    from hidden_helpers import forged_step
+
+    from p2pkoikoi.session.mental.errors import BadProofError
+
+    rules = hidden("online")
+    for settle_first in (True, False):
+        host = HiddenMatch(rules, seed("m"), 0, seed("a"))
+        joiner = HiddenMatch(rules, seed("m"), 1, seed("b"), check_later=True)
+        ((deck1, _),) = host.outbox
+        forged = forged_step(1, host.table.secrets, (), host.table.context, {0: [1, 2]})
+        joiner.receive(CardMove("deck1", 0, deck=forged))
+        assert joiner.unsettled and [m.kind for m, _ in joiner.outbox] == ["deck2"]
+        assert not joiner.table.sent  # no key of the deal went out
+        with pytest.raises(BadProofError, match="the host's shuffle proof") as caught:
+            if settle_first:
+                joiner.settle()
+            else:  # the next move in settles first, whatever it is
+                joiner.receive(CardMove("deck3", 0, deck=b""))
+        assert caught.value.seat == 0
+        with pytest.raises(BadProofError):
+            joiner.table.keys_for([0])  # nothing opens while the proof is unchecked
+    # honest steps: the match plays on, settled on the way
+    h, j = (
+        HiddenMatch(rules, seed("m"), 0, seed("a")),
+        HiddenMatch(rules, seed("m"), 1, seed("b"), check_later=True),
+    )
+    ((deck1, _),) = h.outbox
+    j.receive(deck1)
+    assert j.unsettled
+    j.settle()
+    assert not j.unsettled

@@ -89,6 +89,16 @@ class HiddenProgress:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Checking:
+    """Hidden deal: the session queued its answer to a masking step and has that step's
+    proof still to check (``protocol/hidden-deal.md`` section 7).  Send what it queued,
+    then call ``next_event`` again: it checks the proof before anything else, so the
+    check runs while the other side works on our answer."""
+
+    seq: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class PeerResigned:
     seq: int
     seat: int
@@ -237,6 +247,7 @@ Event = (
     | MatchStarted
     | ActionReceived
     | HiddenProgress
+    | Checking
     | PeerResigned
     | ChatReceived
     | MatchOver

@@ -27,7 +27,7 @@ from p2pkoikoi.session.errors import (
     RemoteProtocolError,
     ResumeError,
 )
-from p2pkoikoi.session.events import ActionReceived, Event, HiddenProgress
+from p2pkoikoi.session.events import ActionReceived, Checking, Event, HiddenProgress
 from p2pkoikoi.session.forfeits import Forfeits
 from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.mental.errors import HiddenDealError
@@ -216,17 +216,32 @@ class HiddenPlay:
         try:
             h.receive(move)
         except HiddenDealError as exc:
-            round_no, attempt = h.deal_id  # the deal the table is in (the engine may be past it)
-            self._evidence = Evidence(me.seat, round_no, attempt, h.table.secrets.encode())
-            f = self._forfeits
-            if exc.seat == h.peer and f is not None and f.forfeit is None:
-                # the cheater forfeits: our signed claim, resting on the evidence beside it
-                f.record(h.peer, f"cheated: {exc}"[:200])
+            self._caught(exc)
             raise
         if play.catchup is None:
             self.pump()
         else:  # still catching up: the moves our table makes now, the peer re-sends to us
             self.report()
+        if h.unsettled:  # our answer goes out first; the session checks the proof next
+            self._emit(Checking(play.seq))
+
+    def settle(self) -> None:
+        """Check the proof the table left for later (:class:`Checking`), as on receipt."""
+        try:
+            self._table.settle()
+        except HiddenDealError as exc:
+            self._caught(exc)
+            raise
+
+    def _caught(self, exc: HiddenDealError) -> None:
+        """A peer's move proved a cheat: keep our deal secrets as evidence, and (if the
+        peer is to blame) record its forfeit, our signed claim resting on that evidence."""
+        h = self._table
+        round_no, attempt = h.deal_id  # the deal the table is in (the engine may be past it)
+        self._evidence = Evidence(self._me.seat, round_no, attempt, h.table.secrets.encode())
+        f = self._forfeits
+        if exc.seat == h.peer and f is not None and f.forfeit is None:
+            f.record(h.peer, f"cheated: {exc}"[:200])
 
     def _take_back(self, move: CardMove, t: bytes, rec: ActionRecord) -> None:
         """One of our own moves, lost from our record, re-sent by the peer: our table must

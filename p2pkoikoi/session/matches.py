@@ -191,7 +191,9 @@ class Matches:
         seed, rules = self._m.seed, self._handshake.rules
         assert seed is not None and seed.seed is not None and rules is not None
         if rules.deal is DealMode.HIDDEN:
-            table = HiddenMatch(rules, seed.seed, self._me.seat, self._hidden_secret)
+            table = HiddenMatch(
+                rules, seed.seed, self._me.seat, self._hidden_secret, check_later=True
+            )
             self._new_play(table.state, seed.transcript, table.initial_hash, table)
             self._phase.go(State.PLAY)
             self._emit(MatchStarted(seed.seed, table.state.dealer, tuple(table.events)))
@@ -254,7 +256,9 @@ class Matches:
         if r.rules.deal is DealMode.HIDDEN:
             assert hidden_secret is not None and r.match_seed is not None
             self._hidden_secret = bytes(hidden_secret)
-            table = HiddenMatch(r.rules, r.match_seed, self._me.seat, self._hidden_secret)
+            table = HiddenMatch(
+                r.rules, r.match_seed, self._me.seat, self._hidden_secret, check_later=True
+            )
             play = self._new_play(table.state, point.t_reveal, table.initial_hash, table)
             assert m.hidden is not None
             m.hidden.rebuild(r)  # every card move again, committed one by one

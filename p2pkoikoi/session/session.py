@@ -329,6 +329,9 @@ class Session(SessionViews):
                 return NEED_DATA
             if inbox.flooded:
                 raise RemoteProtocolError("the peer sent too much data at once")
+            hidden = self._m.hidden
+            if hidden is not None and hidden.table.unsettled:  # after a Checking event
+                hidden.settle()
             payload = inbox.take()
             if payload is not None:
                 self._handle_frame(payload)

@@ -32,6 +32,7 @@ from p2pkoikoi.session import (
     NEED_DATA,
     ActionReceived,
     ChatReceived,
+    Checking,
     ConnectionClosed,
     HandshakeComplete,
     HiddenProgress,
@@ -129,6 +130,8 @@ class EventRouter:
                 return
             if isinstance(ev, Ping | Pong):
                 pass  # liveness only (the heartbeat answered a ping)
+            elif isinstance(ev, Checking):
+                pass  # our answer went out in the flush above; the session checks next
             elif isinstance(ev, RulesProposed):
                 parts.handshake.on_rules(ev)
             elif isinstance(ev, HandshakeComplete):

@@ -224,12 +224,19 @@ def _length(data: bytes, sender: int, step: int) -> None:
         )
 
 
-def decode_step1(data: bytes, context: bytes) -> Deck:
-    """Joiner: the host's ``D1``, its points checked and its shuffle proof verified."""
+def decode_step1(data: bytes, context: bytes, *, proof: bool = True) -> Deck:
+    """Joiner: the host's ``D1``, its points checked and (unless ``proof`` is False: the
+    caller checks it later with :func:`verify_step1`) its shuffle proof verified."""
     _length(data, HOST, 1)
     d1 = decode_deck(data[:DECK_LEN], HOST, 1)
-    verify_shuffle(_ctx(context, 1), CARD_POINTS, d1, data[DECK_LEN:], "the host", HOST)
+    if proof:
+        verify_step1(data, d1, context)
     return d1
+
+
+def verify_step1(data: bytes, d1: Deck, context: bytes) -> None:
+    """Joiner: the shuffle proof of the host's ``D1`` (``data``, decoded as ``d1``)."""
+    verify_shuffle(_ctx(context, 1), CARD_POINTS, d1, data[DECK_LEN:], "the host", HOST)
 
 
 def decode_step2(data: bytes, d1: Deck, context: bytes) -> Deck:

@@ -107,10 +107,20 @@ class HiddenMatch:
     """One side of a hidden-deal match (see the module docstring)."""
 
     def __init__(
-        self, rules: RuleSet, match_seed: bytes, seat: int, secret: bytes | SecretSource
+        self,
+        rules: RuleSet,
+        match_seed: bytes,
+        seat: int,
+        secret: bytes | SecretSource,
+        *,
+        check_later: bool = False,
     ) -> None:
         """``secret``: this side's 32-byte match secret (each deal's secrets derive from
-        it), or a function giving each deal's secrets (a verifier reads them from a record)."""
+        it), or a function giving each deal's secrets (a verifier reads them from a record).
+
+        ``check_later`` (a live joiner): the proof of the host's first masking step is
+        checked after our answer is queued, by :meth:`settle` (or, at the latest, before
+        the next move is taken in); a verifier and a replay check it on receipt."""
         if rules.deal is not DealMode.HIDDEN:
             raise LocalProtocolError("the hidden match needs rules with deal = hidden")
         if isinstance(secret, bytes):
@@ -123,6 +133,7 @@ class HiddenMatch:
         self.rules = rules
         self.seat = seat
         self.peer = 1 - seat
+        self._check_later = check_later
         self.state, events = MatchState.start(rules, match_seed)
         self.events: list[Event] = list(events)
         #: moves to send, each with the hidden state hash *before* it (which the peer checks)
@@ -178,8 +189,18 @@ class HiddenMatch:
         else:
             self._send(CardMove("act", self.seat, str(action)))
 
+    @property
+    def unsettled(self) -> bool:
+        """A proof received is still to be checked (:meth:`settle`)."""
+        return self.table.unsettled
+
+    def settle(self) -> None:
+        """Check what was left for later; raises a :class:`HiddenDealError` naming a cheat."""
+        self.table.settle()
+
     def receive(self, move: CardMove) -> None:
         """A move from the peer; raises a :class:`HiddenDealError` naming a cheat."""
+        self.table.settle()
         due = self.expecting
         if move.seat != self.peer:
             raise RemoteProtocolError("a card move claims the wrong sender")
@@ -247,7 +268,8 @@ class HiddenMatch:
 
     def _on_deck1(self, move: CardMove, mine: bool) -> None:
         if not mine:
-            self._send(CardMove("deck2", JOINER, deck=self.table.on_step1(move.deck)))
+            deck2 = self.table.on_step1(move.deck, later=self._check_later)
+            self._send(CardMove("deck2", JOINER, deck=deck2))
 
     def _on_deck2(self, move: CardMove, mine: bool) -> None:
         if not mine:

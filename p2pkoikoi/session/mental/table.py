@@ -45,6 +45,7 @@ from p2pkoikoi.session.mental.deck import (
     step1_message,
     step2_message,
     step3_message,
+    verify_step1,
 )
 from p2pkoikoi.session.mental.errors import (
     BadPointError,
@@ -119,6 +120,7 @@ class HiddenTable:
         self.sent: set[int] = set()  # positions whose own key went out
         self.draws = 0  # stock cards drawn so far
         self.audited: tuple[int, ...] | None = None
+        self._unchecked: bytes | None = None  # D1's message, its proof not yet checked
 
     # ------------------------------------------------------------------ dealing
     def step1(self) -> bytes:
@@ -128,13 +130,33 @@ class HiddenTable:
         self.decks.append(d1)
         return message
 
-    def on_step1(self, data: bytes) -> bytes:
-        """Joiner: check ``D1`` and its proof, answer with ``D2`` and its proofs."""
+    def on_step1(self, data: bytes, *, later: bool = False) -> bytes:
+        """Joiner: check ``D1`` and its proof, answer with ``D2`` and its proofs.
+
+        ``later``: the proof is checked by :meth:`settle` instead, after the answer has
+        gone out, so that checking it overlaps the host's check of ours (hidden-deal.md
+        section 7: a step may leave before the proof of its input is checked, a key of
+        the deal may not)."""
         assert self.seat == JOINER and not self.decks
-        d1 = decode_step1(data, self.context)
+        d1 = decode_step1(data, self.context, proof=not later)
         d2, message = step2_message(self.secrets, d1, self.context)
         self.decks += [d1, d2]
+        if later:
+            self._unchecked = data
         return message
+
+    @property
+    def unsettled(self) -> bool:
+        """A proof received is still to be checked (:meth:`settle`)."""
+        return self._unchecked is not None
+
+    def settle(self) -> None:
+        """Check the proof that :meth:`on_step1` left for later; raises naming the host.
+        Every path that sends a key or takes the next step of the deal calls it first."""
+        data = self._unchecked
+        if data is not None:  # (kept on failure: the table then refuses to open anything)
+            verify_step1(data, self.decks[0], self.context)
+            self._unchecked = None
 
     def on_step2(self, data: bytes) -> bytes:
         """Host: check ``D2`` and its proofs, answer with the locked deck ``D3``."""
@@ -147,6 +169,7 @@ class HiddenTable:
     def on_step3(self, data: bytes) -> None:
         """Joiner: check ``D3`` and its proof (before any card of the deal opens)."""
         assert self.seat == JOINER and len(self.decks) == 2
+        self.settle()
         self.decks.append(decode_step3(data, self.decks[1], self.context))
 
     @property
@@ -185,6 +208,7 @@ class HiddenTable:
     # ------------------------------------------------------------------ keys
     def keys_for(self, positions: Iterable[int]) -> bytes:
         """This side's keys for ``positions``, to send; records that they went out."""
+        self.settle()
         pos = tuple(positions)
         self.sent.update(pos)
         return encode_keys([self.secrets.keys[p] for p in pos])
@@ -289,6 +313,7 @@ class HiddenTable:
     # ------------------------------------------------------------------ audit
     def audit(self) -> bytes:
         """This side's secrets, published when the deal is over."""
+        self.settle()
         return self.secrets.encode()
 
     def on_audit(self, data: bytes) -> tuple[int, ...]:
