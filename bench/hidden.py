@@ -3,11 +3,15 @@
     PYTHONPATH=. python bench/hidden.py [--rounds N]
     PYTHONPATH=. python bench/hidden.py --loopback 12     # two processes, open vs hidden
 
-With ``--loopback R`` it also plays one R-round match between two ``p2pkoikoi``
-processes (headless, random bots) over TCP on 127.0.0.1 with the open deal and
-one with the hidden deal, and prints each one's wall time, and for the hidden
-one the messages and wire bytes per round (frames of the ``card`` messages in
-the host's record: msgpack, AEAD tag and frame header).
+With ``--loopback R`` it also plays R-round matches between two ``p2pkoikoi``
+processes (headless, random bots) over TCP on 127.0.0.1, with the open deal and
+with the hidden deal in turn (``--pairs K`` pairs, default 3, the order
+alternating), and prints the median wall time of each, their ratio, and for
+the hidden deal the messages and wire bytes per round (frames of the ``card``
+messages in the host's record: msgpack, AEAD tag and frame header).  The wall
+times include starting both processes; compile the package first
+(``python -m compileall -q p2pkoikoi``) or every process compiles it again
+where ``PYTHONDONTWRITEBYTECODE`` is set.
 
 Plays N whole rounds of the hidden deal's card protocol in memory (the three
 masking steps, the keys after the deal, 16 turns of play and draw, the audit)
@@ -184,7 +188,8 @@ def wire_figures(rec: Path) -> tuple[int, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--loopback", type=int, metavar="R", help="also time an R-round match")
+    ap.add_argument("--loopback", type=int, metavar="R", help="also time R-round matches")
+    ap.add_argument("--pairs", type=int, default=3, metavar="K", help="open/hidden pairs")
     args = ap.parse_args()
     m = Meter()
     for r in range(args.rounds):
@@ -210,16 +215,30 @@ def main() -> None:
     if args.loopback:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
-            wall_open, _ = loopback(args.loopback, "open", tmp)
-            wall_hidden, rec = loopback(args.loopback, "hidden", tmp)
+            walls: dict[str, list[float]] = {"open": [], "hidden": []}
+            for k in range(args.pairs):
+                for deal in ("open", "hidden") if k % 2 == 0 else ("hidden", "open"):
+                    run_dir = tmp / f"{deal}-{k}"
+                    run_dir.mkdir()
+                    wall, rec_k = loopback(args.loopback, deal, run_dir)
+                    walls[deal].append(wall)
+                    if deal == "hidden":
+                        rec = rec_k
+            wall_open = statistics.median(walls["open"])
+            wall_hidden = statistics.median(walls["hidden"])
             from p2pkoikoi.session.journal import decode_record
 
             record = decode_record(rec.read_bytes())
             deals = sum(1 for a in record.actions if a.kind == "audit") // 2
             count, size = wire_figures(rec)
-            print(f"{args.loopback}-round match over loopback, two processes, random bots:")
-            print(f"  open deal    {wall_open:6.2f} s wall")
-            print(f"  hidden deal  {wall_hidden:6.2f} s wall")
+            print(
+                f"{args.loopback}-round match over loopback, two processes, random bots,"
+                f" median of {args.pairs} each:"
+            )
+            for deal, wall in (("open", wall_open), ("hidden", wall_hidden)):
+                runs = ", ".join(f"{w:.2f}" for w in walls[deal])
+                print(f"  {deal + ' deal':<13} {wall:6.2f} s wall  ({runs})")
+            print(f"  {'hidden / open':<13} {wall_hidden / wall_open:6.2f}")
             print(
                 f"  hidden: {deals} deals, {count} card messages ({count / deals:.1f} per deal),"
                 f" {size:,} wire bytes ({size / deals:,.0f} per deal)"
