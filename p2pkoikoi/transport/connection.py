@@ -30,6 +30,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import trio
 
@@ -210,6 +211,15 @@ class Connection:
         return await stream.receive_some(RECEIVE_SIZE)
 
 
+@runtime_checkable
+class Delivering(Protocol):
+    """A stream that can say when the peer has all we sent, after both ends' EOF
+    (QUIC's :class:`~p2pkoikoi.transport.quic.QuicStream`: its close would discard
+    what the peer has not acknowledged; TCP's kernel keeps sending after a close)."""
+
+    async def delivered(self) -> None: ...
+
+
 async def close_gracefully(stream: trio.abc.Stream, linger: float) -> None:
     """Close ``stream`` so that what we sent last still reaches the other side.
 
@@ -233,9 +243,8 @@ async def close_gracefully(stream: trio.abc.Stream, linger: float) -> None:
             while discarded < LINGER_BYTES:
                 data = await stream.receive_some(RECEIVE_SIZE)
                 if not data:
-                    delivered = getattr(stream, "delivered", None)  # QUIC: see QuicStream
-                    if delivered is not None:
-                        await delivered()
+                    if isinstance(stream, Delivering):
+                        await stream.delivered()
                     break
                 discarded += len(data)
         except (
