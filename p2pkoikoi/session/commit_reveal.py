@@ -25,28 +25,23 @@ from collections.abc import Callable
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import CheatingError, RemoteProtocolError
-from p2pkoikoi.session.identity import Identity
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.states import Role, State
 
 
-class CommitReveal:
+class CommitReveal(Part):
     """One match's commit-reveal: the values, the commitment, the seed, the start signatures."""
 
     def __init__(
         self,
-        me: Identity,
-        phase: Phase,
-        queue: Callable[[wire.Message], None],
+        ctx: PartContext,
         *,
         peer_key: bytes,
         t_commit: bytes,
         my_value: bytes,
         on_seed: Callable[[], None],
     ) -> None:
-        self._me = me
-        self._phase = phase
-        self._queue = queue
+        super().__init__(ctx)
         self._peer_key = peer_key
         self._on_seed = on_seed
         self._my_value = my_value

@@ -39,14 +39,11 @@ from p2pkoikoi.session.errors import (
 from p2pkoikoi.session.events import (
     AcceptRules,
     DeclineRules,
-    Event,
     HandshakeComplete,
     RulesProposed,
 )
-from p2pkoikoi.session.frames import Outbox
-from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.pake import Pake
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.states import Role, State, check_name, sanitize
 
 if TYPE_CHECKING:
@@ -67,16 +64,12 @@ def describe_diff(mine_rules: RuleSet, theirs_rules: RuleSet, mine: str, theirs:
     return describe_mismatch(mine_rules, theirs_rules, mine, theirs)
 
 
-class Handshake:
+class Handshake(Part):
     """One connection's handshake, and what it agreed (read by the other parts)."""
 
     def __init__(
         self,
-        me: Identity,
-        phase: Phase,
-        outbox: Outbox,
-        queue: Callable[[wire.Message], None],
-        emit: Callable[[Event], None],
+        ctx: PartContext,
         *,
         program: str,
         via: str,
@@ -92,11 +85,7 @@ class Handshake:
         on_agreed: Callable[[bytes], None],
         on_resume_keys: Callable[[bytes], None],
     ) -> None:
-        self._me = me
-        self._phase = phase
-        self._outbox = outbox
-        self._queue = queue
-        self._emit = emit
+        super().__init__(ctx)
         self._on_abort = on_abort
         self._on_agreed = on_agreed
         self._on_resume_keys = on_resume_keys
@@ -122,16 +111,16 @@ class Handshake:
         self._transcript = b""
         self._hello = wire.encode_message(
             wire.HelloMsg(
-                role=me.role.value,
+                role=ctx.me.role.value,
                 program=program,
                 eph=crypto.x25519_public(eph),
                 pake=pake.message,
                 pake_code=pake_code.message if pake_code is not None else None,
-                via=None if me.is_host else via,
+                via=None if ctx.me.is_host else via,
                 resume=resume_id,
             )
         )
-        outbox.plain(self._hello)
+        ctx.outbox.plain(self._hello)
 
     def __repr__(self) -> str:
         return f"Handshake({self._me.role!r}, via={self._via!r}, {self._phase!r})"

@@ -27,26 +27,22 @@ from p2pkoikoi.session.errors import (
     RemoteProtocolError,
     ResumeError,
 )
-from p2pkoikoi.session.events import ActionReceived, Checking, Event, HiddenProgress
+from p2pkoikoi.session.events import ActionReceived, Checking, HiddenProgress
 from p2pkoikoi.session.forfeits import Forfeits
-from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.mental.errors import HiddenDealError
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.play import Play
 from p2pkoikoi.session.record import ActionRecord, Evidence, Record, resign_reason
 from p2pkoikoi.session.states import State
 
 
-class HiddenPlay:
+class HiddenPlay(Part):
     """One hidden-deal match's table and its card moves, in and out."""
 
     def __init__(
         self,
-        me: Identity,
-        phase: Phase,
-        queue: Callable[[wire.Message], None],
-        emit: Callable[[Event], None],
+        ctx: PartContext,
         *,
         play: Play,
         table: HiddenMatch,
@@ -54,10 +50,7 @@ class HiddenPlay:
         joiner_started: Callable[[], bool],
         forfeits: Forfeits | None = None,
     ) -> None:
-        self._me = me
-        self._phase = phase
-        self._queue = queue
-        self._emit = emit
+        super().__init__(ctx)
         self._play = play
         self._table = table
         self._peer_key = peer_key

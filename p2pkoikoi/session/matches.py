@@ -23,18 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import MatchState
 from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session.commit_reveal import CommitReveal
-from p2pkoikoi.session.events import Event, MatchStarted, RematchStarted
+from p2pkoikoi.session.events import MatchStarted, RematchStarted
 from p2pkoikoi.session.forfeits import Forfeits
-from p2pkoikoi.session.frames import Outbox
 from p2pkoikoi.session.handshake import Handshake
 from p2pkoikoi.session.hidden_session import HiddenPlay
-from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.mental.play import HiddenMatch
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.play import Play
 from p2pkoikoi.session.record import ForfeitRecord, PlayerRecord, Record, ResultRecord
 from p2pkoikoi.session.rematch_session import Rematch
@@ -63,27 +60,19 @@ class MatchParts:
         return f"MatchParts({self.number}, seed={self.seed!r}, play={self.play!r})"
 
 
-class Matches:
+class Matches(Part):
     """The current match of a connection, and the making of the next."""
 
     def __init__(
         self,
-        me: Identity,
-        phase: Phase,
-        outbox: Outbox,
-        queue: Callable[[wire.Message], None],
-        emit: Callable[[Event], None],
+        ctx: PartContext,
         *,
         handshake: Handshake,
         my_value: bytes,
         hidden_secret: bytes,
         on_seed: Callable[[], None],
     ) -> None:
-        self._me = me
-        self._phase = phase
-        self._outbox = outbox
-        self._queue = queue
-        self._emit = emit
+        super().__init__(ctx)
         self._handshake = handshake
         self._my_value = my_value  # the first match's commit/joiner value
         # the hidden deal's match secret: never sent, never in the record (the .resume file)
@@ -121,9 +110,7 @@ class Matches:
     def _new_match(self, number: int, previous: bytes | None) -> MatchParts:
         forfeits = Forfeits(self._me, lambda: self.transcript)
         rematch = Rematch(
-            self._phase,
-            self._queue,
-            self._emit,
+            self._ctx,
             number=number,
             result=lambda: self.result,
             begin=self.begin_rematch,
@@ -134,9 +121,7 @@ class Matches:
         peer_key = self._handshake.peer_key
         assert peer_key is not None
         return CommitReveal(
-            self._me,
-            self._phase,
-            self._queue,
+            self._ctx,
             peer_key=peer_key,
             t_commit=t_commit,
             my_value=my_value,
@@ -150,10 +135,7 @@ class Matches:
         seed, peer_key = m.seed, self._handshake.peer_key
         assert seed is not None and peer_key is not None
         play = m.play = Play(
-            self._me,
-            self._phase,
-            self._queue,
-            self._emit,
+            self._ctx,
             peer_key=peer_key,
             match=match,
             transcript=transcript,
@@ -164,10 +146,7 @@ class Matches:
         )
         if table is not None:
             m.hidden = HiddenPlay(
-                self._me,
-                self._phase,
-                self._queue,
-                self._emit,
+                self._ctx,
                 play=play,
                 table=table,
                 peer_key=peer_key,
@@ -274,11 +253,7 @@ class Matches:
             play.sign_result()  # the over message goes out after the resume handshake
             continue_in = State.FINISH
         return ResumeExchange(
-            self._me,
-            self._phase,
-            self._outbox,
-            self._queue,
-            self._emit,
+            self._ctx,
             session_id=r.session_id,
             peer_key=peer.key,
             seed=seed,

@@ -32,10 +32,9 @@ from p2pkoikoi.session.errors import (
     RemoteProtocolError,
     ResumeError,
 )
-from p2pkoikoi.session.events import ActionReceived, Event, MatchOver, PeerResigned
-from p2pkoikoi.session.identity import Identity
+from p2pkoikoi.session.events import ActionReceived, MatchOver, PeerResigned
 from p2pkoikoi.session.mental.play import HiddenMatch
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.record import RESIGN_TEXTS, ActionRecord, ResultRecord
 from p2pkoikoi.session.states import Role, State, WaitingFor
 
@@ -57,15 +56,12 @@ def parse_canonical(seq: int, text: str) -> Action:
     return action
 
 
-class Play:
+class Play(Part):
     """One match from its start: the state, the transcript, the actions, the result."""
 
     def __init__(
         self,
-        me: Identity,
-        phase: Phase,
-        queue: Callable[[wire.Message], None],
-        emit: Callable[[Event], None],
+        ctx: PartContext,
         *,
         peer_key: bytes,
         match: MatchState,
@@ -75,10 +71,7 @@ class Play:
         joiner_started: Callable[[], bool],
         pump: Callable[[], None],
     ) -> None:
-        self._me = me
-        self._phase = phase
-        self._queue = queue
-        self._emit = emit
+        super().__init__(ctx)
         self._peer_key = peer_key
         self._table = table  # the hidden deal's table (None: the open deal)
         self._joiner_started = joiner_started

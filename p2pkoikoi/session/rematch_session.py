@@ -26,34 +26,29 @@ import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import LocalProtocolError, RemoteProtocolError
 from p2pkoikoi.session.events import (
     DeclineRematch,
-    Event,
     OfferRematch,
     RematchDeclined,
     RematchOffered,
 )
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.record import ResultRecord
 from p2pkoikoi.session.states import State, sanitize
 
 
-class Rematch:
+class Rematch(Part):
     """The offers of a next match, after match ``number`` of the connection."""
 
     __slots__ = ("_begin", "_emit", "_number", "_peer", "_phase", "_queue", "_result", "_value")
 
     def __init__(
         self,
-        phase: Phase,
-        queue: Callable[[wire.Message], None],
-        emit: Callable[[Event], None],
+        ctx: PartContext,
         *,
         number: int,
         result: Callable[[], ResultRecord | None],
         begin: Callable[[bytes], None],
     ) -> None:
-        self._phase = phase
-        self._queue = queue
-        self._emit = emit
+        super().__init__(ctx)
         self._number = number
         self._result = result  # this match's result (once signed)
         self._begin = begin  # both want the next match: our value for its commit-reveal

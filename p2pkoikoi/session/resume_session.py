@@ -30,10 +30,8 @@ import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session.commit_reveal import CommitReveal
 from p2pkoikoi.session.errors import LocalProtocolError, ResumeError
-from p2pkoikoi.session.events import Event, Resumed
-from p2pkoikoi.session.frames import Outbox
-from p2pkoikoi.session.identity import Identity
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.events import Resumed
+from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.play import Play
 from p2pkoikoi.session.record import PlayerRecord, Record, resign_reason
 from p2pkoikoi.session.resume import ResumePoint
@@ -67,16 +65,12 @@ def check_point(
     return point, me, peer
 
 
-class ResumeExchange:
+class ResumeExchange(Part):
     """The two ``resume`` messages of a resumed connection, and the catch-up they start."""
 
     def __init__(
         self,
-        me: Identity,
-        phase: Phase,
-        outbox: Outbox,
-        queue: Callable[[wire.Message], None],
-        emit: Callable[[Event], None],
+        ctx: PartContext,
         *,
         session_id: bytes,
         peer_key: bytes,
@@ -85,11 +79,7 @@ class ResumeExchange:
         continue_in: State,
         pump: Callable[[], None] | None,
     ) -> None:
-        self._me = me
-        self._phase = phase
-        self._outbox = outbox
-        self._queue = queue
-        self._emit = emit
+        super().__init__(ctx)
         self._session_id = session_id
         self._peer_key = peer_key
         self._seed = seed

@@ -140,6 +140,7 @@ from p2pkoikoi.session.hidden_session import HiddenPlay
 from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.matches import Matches
 from p2pkoikoi.session.pake import Pake
+from p2pkoikoi.session.part import PartContext
 from p2pkoikoi.session.phases import Phase
 from p2pkoikoi.session.play import Play
 from p2pkoikoi.session.record import (
@@ -254,13 +255,10 @@ class Session(SessionViews):
         self._outbox = Outbox()
         self._events: deque[Event] = deque()
         emit = self._events.append
-        self._side = SideChannel(self._phase, self._outbox, self._q, emit, self._note_forfeit)
+        ctx = PartContext(self._me, self._phase, self._outbox, self._q, emit)
+        self._side = SideChannel(ctx, self._note_forfeit)
         self._handshake = Handshake(
-            self._me,
-            self._phase,
-            self._outbox,
-            self._q,
-            emit,
+            ctx,
             program=self.program,
             via=via,
             eph=crypto.x25519_private(bytes(entropy[:32])),
@@ -276,11 +274,7 @@ class Session(SessionViews):
             on_resume_keys=self._resume_keys,
         )
         self._matches = Matches(
-            self._me,
-            self._phase,
-            self._outbox,
-            self._q,
-            emit,
+            ctx,
             handshake=self._handshake,
             my_value=bytes(entropy[32:64]),
             # the hidden deal's match secret: never sent, never in the record (the .resume file)

@@ -19,29 +19,22 @@ from collections.abc import Callable
 
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import LocalProtocolError, RemoteProtocolError
-from p2pkoikoi.session.events import ChatReceived, ConnectionClosed, Event, Ping, Pong
-from p2pkoikoi.session.frames import Outbox
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.events import ChatReceived, ConnectionClosed, Ping, Pong
+from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.states import State, sanitize
 
 
-class SideChannel:
+class SideChannel(Part):
     """Ping, pong, chat, abort and bye, in and out."""
 
     __slots__ = ("_emit", "_note_forfeit", "_outbox", "_phase", "_queue")
 
     def __init__(
         self,
-        phase: Phase,
-        outbox: Outbox,
-        queue: Callable[[wire.Message], None],
-        emit: Callable[[Event], None],
+        ctx: PartContext,
         note_forfeit: Callable[[], None],
     ) -> None:
-        self._phase = phase
-        self._outbox = outbox
-        self._queue = queue
-        self._emit = emit
+        super().__init__(ctx)
         self._note_forfeit = note_forfeit
 
     def __repr__(self) -> str:
