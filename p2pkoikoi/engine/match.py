@@ -35,7 +35,6 @@ seed and actions give the same states on any machine.
 from __future__ import annotations
 
 import enum
-import hashlib
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -55,6 +54,7 @@ from p2pkoikoi.engine.cards import (
     month_counts,
 )
 from p2pkoikoi.engine.deal import coin, dealer_draw, derive_deck
+from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.errors import IllegalActionError, InputError
 from p2pkoikoi.engine.events import (
     DealerChosen,
@@ -868,7 +868,7 @@ class MatchState:
 
     def state_hash(self) -> bytes:
         """SHA-256 of a domain tag and :meth:`encode_state`: equal hashes, equal tables."""
-        return hashlib.sha256(STATE_HASH_TAG + self.encode_state()).digest()
+        return sha256(STATE_HASH_TAG + self.encode_state()).digest()
 
     def __eq__(self, other: object) -> bool:
         return (
