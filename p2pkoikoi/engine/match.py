@@ -1136,10 +1136,10 @@ class _EventTable(dict[int, _E]):
     ``_DREW``, and ``_DREW_PENDING[seat * 48 + card]`` for a drawn card waiting to
     choose.  Events are immutable, so every turn can share them.  The tables were
     tuples built whole at import: 3,168 events, 13 million instructions, about 2% of
-    ``verify``'s start-up, which uses a few hundred of them (issue 25).  Made on first
-    use, an event costs what it did at import; a lookup that finds it costs about
-    700 instructions more than a tuple's index did, 1.5% of an ``apply`` with events
-    (the session's and ``verify``'s path; the bots' playouts use neither).
+    the start-up of ``verify``, which uses none of them (it replays with ``after``,
+    issue 25).  Made on first use, an event costs what it did at import; a lookup
+    that finds it costs about 700 instructions more than a tuple's index did, 1.5%
+    of an ``apply`` with events (the session's path; the bots' playouts use neither).
     """
 
     __slots__ = ("_make",)
