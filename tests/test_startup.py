@@ -93,6 +93,10 @@ def test_help_imports_no_engine_session_or_transport() -> None:
         assert not loaded(result["modules"], name), f"--help imported {name}"
     for name in ("dataclasses", "datetime", "hashlib"):  # (the probe itself imports json)
         assert not loaded(result["modules"], name), f"--help imported {name}"
+    # annotations only: the command line's modules take typing's TYPE_CHECKING as False
+    # (pathlib, which they import where a path is made, the editable install's hook loads
+    # at start-up, so this probe cannot tell)
+    assert not loaded(result["modules"], "typing"), "--help imported typing"
 
 
 def test_the_help_texts_facts_are_the_engines() -> None:
