@@ -112,6 +112,8 @@ def test_score_and_rules_do_not_load_the_match_engine() -> None:
     for argv in (["score", "1b", "3b"], ["rules"], ["--help"]):
         result = run_probe(*argv)
         assert not loaded(result["modules"], "p2pkoikoi.engine.match"), argv
+        # the presets are values.replace copies: no dataclasses (with inspect, ast, dis)
+        assert not loaded(result["modules"], "dataclasses"), argv
 
 
 def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
