@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import time
+
+from p2pkoikoi.cli.bench_protocol import timed_run
 
 #: ``--no-site``: the interpreter's flag and the site-packages directories to search
 NO_SITE: list[str] = []
@@ -38,14 +37,7 @@ def _run(argv: list[str], tree: str | None) -> tuple[float, float]:
     if NO_SITE:
         argv = [argv[0], "-S", *argv[1:]]
         env["PYTHONPATH"] = os.pathsep.join([*([tree] if tree else []), *NO_SITE])
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                   cwd=tree, check=True, timeout=120)  # fmt: skip
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return timed_run(argv, env, tree)  # p2pkoikoi bench's: a blocking wait, the child's rusage
 
 
 def main() -> int:

@@ -8,7 +8,7 @@ from p2pkoikoi.engine.presets import PRESETS
 from p2pkoikoi.session import CheatingError, State
 from p2pkoikoi.session.events import MatchOver
 from p2pkoikoi.session.journal import decode_record
-from p2pkoikoi.session.record import encode_record
+from p2pkoikoi.session.record_writer import encode_record
 from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
 
 

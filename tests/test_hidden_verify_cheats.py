@@ -21,7 +21,7 @@ from p2pkoikoi.session.mental.errors import BadProofError
 from p2pkoikoi.session.mental.group import mul
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
 from p2pkoikoi.session.mental.table import FIELD_POSITIONS
-from p2pkoikoi.session.record import encode_record
+from p2pkoikoi.session.record_writer import encode_record
 from p2pkoikoi.session.session import Session
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
 from p2pkoikoi.session.verify import verify_record

@@ -18,16 +18,15 @@ import pytest
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import RecordError, Session, State, decode_record, encode_record
-from p2pkoikoi.session.journal import (
+from p2pkoikoi.session.journal import decode_entry, decode_journal, decode_record_file, is_journal
+from p2pkoikoi.session.record import ActionRecord, Record
+from p2pkoikoi.session.record_writer import (
     JournalWriter,
-    decode_entry,
-    decode_journal,
-    decode_record_file,
+    _action_line,
+    action_to_dict,
     encode_action_entry,
     encode_entry,
-    is_journal,
 )
-from p2pkoikoi.session.record import ActionRecord, Record, _action_line, action_to_dict
 from p2pkoikoi.session.testing import (
     det_bytes,
     det_key,
@@ -287,8 +286,6 @@ def test_the_joiners_start_signature_reaches_the_hosts_journal() -> None:
 def test_a_hidden_deal_card_move_keeps_its_data_in_the_journal() -> None:
     """The hot path formats open-deal actions itself; a card move (kind, pos, deck,
     keys) goes through the generic encoder and reads back whole."""
-    from p2pkoikoi.session.record import action_to_dict
-
     card = ActionRecord(7, 1, "play 1b", bytes(32), bytes(64), "act", 4, b"", bytes(64))
     line = encode_action_entry(card)
     assert json.loads(line[9:])["action"] == action_to_dict(card)

@@ -36,7 +36,8 @@ from p2pkoikoi.session.events import (
     SendAction,
 )
 from p2pkoikoi.session.journal import decode_record
-from p2pkoikoi.session.record import Record, encode_record
+from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.record_writer import encode_record
 from p2pkoikoi.session.testing import det_bytes, det_key, make_pair, random_chooser, run_pair
 from p2pkoikoi.session.verify import verify_record
 

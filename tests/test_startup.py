@@ -93,6 +93,10 @@ def test_help_imports_no_engine_session_or_transport() -> None:
         assert not loaded(result["modules"], name), f"--help imported {name}"
     for name in ("dataclasses", "datetime", "hashlib"):  # (the probe itself imports json)
         assert not loaded(result["modules"], name), f"--help imported {name}"
+    # annotations only: the command line's modules take typing's TYPE_CHECKING as False
+    # (pathlib, which they import where a path is made, the editable install's hook loads
+    # at start-up, so this probe cannot tell)
+    assert not loaded(result["modules"], "typing"), "--help imported typing"
 
 
 def test_the_help_texts_facts_are_the_engines() -> None:
@@ -108,6 +112,8 @@ def test_score_and_rules_do_not_load_the_match_engine() -> None:
     for argv in (["score", "1b", "3b"], ["rules"], ["--help"]):
         result = run_probe(*argv)
         assert not loaded(result["modules"], "p2pkoikoi.engine.match"), argv
+        # the presets are values.replace copies: no dataclasses (with inspect, ast, dis)
+        assert not loaded(result["modules"], "dataclasses"), argv
 
 
 def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
@@ -126,6 +132,9 @@ def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
         "msgpack",
         "cryptography",  # keys, key exchange, cipher: the network's, not the checks'
         "p2pkoikoi.session.session",
+        "p2pkoikoi.session.verify_hidden",  # an open deal's record: no hidden-deal checks
+        "p2pkoikoi.session.record_writer",  # verify reads records, it writes none
+        "p2pkoikoi.session.mental",
         "nacl.bindings",  # every libsodium wrapper: the checks call libsodium's module
         "difflib",  # suggestions for a mistyped code word
         "textwrap",  # only to show help
@@ -133,6 +142,9 @@ def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
         # the values are engine.values classes: no dataclasses (and its inspect)
         "dataclasses",
         "inspect",
+        # SHA-256 is CPython's own (engine/digest.py): OpenSSL's libcrypto is not loaded
+        "hashlib",
+        "_hashlib",
     ):
         assert not loaded(modules, name), f"verify imported {name}"
 

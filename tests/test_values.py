@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import pickle
+import types
 
 import pytest
 
@@ -86,3 +88,33 @@ def test_the_engine_and_record_values() -> None:
     assert dataclasses.replace(rules, rounds=3) == rules.with_settings(rounds="3")
     r = ResultRecord((1, 2), 0, b"s", b"t")
     assert eval(repr(r)) == r
+
+
+def test_a_method_is_compiled_on_its_first_use() -> None:
+    """Each generated method is made when first looked up, then is a plain function in
+    the class (start-up: ``verify`` makes values but never compares or shows them)."""
+
+    @value
+    class Fresh:
+        a: int
+        b: str = "x"
+
+    made = Fresh.__dict__
+    assert not isinstance(made["__init__"], types.FunctionType)  # nothing compiled yet
+    f = Fresh(1)
+    assert isinstance(made["__init__"], types.FunctionType)
+    for name in ("__repr__", "__eq__", "__hash__"):  # no instance needed them yet
+        assert not isinstance(made[name], types.FunctionType), name
+    assert f == Fresh(1, "x") and f != Fresh(2) and hash(f) == hash(Fresh(1))
+    assert repr(f).endswith(".Fresh(a=1, b='x')")  # the local class's qualified name
+    for name in ("__init__", "__repr__", "__eq__", "__hash__"):
+        assert isinstance(made[name], types.FunctionType), name
+        assert made[name].__qualname__ == f"{Fresh.__qualname__}.{name}"
+
+    @value
+    class Later:
+        x: int
+        y: int = 2
+
+    # a signature before the first instance is the generated method's
+    assert str(inspect.signature(Later)) == "(x, y=2)"

@@ -9,16 +9,23 @@ one-line message on stderr and its exit status: no traceback reaches a user.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import importlib
 import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any, NoReturn
 
 from p2pkoikoi import HOME_URL, __version__
+
+# ``typing.TYPE_CHECKING`` without importing ``typing``: the command line's modules
+# (every one of them, for ``--help``) use it for annotations only, and in a normal
+# install (no editable-install hook at start-up) importing it was about a ninth of
+# ``--help``'s instructions (issue 25).  Type checkers read any ``TYPE_CHECKING`` as
+# true.  The cli modules ``--help`` builds do the same; tests/test_startup.py checks.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 #: command modules, in the order their commands appear in ``--help``
 COMMAND_MODULES = (
@@ -159,8 +166,10 @@ def _tolerant_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if callable(reconfigure) and getattr(stream, "errors", None) == "strict":
-            with contextlib.suppress(ValueError, OSError):
+            try:  # noqa: SIM105 (contextlib.suppress: --help would import contextlib)
                 reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
 
 
 def protect_read_aloud(argv: Sequence[str]) -> list[str]:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from p2pkoikoi.cli.facts import DEFAULT_PRESET, PRESET_NAMES
 
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from p2pkoikoi.cli.config_file import Config
     from p2pkoikoi.engine.rules import RuleSet
 

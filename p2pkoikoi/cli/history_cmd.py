@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(sub: Any) -> None:
@@ -54,6 +56,7 @@ def add_dir_option(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
+    from pathlib import Path  # not at the top: --help builds this module's parser (play_cmds)
 
     from p2pkoikoi.cli.history_list import COUNTS, Entry, _own_key, read_entry, result_text, totals
     from p2pkoikoi.cli.record_list import record_files

@@ -6,16 +6,18 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
 
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
-    from p2pkoikoi.engine import Action, PlayerView, RuleSet
+    # pathlib only where a path is made: --help builds this module's parser, and a
+    # normal install's interpreter has not loaded pathlib (with urllib.parse and
+    # ipaddress, about 5 ms, a seventh of --help's start-up above python -c pass)
+    from pathlib import Path
 
-if TYPE_CHECKING:
+    from p2pkoikoi.engine import Action, PlayerView, RuleSet
     from p2pkoikoi.transport.practice_record import PracticeRecorder
 
 
@@ -195,6 +197,8 @@ def resume_record(which: str) -> PracticeRecorder:
             raise InputError("no practice match is waiting to be resumed")
         path = kept[-1]
     else:
+        from pathlib import Path
+
         path = Path(which).expanduser()
     side = read_practice_sidecar(path)
     if side is None:
@@ -254,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "--record cannot go with --seed: a record proves the seed came from a fair draw"
         )
+    from pathlib import Path
+
     record = Path(args.record).expanduser() if args.record else None
     return practice(
         rules,

@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
 
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 DESCRIPTION = (
     "Bot-vs-bot matches with seats alternated. Reports wins, draws and losses"

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -83,9 +83,10 @@ class Action:
 
 PLAY: tuple[Action, ...] = tuple(Action(ActionKind.PLAY, c) for c in CARDS)
 #: ``PLAY_TAKING[c][t]``: play card ``c`` taking field card ``t`` of its month (the
-#: only pairs a legal play names; 144 actions, not 48 x 48 built at every start-up)
+#: only pairs a legal play names; 144 actions, not 48 x 48 built at every start-up).
+#: A month's four cards are ids ``4 * (month - 1)`` to ``4 * month - 1``.
 PLAY_TAKING: tuple[dict[int, Action], ...] = tuple(
-    {t.id: Action(ActionKind.PLAY, c, t) for t in CARDS if t.month == c.month and t is not c}
+    {t.id: Action(ActionKind.PLAY, c, t) for t in CARDS[c.id & ~3 : (c.id | 3) + 1] if t is not c}
     for c in CARDS
 )
 TAKE: tuple[Action, ...] = tuple(Action(ActionKind.TAKE, c) for c in CARDS)

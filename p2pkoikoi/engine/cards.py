@@ -258,50 +258,62 @@ def table_label(card: Card, ascii: bool = False) -> str:
     return f"{card.month}{FLOWER3[card.month]}{TILE_MARKS[variety(card)][1 if ascii else 0]}"
 
 
+#: each card's code, the names records and actions use (``verify`` looks up only these)
+_CODES: Final[dict[str, tuple[Card, ...]]] = {c.code: (c,) for c in CARDS}
 #: every name of a card, normalised (see :func:`_normalise`), to the cards it may mean:
-#: one card, or a month's chaff in order (``pine-chaff``, ``1Pin·``): the first free one
-_LOOKUP: dict[str, tuple[Card, ...]] = {}
+#: one card, or a month's chaff in order (``pine-chaff``, ``1Pin·``): the first free one.
+#: Made by :func:`_names` on first use (about 550 names: a sixtieth of ``verify``'s
+#: start-up, which needs none of them)
+_lookup: dict[str, tuple[Card, ...]] | None = None
+#: the longest name in words, to find an unquoted name ("sake cup") in a command line
+_most_words = 0
+#: a tile's month and flower without its mark ("3Chy"): month
+_MONTH_TILES: Final = {f"{m}{FLOWER3[m]}".lower(): m for m in range(1, 13)}
 
 
 def _normalise(text: str) -> str:
     return "-".join(text.strip().lower().replace("_", "-").replace(" ", "-").split("-"))
 
 
-def _claim(name: str, card: Card) -> None:
-    key = _normalise(name)
-    cards = _LOOKUP.get(key, ())
-    if card not in cards:
-        _LOOKUP[key] = (*cards, card)
+def _names() -> dict[str, tuple[Card, ...]]:
+    """Every name of every card (see :data:`_lookup`), made on the first call."""
+    global _lookup, _most_words
+    if _lookup is not None:
+        return _lookup
+    table: dict[str, tuple[Card, ...]] = dict(_CODES)
 
+    def claim(name: str, card: Card) -> None:
+        key = _normalise(name)
+        cards = table.get(key, ())
+        if card not in cards:
+            table[key] = (*cards, card)
 
-for _c in CARDS:
-    _LOOKUP[_c.code] = (_c,)
-for _c in CARDS:
-    for _a in _c.aliases:
-        _claim(_a, _c)  # a generic one ("pine-chaff") is the month's chaff, first free first
-    for _name in (_c.english, _c.romaji, _c.japanese):
-        _claim(_name, _c)
-    for _ascii in (False, True):
-        _label = table_label(_c, _ascii)
-        _claim(_label, _c)
-        _claim(f"{_c.month}{TILE_MARKS[variety(_c)][1 if _ascii else 0]}", _c)  # a pile's tile
-        _claim(f"{_c.english} [{_label}]", _c)  # the log's form: "Crane [1Pin★]"
-_claim("sakura-curtain", CARDS[8])
-#: a tile's month and flower without its mark ("3Chy"): month
-_MONTH_TILES: Final = {f"{m}{FLOWER3[m]}".lower(): m for m in range(1, 13)}
-#: the longest name in words, to find an unquoted name ("sake cup") in a command line
-_MOST_WORDS: Final = max(len(k.split("-")) for k in _LOOKUP)
+    for c in CARDS:
+        for alias in c.aliases:
+            claim(alias, c)  # a generic one ("pine-chaff") is the month's chaff, first free first
+        for name in (c.english, c.romaji, c.japanese):
+            claim(name, c)
+        for ascii in (False, True):
+            label = table_label(c, ascii)
+            claim(label, c)
+            claim(f"{c.month}{TILE_MARKS[variety(c)][1 if ascii else 0]}", c)  # a pile's tile
+            claim(f"{c.english} [{label}]", c)  # the log's form: "Crane [1Pin★]"
+    claim("sakura-curtain", CARDS[8])
+    _most_words = max(len(k.split("-")) for k in table)
+    _lookup = table  # whole, or not at all
+    return table
 
 
 def _candidates(key: str) -> tuple[Card, ...]:
-    exact = _LOOKUP.get(key)  # a code as records and actions write it ("1b", "12c3")
+    exact = _CODES.get(key)  # a code as records and actions write it ("1b", "12c3")
     if exact is not None:
         return exact
+    names = _names()
     norm = _normalise(key)
-    cards = _LOOKUP.get(norm)
+    cards = names.get(norm)
     if cards is None and len(norm) > 1 and norm[-1] in "123" and not norm[-2].isdigit():
         # a tile with the table's 1/2 choice marker after it ("12Pau·2")
-        cards = _LOOKUP.get(norm[:-1])
+        cards = names.get(norm[:-1])
     return cards or ()
 
 
@@ -335,10 +347,11 @@ def parse_card(key: CardLike) -> Card:
 def _split_name(keys: list[CardLike], i: int) -> str | None:
     """The words around ``keys[i]`` that together name one card ("sake" "cup"), quoted."""
     words = [k if isinstance(k, str) else "" for k in keys]
-    for n in range(min(_MOST_WORDS, len(words)), 1, -1):
+    names = _names()
+    for n in range(min(_most_words, len(words)), 1, -1):
         for start in range(max(0, i - n + 1), min(i, len(words) - n) + 1):
             phrase = " ".join(words[start : start + n])
-            if all(words[start : start + n]) and _normalise(phrase) in _LOOKUP:
+            if all(words[start : start + n]) and _normalise(phrase) in names:
                 return phrase
     return None
 
@@ -376,7 +389,7 @@ def parse_cards(keys: Iterable[CardLike], *, unique: bool = True) -> tuple[Card,
 
 
 def _quote_advice(phrase: str) -> str:
-    card = _LOOKUP[_normalise(phrase)][0]
+    card = _names()[_normalise(phrase)][0]
     return (
         f'{phrase!r} is one card\'s name ({card.code}): quote it ("{phrase}") '
         f"or join its words ({_normalise(phrase)})"

@@ -9,11 +9,11 @@ likely (no modulo bias).
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from collections.abc import Iterator
 
 from p2pkoikoi.engine.cards import CARDS, Card
+from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import value
 
@@ -39,7 +39,7 @@ def random_words(seed: bytes) -> Iterator[int]:
     """Words of ``SHA-256(seed || k (u32 BE))`` for k = 0, 1, 2, ..., eight per digest."""
     k = 0
     while True:
-        digest = hashlib.sha256(seed + k.to_bytes(4, "big")).digest()
+        digest = sha256(seed + k.to_bytes(4, "big")).digest()
         for i in range(0, 32, 4):
             yield int.from_bytes(digest[i : i + 4], "big")
         k += 1
@@ -92,7 +92,7 @@ _STEPS = tuple((i, i + 1, (1 << 32) - ((1 << 32) % (i + 1))) for i in range(47, 
 _TOP_SIZE = tuple((i, n) for i, n, _ in _STEPS)
 _MIN_LIMIT = min(limit for _, _, limit in _STEPS)
 assert _MIN_LIMIT >= 0xFFFFFF00  # every rejected word starts with three 0xFF bytes
-_sha256 = hashlib.sha256
+_sha256 = sha256
 
 
 def derive_deck(match_seed: bytes, round_no: int = 1, attempt: int = 0) -> list[int]:

@@ -4,8 +4,10 @@ Each event is a small frozen value with a ``kind`` and a ``to_dict()`` whose
 ``"event"`` key is that kind.  Cards appear as their codes in ``to_dict()``.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here, unlike the other modules: with it every
+# field's annotation is a string, and ``NamedTuple`` compiles each string into a
+# ``ForwardRef`` (41 compiles, about 1.5 ms of ``verify``'s start-up, issue 25).  Every type
+# these annotations name is imported or built in.
 from typing import Any, NamedTuple
 
 from p2pkoikoi.engine.cards import CARDS, Card

@@ -35,10 +35,9 @@ seed and actions give the same states on any machine.
 from __future__ import annotations
 
 import enum
-import hashlib
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import p2pkoikoi.engine.actions as A
 from p2pkoikoi.engine.actions import Action, ActionKind
@@ -55,6 +54,7 @@ from p2pkoikoi.engine.cards import (
     month_counts,
 )
 from p2pkoikoi.engine.deal import coin, dealer_draw, derive_deck
+from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.errors import IllegalActionError, InputError
 from p2pkoikoi.engine.events import (
     DealerChosen,
@@ -868,7 +868,7 @@ class MatchState:
 
     def state_hash(self) -> bytes:
         """SHA-256 of a domain tag and :meth:`encode_state`: equal hashes, equal tables."""
-        return hashlib.sha256(STATE_HASH_TAG + self.encode_state()).digest()
+        return sha256(STATE_HASH_TAG + self.encode_state()).digest()
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -1124,30 +1124,58 @@ _new_event = tuple.__new__
 _new_state = object.__new__
 
 
-def _turn_event_tables() -> tuple[tuple[Played, ...], tuple[Drew, ...], tuple[Drew, ...]]:
-    """Every ``Played`` and ``Drew`` event there can be, built once.
+_E = TypeVar("_E", Played, Drew)
+
+
+class _EventTable(dict[int, _E]):
+    """Every ``Played`` (or ``Drew``) event there can be, each made on its first use.
 
     A card captures only cards of its own month, so an event is fixed by the seat,
     the card and one nibble (which of its month's four cards were taken):
     ``_PLAYED[(seat * 48 + card) << 4 | captured >> (card & 60)]``, the same for
     ``_DREW``, and ``_DREW_PENDING[seat * 48 + card]`` for a drawn card waiting to
-    choose.  Events are immutable, so every turn can share them.
+    choose.  Events are immutable, so every turn can share them.  The tables were
+    tuples built whole at import: 3,168 events, 13 million instructions, about 2% of
+    the start-up of ``verify``, which uses none of them (it replays with ``after``,
+    issue 25).  Made on first use, an event costs what it did at import; a lookup
+    that finds it costs about 700 instructions more than a tuple's index did, 1.5%
+    of an ``apply`` with events (the session's path; the bots' playouts use neither).
     """
-    played: list[Played] = []
-    drew: list[Drew] = []
-    pending: list[Drew] = []
-    by_month = [[cards_of(nibble << month) for nibble in range(16)] for month in range(0, 48, 4)]
-    for p in (0, 1):
-        for c in range(48):
-            card = CARDS[c]
-            pending.append(_new_event(Drew, (p, card, (), True)))
-            captures = by_month[c >> 2]
-            played += [_new_event(Played, (p, card, captured)) for captured in captures]
-            drew += [_new_event(Drew, (p, card, captured, False)) for captured in captures]
-    return tuple(played), tuple(drew), tuple(pending)
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[int], _E]) -> None:
+        super().__init__()
+        self._make: Callable[[int], _E] = make
+
+    def __missing__(self, key: int) -> _E:
+        event = self[key] = self._make(key)
+        return event
 
 
-_PLAYED, _DREW, _DREW_PENDING = _turn_event_tables()
+def _played(key: int) -> Played:
+    seat_card, nibble = divmod(key, 16)
+    p, c = divmod(seat_card, 48)
+    event: Played = _new_event(Played, (p, CARDS[c], cards_of(nibble << (c & 60))))
+    return event
+
+
+def _drew(key: int) -> Drew:
+    seat_card, nibble = divmod(key, 16)
+    p, c = divmod(seat_card, 48)
+    event: Drew = _new_event(Drew, (p, CARDS[c], cards_of(nibble << (c & 60)), False))
+    return event
+
+
+def _drew_pending(key: int) -> Drew:
+    p, c = divmod(key, 48)
+    event: Drew = _new_event(Drew, (p, CARDS[c], (), True))
+    return event
+
+
+_PLAYED: _EventTable[Played] = _EventTable(_played)
+_DREW: _EventTable[Drew] = _EventTable(_drew)
+_DREW_PENDING: _EventTable[Drew] = _EventTable(_drew_pending)
 
 
 def _evaluate(s: MatchState, p: int) -> tuple[YakuScore, ...]:

@@ -8,7 +8,6 @@ for every value a source leaves open are written down in ``docs/rules.md``
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Final
 
 from p2pkoikoi.engine.errors import InputError
@@ -26,6 +25,7 @@ from p2pkoikoi.engine.rules import (
     SakeCup,
     Scoring,
 )
+from p2pkoikoi.engine.values import replace
 
 DEFAULT_PRESET: Final = "online"
 
@@ -33,9 +33,13 @@ DEFAULT_PRESET: Final = "online"
 #: beside those three yaku and nowhere else.
 _PLUS_COUNTS: Final = ("kasu", "tan", "tane")
 
+# Every other preset is a copy of this one made by ``values.replace``:
+# ``dataclasses.replace`` would import dataclasses (with inspect, ast and dis) and
+# build the shadow dataclass of RuleSet's 47 fields, about 10 ms of ``score``'s and
+# ``rules``' start-up (issue 25)
 _ONLINE = RuleSet()
 
-_NINTENDO = dataclasses.replace(
+_NINTENDO = replace(
     _ONLINE,
     tane_void_with_inoshikacho=True,
     tan_void_with_akatan_aotan=True,
@@ -50,7 +54,7 @@ _NINTENDO = dataclasses.replace(
     scoring=Scoring.SUM,
 )
 
-_RULEBOOK = dataclasses.replace(
+_RULEBOOK = replace(
     _ONLINE,
     hanami=0,
     tsukimi=0,
@@ -69,7 +73,7 @@ _RULEBOOK = dataclasses.replace(
     scoring=Scoring.SUM,
 )
 
-_VANIKAR = dataclasses.replace(
+_VANIKAR = replace(
     _ONLINE,
     teshi=0,
     kuttsuki=0,
@@ -80,7 +84,7 @@ _VANIKAR = dataclasses.replace(
     scoring=Scoring.SUM,
 )
 
-_TRADITIONS = dataclasses.replace(
+_TRADITIONS = replace(
     _ONLINE,
     goko=15,
     shiko=10,
@@ -101,7 +105,7 @@ _TRADITIONS = dataclasses.replace(
     scoring=Scoring.SUM,
 )
 
-_TORACO = dataclasses.replace(
+_TORACO = replace(
     _ONLINE,
     akatan_aotan=0,
     teshi=0,
@@ -117,7 +121,7 @@ _TORACO = dataclasses.replace(
     scoring=Scoring.SUM,
 )
 
-_FUDAWIKI = dataclasses.replace(
+_FUDAWIKI = replace(
     _ONLINE,
     goko=15,
     sanko=6,
@@ -134,7 +138,7 @@ _FUDAWIKI = dataclasses.replace(
 )
 
 #: The PC game KoiKoi-Japan, as guansanghai/KoiKoi-AI's ``koikoigame.py`` implements it.
-_KOIKOIJAPAN = dataclasses.replace(
+_KOIKOIJAPAN = replace(
     _ONLINE,
     akatan_aotan=20,  # its "Red & Blue 10" scores beside Red 5 and Blue 5: 20 in all, flat
     hanami=1,

@@ -12,11 +12,11 @@ under a domain tag is the fingerprint that the network handshake compares.
 from __future__ import annotations
 
 import enum
-import hashlib
 import json
 from typing import Any, Final
 
 import p2pkoikoi.engine.values as values
+from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import value
 
@@ -294,7 +294,7 @@ class RuleSet:
         hit = _FINGERPRINTS.get(id(self))
         if hit is not None and hit[0] is self:
             return hit[1]
-        fp = hashlib.sha256(b"p2pkoikoi/rules/v1\x00" + self.encode()).hexdigest()
+        fp = sha256(b"p2pkoikoi/rules/v1\x00" + self.encode()).hexdigest()
         if len(_FINGERPRINTS) >= 64:
             _FINGERPRINTS.clear()
         _FINGERPRINTS[id(self)] = (self, fp)  # the reference keeps the id from being reused

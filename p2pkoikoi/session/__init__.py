@@ -70,8 +70,8 @@ if TYPE_CHECKING:
         PlayerRecord,
         Record,
         ResultRecord,
-        encode_record,
     )
+    from p2pkoikoi.session.record_writer import encode_record
     from p2pkoikoi.session.session import Role, Session, State, WaitingFor
     from p2pkoikoi.session.wire import MAX_FRAME, PROTOCOL_VERSION
 
@@ -120,7 +120,7 @@ _LAZY: dict[str, str] = {
     "ResultRecord": "p2pkoikoi.session.record",
     "TIME_FORFEIT": "p2pkoikoi.session.record",
     "decode_record": "p2pkoikoi.session.journal",
-    "encode_record": "p2pkoikoi.session.record",
+    "encode_record": "p2pkoikoi.session.record_writer",
     "Role": "p2pkoikoi.session.session",
     "Session": "p2pkoikoi.session.session",
     "State": "p2pkoikoi.session.session",

@@ -10,12 +10,12 @@ vector in ``protocol/vectors``.
 from __future__ import annotations
 
 import base64
-import hashlib
 import importlib
 import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from p2pkoikoi.engine.digest import sha256 as _sha256
 from p2pkoikoi.session.errors import RemoteProtocolError
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ Field = bytes | str | int
 
 
 def sha256(*parts: bytes) -> bytes:
-    h = hashlib.sha256()
+    h = _sha256()
     for p in parts:
         h.update(p)
     return h.digest()
@@ -316,7 +316,7 @@ def absorb_action(transcript: bytes, seq: int, seat: int, text: str, state_hash:
     in one hash update: every action of a match is absorbed by both sides and by
     ``verify``."""
     data = text.encode("utf-8")
-    h = hashlib.sha256(transcript)
+    h = _sha256(transcript)
     h.update(
         b"".join(
             (

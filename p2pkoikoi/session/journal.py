@@ -24,29 +24,25 @@ if its newline is there and its checksum holds, so a journal cut at any byte
 (a crash in the middle of a write, a disk that lost unsynced blocks) decodes
 to the record of its complete entries; everything from the first incomplete
 or damaged entry on is reported as ``discarded`` bytes.  Nothing here does
-I/O: :class:`JournalWriter` turns successive records into the bytes to
-append, :func:`decode_journal` turns a file's bytes back into a record.
+I/O: :class:`~p2pkoikoi.session.record_writer.JournalWriter` turns successive
+records into the bytes to append (writing lives in
+:mod:`p2pkoikoi.session.record_writer`, which ``verify`` does not load),
+:func:`decode_journal` turns a file's bytes back into a record.
 """
 
 from __future__ import annotations
 
 import binascii  # crc32, the same as zlib.crc32 (binascii is loaded already, zlib is not)
 import json
-from collections.abc import Sequence
 from typing import Any, Final
 
-import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.errors import RecordError
 from p2pkoikoi.session.record import (
     MAX_RECORD_BYTES,
-    ActionRecord,
     Record,
-    ResultRecord,
-    action_to_dict,
     decode_compact_record,
     record_from_dict,
-    record_to_dict,
 )
 
 JOURNAL_FORMAT: Final = "p2pkoikoi-journal"
@@ -54,19 +50,8 @@ JOURNAL_VERSION: Final = 1
 #: how every journal starts: the checksum, a space and the head's first bytes are
 #: fixed by the format (checked by :func:`is_journal` without decoding)
 JOURNAL_PREFIX: Final = b'{"format":"p2pkoikoi-journal"'
-_ROLES: Final = ("host", "joiner")
-
-
-#: one encoder for every entry (json.dumps with options builds a new one each call)
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-#: a JSON string literal as that encoder writes it (ensure_ascii=False)
-_json_str: Final = _ENCODER.encode
-
-
-def encode_entry(obj: dict[str, Any]) -> bytes:
-    """One journal line: CRC-32 of the compact JSON, a space, the JSON, a newline."""
-    text = _ENCODER.encode(obj).encode("utf-8")
-    return b"%08x %s\n" % (binascii.crc32(text), text)
+#: the seats by name, as entries write them (seat 0, seat 1)
+ROLES: Final = ("host", "joiner")
 
 
 def decode_entry(line: bytes) -> dict[str, Any] | None:
@@ -85,115 +70,6 @@ def decode_entry(line: bytes) -> dict[str, Any] | None:
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) and len(obj) >= 1 else None
-
-
-def _action(a: ActionRecord) -> dict[str, Any]:
-    return action_to_dict(a)  # a hidden deal's card move keeps its kind, pos, deck and keys
-
-
-def encode_action_entry(a: ActionRecord) -> bytes:
-    """``encode_entry({"action": _action(a)})``, byte for byte, without the JSON
-    encoder's generic walk: one of these is written for every action."""
-    if a.kind:  # a card move of the hidden deal: its kind, pos, deck and keys too
-        return encode_entry({"action": _action(a)})
-    text = (
-        f'{{"action":{{"seq":{a.seq:d},"seat":{a.seat:d},"action":{_json_str(a.action)},'
-        f'"state_hash":"{a.state_hash.hex()}","sig":"{a.sig.hex()}"}}}}'
-    ).encode()
-    return b"%08x %s\n" % (binascii.crc32(text), text)
-
-
-def encode_head(record: Record) -> bytes:
-    """The first entry: ``record`` (a started match) without its actions and result."""
-    if record.match_seed is None:
-        raise ValueError("a journal starts when the match has started (the record has a seed)")
-    head = values.replace(record, actions=(), result=None, final_sigs=(None, None))
-    return encode_entry(
-        {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "record": record_to_dict(head)}
-    )
-
-
-class JournalWriter:
-    """Sans-I/O: each :meth:`feed` returns the bytes that bring the journal up to a record.
-
-    The first call returns the whole journal (head and every entry so far): a
-    transport writes it as a new file.  Later calls return only the entries
-    for what the record gained (actions, the result, final signatures), or
-    ``b""``; a record that is not a continuation of the last one raises
-    ``ValueError`` (a bug, never the peer's doing: records only grow).
-    """
-
-    __slots__ = ("actions", "result", "final_sigs", "start_sigs")
-
-    def __init__(self) -> None:
-        self.actions = -1  #: actions written so far (-1: nothing, not even the head)
-        self.result = False
-        self.final_sigs = [False, False]
-        #: start signatures written (in the head, or later: the joiner's reaches the host
-        #: after the match started)
-        self.start_sigs = [False, False]
-
-    def __repr__(self) -> str:
-        return (
-            f"<JournalWriter actions={self.actions} result={self.result} "
-            f"final_sigs={self.final_sigs} start_sigs={self.start_sigs}>"
-        )
-
-    @property
-    def started(self) -> bool:
-        return self.actions >= 0
-
-    def feed(self, record: Record) -> bytes:
-        head = b""
-        if self.actions < 0:
-            head = encode_head(record)
-            self.actions = 0
-            self.start_sigs = [
-                p is not None and p.start_sig is not None for p in (record.host, record.joiner)
-            ]
-        host, joiner = record.host, record.joiner
-        starts = (
-            host.start_sig if host is not None else None,
-            joiner.start_sig if joiner is not None else None,
-        )
-        return head + self.extend(record.actions, record.result, record.final_sigs, starts)
-
-    def extend(
-        self,
-        actions: Sequence[ActionRecord],
-        result: ResultRecord | None,
-        final_sigs: tuple[bytes | None, bytes | None],
-        start_sigs: tuple[bytes | None, bytes | None] = (None, None),
-    ) -> bytes:
-        """:meth:`feed` after the first call, from a record's parts (a session's,
-        without building a :class:`Record`: this runs after every step)."""
-        if self.actions < 0:
-            raise ValueError("a journal starts with feed(record): the head")
-        out = []
-        for seat, sig in enumerate(start_sigs):
-            if sig is not None and not self.start_sigs[seat]:
-                out.append(encode_entry({"start_sig": {"role": _ROLES[seat], "sig": sig.hex()}}))
-                self.start_sigs[seat] = True
-        n = len(actions)
-        if n < self.actions:
-            raise ValueError("the record lost actions since the last journal entry")
-        for i in range(self.actions, n):
-            out.append(encode_action_entry(actions[i]))
-        self.actions = n
-        if result is not None and not self.result:
-            entry = {
-                "scores": list(result.scores),
-                "winner": result.winner,
-                "final_state_hash": result.final_state_hash.hex(),
-                "transcript_hash": result.transcript_hash.hex(),
-            }
-            out.append(encode_entry({"result": entry}))
-            self.result = True
-        for seat, sig in enumerate(final_sigs):
-            if sig is not None and not self.final_sigs[seat]:
-                out.append(encode_entry({"final_sig": {"role": _ROLES[seat], "sig": sig.hex()}}))
-                self.final_sigs[seat] = True
-        return b"".join(out)
 
 
 @value
@@ -261,14 +137,14 @@ def decode_journal(data: bytes) -> JournalRead:
             result = value
         elif kind == "start_sig":
             role = value.get("role") if isinstance(value, dict) else None
-            player = body.get(role) if role in _ROLES else None
+            player = body.get(role) if role in ROLES else None
             if not isinstance(player, dict):
                 raise _fail(
                     f"{where}: start_sig needs a role (host or joiner) whose player is known"
                 )
             body[role] = dict(player, start_sig=value.get("sig"))
         elif kind == "final_sig":
-            if not isinstance(value, dict) or value.get("role") not in _ROLES:
+            if not isinstance(value, dict) or value.get("role") not in ROLES:
                 raise _fail(f"{where}: final_sig needs a role (host or joiner) and a sig")
             if result is None:
                 raise _fail(f"{where} is a final signature before the result")

@@ -1,6 +1,7 @@
 """Match records: everything needed to verify a match afterwards, in one JSON file.
 
-A record is UTF-8 JSON (``encode_record``).  While a match is played its file
+A record is UTF-8 JSON (:func:`~p2pkoikoi.session.record_writer.encode_record`
+writes it; this module holds the values and reads them back).  While a match is played its file
 is a journal that grows by appending (:mod:`p2pkoikoi.session.journal`); the
 transport writes the compact record (atomically: a temporary file, then a
 rename) when the match ends.  Byte strings are lowercase hex.  ``decode_compact_record`` validates
@@ -11,11 +12,10 @@ signatures cover is defined in ``protocol/README.md`` ("Transcript");
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any, Final
 
-from p2pkoikoi.engine import InputError, RuleSet, values
+from p2pkoikoi.engine import InputError, RuleSet
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
@@ -139,131 +139,6 @@ class Record:
     def is_complete(self) -> bool:
         """The match is over and both players signed its result."""
         return self.result is not None and None not in self.final_sigs
-
-
-# --------------------------------------------------------------------------- encode
-def _hex(b: bytes | None) -> str | None:
-    return None if b is None else b.hex()
-
-
-def _player(p: PlayerRecord | None) -> dict[str, Any] | None:
-    if p is None:
-        return None
-    return {
-        "name": p.name,
-        "identity_key": p.key.hex(),
-        "fingerprint": fingerprint(p.key),
-        "auth_sig": _hex(p.auth_sig),
-        "start_sig": _hex(p.start_sig),
-    }
-
-
-def record_to_dict(record: Record) -> dict[str, Any]:
-    r = record.result
-    return {
-        "format": RECORD_FORMAT,
-        "version": RECORD_VERSION,
-        "protocol": record.protocol,
-        "session_id": _hex(record.session_id),
-        "rules": record.rules.to_dict() if record.rules is not None else None,
-        "rules_fingerprint": record.rules.fingerprint() if record.rules is not None else None,
-        "turn_limit": record.turn_limit,
-        "host": _player(record.host),
-        "joiner": _player(record.joiner),
-        "accepted": record.accepted,
-        "commitment": _hex(record.commitment),
-        "commit_sig": _hex(record.commit_sig),
-        "joiner_value": _hex(record.joiner_value),
-        "host_value": _hex(record.host_value),
-        "match_seed": _hex(record.match_seed),
-        "actions": [action_to_dict(a) for a in record.actions],
-        "result": None
-        if r is None
-        else {
-            "scores": list(r.scores),
-            "winner": r.winner,
-            "final_state_hash": r.final_state_hash.hex(),
-            "transcript_hash": r.transcript_hash.hex(),
-        },
-        "final_sigs": {"host": _hex(record.final_sigs[0]), "joiner": _hex(record.final_sigs[1])},
-        "forfeit": None
-        if record.forfeit is None
-        else {
-            "seat": record.forfeit.seat,
-            "reason": record.forfeit.reason,
-            "sig": record.forfeit.sig.hex(),
-        },
-        "missing": record.missing,
-        # a rematch only: a first match's record is as before
-        **(
-            {"match": record.match_number, "previous": _hex(record.previous)}
-            if record.match_number > 1
-            else {}
-        ),
-    } | (
-        {}
-        if record.evidence is None
-        else {
-            "evidence": {
-                "seat": record.evidence.seat,
-                "round": record.evidence.round,
-                "attempt": record.evidence.attempt,
-                "secrets": record.evidence.secrets.hex(),
-            }
-        }
-    )
-
-
-def action_to_dict(a: ActionRecord) -> dict[str, Any]:
-    """One action as JSON values (hex bytes), the same in a record and a journal."""
-    out: dict[str, Any] = {
-        "seq": a.seq,
-        "seat": a.seat,
-        "action": a.action,
-        "state_hash": a.state_hash.hex(),
-        "sig": a.sig.hex(),
-    }
-    if a.kind:  # a move of the hidden deal
-        out["kind"] = a.kind
-        if a.pos is not None:
-            out["pos"] = a.pos
-        if a.deck:
-            out["deck"] = a.deck.hex()
-        if a.keys:
-            out["keys"] = a.keys.hex()
-    return out
-
-
-@functools.lru_cache(maxsize=4096)
-def _action_line(a: ActionRecord) -> str:
-    """One action's JSON line; cached, since the record is rewritten after every move and
-    a hidden deal's moves carry whole decks (the file then grows to hundreds of kB).
-    An open deal's action is written without the JSON encoder's generic walk
-    (the same bytes: a test compares them), as the record is compacted at the
-    match's end, between its last move and the result line."""
-    if a.kind or type(a.seq) is not int or type(a.seat) is not int:
-        return json.dumps(action_to_dict(a), separators=(", ", ": "))
-    return (
-        f'{{"seq": {a.seq!r}, "seat": {a.seat!r}, '
-        f'"action": {_ascii_str(a.action)}, "state_hash": "{a.state_hash.hex()}", '
-        f'"sig": "{a.sig.hex()}"}}'
-    )
-
-
-#: a JSON string literal as ``json.dumps`` writes it (ensure_ascii)
-_ascii_str: Final = json.encoder.encode_basestring_ascii
-
-
-def encode_record(record: Record) -> bytes:
-    """UTF-8 JSON, one action per line, ending in a newline."""
-    d = record_to_dict(values.replace(record, actions=()))
-    d.pop("actions")
-    head = json.dumps(d, indent=1, ensure_ascii=False)
-    actions = record.actions
-    lines = ",\n  ".join(_action_line(a) for a in actions)
-    body = f'"actions": [\n  {lines}\n ]' if actions else '"actions": []'
-    text = head[:-2] + ",\n " + body + "\n}\n"
-    return text.encode("utf-8")
 
 
 # --------------------------------------------------------------------------- decode

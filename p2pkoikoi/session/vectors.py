@@ -25,15 +25,19 @@ from p2pkoikoi.session.events import Resign, SendAction
 from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED
 from p2pkoikoi.session.handshake import WRONG_CODE_REASON
 from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
-from p2pkoikoi.session.journal import JournalWriter, decode_journal, encode_entry
+from p2pkoikoi.session.journal import decode_journal
 from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
 from p2pkoikoi.session.record import (
     LEFT_FORFEIT,
     TIME_FORFEIT,
-    encode_record,
     record_from_dict,
-    record_to_dict,
     resign_reason,
+)
+from p2pkoikoi.session.record_writer import (
+    JournalWriter,
+    encode_entry,
+    encode_record,
+    record_to_dict,
 )
 from p2pkoikoi.session.testing import (
     SECRET,
