@@ -135,11 +135,7 @@ class Engine:
     def after_declarations(self, declared: list[list[int] | None]) -> None:
         """The rest of the deal-time rules (3b steps 3-6) once both hands are as known."""
         r = self.rules
-        if r["hand_swap"] and self.swap_decision == "swap":
-            self.known = [self.known[1], self.known[0]]
-            self.count = [self.count[1], self.count[0]]
-        if not r["hand_swap"] and not r["hand_yaku_before_field_redeal"]:
-            pass  # field redeal already checked in deal_known
+        # the caller has set the hands as known after any swap
         lucky = [
             d is not None and (
                 (r["redeal_hand_four_of_month"] and yaku.four_of_month(d))

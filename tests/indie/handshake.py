@@ -1,0 +1,173 @@
+"""Hello, SPAKE2, auth, rules agreement, commit-reveal and start (README.md sections 5-8)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from spake2 import SPAKE2_A, SPAKE2_B
+
+from . import rules as rules_mod
+from .wire import Framed, ProtocolError, Transcript, derive_keys, entry, handshake_hash, pack, tag, unpack
+
+ID_A = b"p2pkoikoi/v2/joiner"
+ID_B = b"p2pkoikoi/v2/host"
+
+
+def raw_pub(k: Ed25519PrivateKey) -> bytes:
+    return k.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def verify_sig(key: bytes, sig: bytes, data: bytes, what: str) -> None:
+    try:
+        Ed25519PublicKey.from_public_bytes(key).verify(sig, data)
+    except Exception as exc:
+        raise ProtocolError(f"forged: {what}") from exc
+
+
+@dataclass
+class Session:
+    """Everything a match needs from the handshake."""
+
+    role: str
+    ch: Framed
+    tx: Transcript
+    identity: Ed25519PrivateKey
+    peer_key: bytes
+    rules: dict[str, Any]
+    rules_bytes: bytes
+    fp: bytes
+    seed: bytes
+    h0: bytes
+
+    @property
+    def seat(self) -> int:
+        return 0 if self.role == "host" else 1
+
+    def sign(self, t: str, data: bytes) -> bytes:
+        return self.identity.sign(tag(t) + data)
+
+
+def _hellos(sock: socket.socket, role: str, password: bytes) -> tuple[Framed, bytes, bytes]:
+    ch = Framed(sock)
+    eph = X25519PrivateKey.generate()
+    eph_pub = eph.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    pake = SPAKE2_A(password, idA=ID_A, idB=ID_B) if role == "joiner" else SPAKE2_B(password, idA=ID_A, idB=ID_B)
+    msg = pake.start()
+    hello: dict[str, Any] = {"type": "hello", "role": role, "program": "indie 0.1", "eph": eph_pub, "pake": msg}
+    if role == "joiner":
+        hello["via"] = "invite"
+    mine = pack(hello)
+    ch.write_frame(mine)
+    theirs = ch.read_frame()
+    peer = unpack(theirs)
+    if peer.get("type") != "hello":
+        raise ProtocolError(f"expected a hello, got {peer.get('type')}: {peer.get('reason')}")
+    if peer.get("v") != 3:
+        raise ProtocolError(f"protocol version mismatch: {peer.get('v')}")
+    if peer["role"] == role:
+        raise ProtocolError("both sides have the same role")
+    k = pake.finish(peer["pake"])
+    shared = eph.exchange(X25519PublicKey.from_public_bytes(peer["eph"]))
+    if shared == bytes(32):
+        raise ProtocolError("low-order key")
+    hh, jh = (mine, theirs) if role == "host" else (theirs, mine)
+    h0 = handshake_hash(hh, jh)
+    k_h2j, k_j2h, _resume = derive_keys(k, shared, h0)
+    ch.keys(role, k_h2j, k_j2h)
+    return ch, h0, peer
+
+
+def _auth_entry(role: str, name: str, key: bytes, rules: bytes, turn_limit: int) -> bytes:
+    return entry("auth", role, name, key, rules, turn_limit)
+
+
+def join(sock: socket.socket, secret: bytes, name: str) -> Session:
+    ch, h0, _ = _hellos(sock, "joiner", tag("p2pkoikoi/v2/invite-secret") + secret)
+    ident = Ed25519PrivateKey.generate()
+    key = raw_pub(ident)
+    je = _auth_entry("joiner", name, key, b"", 0)
+    ch.send({"type": "auth", "name": name, "key": key, "sig": ident.sign(tag("p2pkoikoi/v2/auth") + h0 + je)})
+    a = ch.recv()
+    if a["type"] != "auth":
+        raise ProtocolError("expected auth first")
+    he = _auth_entry("host", a["name"], a["key"], a["rules"], a["turn_limit"])
+    verify_sig(a["key"], a["sig"], tag("p2pkoikoi/v2/auth") + h0 + he, "host auth")
+    rules = rules_mod.decode(a["rules"])
+    fp = rules_mod.fingerprint(a["rules"])
+    if fp.hex() != a["fp"] or rules["rounds"] != a["rounds"]:
+        raise ProtocolError("rules fingerprint or rounds do not match")
+    tx = Transcript(h0)
+    tx.absorb(he)
+    tx.absorb(je)
+    ch.send({"type": "accept", "fp": fp.hex()})
+    t_c = tx.absorb(entry("accept", fp.hex()))
+    c = ch.recv()
+    if c["type"] != "commit":
+        raise ProtocolError(f"expected commit, got {c['type']}")
+    t_k = tx.absorb(entry("commit", c["c"]))
+    verify_sig(a["key"], c["sig"], tag("p2pkoikoi/v2/commit-sig") + t_k, "commitment")
+    jv = os.urandom(32)
+    ch.send({"type": "value", "r": jv})
+    tx.absorb(entry("value", jv))
+    r = ch.recv()
+    if r["type"] != "reveal":
+        raise ProtocolError(f"expected reveal, got {r['type']}")
+    hv = r["r"]
+    if hashlib.sha256(tag("p2pkoikoi/v2/commit") + t_c + hv).digest() != c["c"]:
+        raise ProtocolError("cheating: the reveal does not match the commitment")
+    t_r = tx.absorb(entry("reveal", hv))
+    verify_sig(a["key"], r["sig"], tag("p2pkoikoi/v2/start") + t_r, "host start signature")
+    ch.send({"type": "start", "sig": ident.sign(tag("p2pkoikoi/v2/start") + t_r)})
+    seed = hashlib.sha256(tag("p2pkoikoi/v2/seed") + hv + jv + t_c).digest()
+    return Session("joiner", ch, tx, ident, a["key"], rules, a["rules"], fp, seed, h0)
+
+
+def host(sock: socket.socket, secret: bytes, name: str, rules: dict[str, Any], turn_limit: int) -> Session:
+    ch, h0, peer = _hellos(sock, "host", tag("p2pkoikoi/v2/invite-secret") + secret)
+    if peer.get("via") != "invite":
+        raise ProtocolError(f"the joiner uses {peer.get('via')}, not the invite")
+    a = ch.recv()
+    if a["type"] != "auth":
+        raise ProtocolError("expected auth first")
+    je = _auth_entry("joiner", a["name"], a["key"], b"", 0)
+    verify_sig(a["key"], a["sig"], tag("p2pkoikoi/v2/auth") + h0 + je, "joiner auth")
+    ident = Ed25519PrivateKey.generate()
+    key = raw_pub(ident)
+    rb = rules_mod.encode(rules)
+    fp = rules_mod.fingerprint(rb)
+    he = _auth_entry("host", name, key, rb, turn_limit)
+    ch.send({
+        "type": "auth", "name": name, "key": key, "sig": ident.sign(tag("p2pkoikoi/v2/auth") + h0 + he),
+        "rules": rb, "fp": fp.hex(), "rounds": rules["rounds"], "turn_limit": turn_limit,
+    })
+    tx = Transcript(h0)
+    tx.absorb(he)
+    tx.absorb(je)
+    acc = ch.recv()
+    if acc["type"] != "accept" or acc["fp"] != fp.hex():
+        raise ProtocolError(f"the joiner declined: {acc.get('reason')}")
+    t_c = tx.absorb(entry("accept", fp.hex()))
+    hv = os.urandom(32)
+    c = hashlib.sha256(tag("p2pkoikoi/v2/commit") + t_c + hv).digest()
+    t_k = tx.absorb(entry("commit", c))
+    ch.send({"type": "commit", "c": c, "sig": ident.sign(tag("p2pkoikoi/v2/commit-sig") + t_k)})
+    v = ch.recv()
+    if v["type"] != "value":
+        raise ProtocolError(f"expected value, got {v['type']}")
+    jv = v["r"]
+    tx.absorb(entry("value", jv))
+    t_r = tx.absorb(entry("reveal", hv))
+    ch.send({"type": "reveal", "r": hv, "sig": ident.sign(tag("p2pkoikoi/v2/start") + t_r)})
+    s = ch.recv()
+    if s["type"] != "start":
+        raise ProtocolError(f"expected start, got {s['type']}")
+    verify_sig(a["key"], s["sig"], tag("p2pkoikoi/v2/start") + t_r, "joiner start signature")
+    seed = hashlib.sha256(tag("p2pkoikoi/v2/seed") + hv + jv + t_c).digest()
+    return Session("host", ch, tx, ident, a["key"], rules, rb, fp, seed, h0)
