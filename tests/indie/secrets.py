@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 from dataclasses import dataclass
 
@@ -42,6 +43,12 @@ def _scalar(seed: bytes, label: bytes, index: int) -> int:
 
 
 def derive(master: bytes, rnd: int, attempt: int) -> DealSecrets:
+    if os.environ.get("INDIE_SECRETS") == "random":  # "any uniformly random values will do"
+        import secrets as _s
+
+        perm = list(range(48))
+        _s.SystemRandom().shuffle(perm)
+        return DealSecrets(_s.randbelow(L - 1) + 1, tuple(perm), tuple(_s.randbelow(L - 1) + 1 for _ in range(48)))
     seed = hashlib.sha256(TAG_DEAL + master + struct.pack(">HH", rnd, attempt)).digest()
     perm = fisher_yates(hashlib.sha256(TAG_PERM + seed).digest())
     return DealSecrets(
