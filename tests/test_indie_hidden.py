@@ -40,40 +40,71 @@ def _first_json(proc: subprocess.Popen[str], key: str) -> dict[str, Any]:
     for line in proc.stdout:
         line = line.strip()
         if line.startswith("{"):
-            ev = json.loads(line)
+            ev: dict[str, Any] = json.loads(line)
             if key in ev:
                 return ev
     raise AssertionError(f"the process ended without printing {key!r}")
 
 
 def _last_json(out: str, event: str) -> dict[str, Any]:
-    evs = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    evs: list[dict[str, Any]] = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
     found = [e for e in evs if e.get("event") == event]
     assert found, f"no {event!r} event in:\n{out[-2000:]}"
     return found[-1]
 
 
 def _verify(record: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(_ours("verify", str(record)), capture_output=True, text=True, timeout=DEADLINE)
+    return subprocess.run(
+        _ours("verify", str(record)), capture_output=True, text=True, timeout=DEADLINE
+    )
 
 
 def _common(tmp: Path) -> list[str]:
-    return ["--no-dht", "--no-stun", "--config-dir", str(tmp / "cfg"), "--record", str(tmp / "rec.json")]
+    return [
+        "--no-dht",
+        "--no-stun",
+        "--config-dir",
+        str(tmp / "cfg"),
+        "--record",
+        str(tmp / "rec.json"),
+    ]
 
 
 def test_indie_joins_our_host(tmp_path: Path) -> None:
     host = subprocess.Popen(
         _ours(
-            "host", "--headless", "--bot", "random", "--bot-seed", "7", "--port", "0", "--bind", "127.0.0.1",
-            "--rules", "rulebook", "--set", "deal=hidden", "--rounds", str(ROUNDS),
-            "--no-port-mapping", "--no-announce", *_common(tmp_path),
+            "host",
+            "--headless",
+            "--bot",
+            "random",
+            "--bot-seed",
+            "7",
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--rules",
+            "rulebook",
+            "--set",
+            "deal=hidden",
+            "--rounds",
+            str(ROUNDS),
+            "--no-port-mapping",
+            "--no-announce",
+            *_common(tmp_path),
         ),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         invite = _first_json(host, "invite")["invite"]
         indie = subprocess.run(
-            _indie("join", invite, "--seed", "7"), capture_output=True, text=True, timeout=DEADLINE, env=_env()
+            _indie("join", invite, "--seed", "7"),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+            env=_env(),
         )
         rest, err = host.communicate(timeout=DEADLINE)
     finally:
@@ -90,17 +121,44 @@ def test_indie_joins_our_host(tmp_path: Path) -> None:
 
 def test_our_joiner_joins_indie_host(tmp_path: Path) -> None:
     indie = subprocess.Popen(
-        _indie("host", "--rules", "rulebook", "--set", "deal=hidden", "--rounds", str(ROUNDS), "--seed", "8"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+        _indie(
+            "host",
+            "--rules",
+            "rulebook",
+            "--set",
+            "deal=hidden",
+            "--rounds",
+            str(ROUNDS),
+            "--seed",
+            "8",
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
     )
     try:
         invite = _first_json(indie, "invite")["invite"]
         joiner = subprocess.run(
             _ours(
-                "join", invite, "--headless", "--bot", "random", "--bot-seed", "8", "--expect-rules", "rulebook",
-                "--set", "deal=hidden", "--set", f"rounds={ROUNDS}", *_common(tmp_path),
+                "join",
+                invite,
+                "--headless",
+                "--bot",
+                "random",
+                "--bot-seed",
+                "8",
+                "--expect-rules",
+                "rulebook",
+                "--set",
+                "deal=hidden",
+                "--set",
+                f"rounds={ROUNDS}",
+                *_common(tmp_path),
             ),
-            capture_output=True, text=True, timeout=DEADLINE,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
         )
         rest, err = indie.communicate(timeout=DEADLINE)
     finally:
@@ -122,7 +180,11 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
         elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "__import__":
-            names |= {a.value.split(".")[0] for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+            names |= {
+                a.value.split(".")[0]
+                for a in node.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            }
     return names
 
 
@@ -138,7 +200,9 @@ def test_indie_never_imports_the_reference() -> None:
         "    importlib.import_module('indie.' + m.name)\n"
         "print(sorted(n for n in sys.modules if n.split('.')[0] == 'p2pkoikoi'))\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=_env(), timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=_env(), timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
@@ -146,6 +210,10 @@ def test_indie_never_imports_the_reference() -> None:
 def test_indie_reproduces_the_vectors() -> None:
     """Its proofs, deal and engine against protocol/vectors (hidden.json, crypto.json, ...)."""
     out = subprocess.run(
-        [sys.executable, "-m", "indie.selftest"], capture_output=True, text=True, env=_env(), timeout=120
+        [sys.executable, "-m", "indie.selftest"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
     )
     assert out.returncode == 0, out.stdout + out.stderr

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Iterator
 
 KINDS = "barc"
 CODES: list[str] = []
 _month_kinds = [
-    "b r c1 c2", "a r c1 c2", "b r c1 c2", "a r c1 c2", "a r c1 c2", "a r c1 c2",
-    "a r c1 c2", "b a c1 c2", "a r c1 c2", "a r c1 c2", "b a r c", "b c1 c2 c3",
+    "b r c1 c2",
+    "a r c1 c2",
+    "b r c1 c2",
+    "a r c1 c2",
+    "a r c1 c2",
+    "a r c1 c2",
+    "a r c1 c2",
+    "b a c1 c2",
+    "a r c1 c2",
+    "a r c1 c2",
+    "b a r c",
+    "b c1 c2 c3",
 ]
 for _m, _ks in enumerate(_month_kinds, start=1):
     for _k in _ks.split():
@@ -26,7 +37,7 @@ def kind(c: int) -> str:
 
 
 def fisher_yates(seed: bytes) -> list[int]:
-    def words():
+    def words() -> Iterator[int]:
         k = 0
         while True:
             d = hashlib.sha256(seed + struct.pack(">I", k)).digest()
@@ -48,11 +59,16 @@ def fisher_yates(seed: bytes) -> list[int]:
 
 
 def shuffled(tag: bytes, match_seed: bytes, rnd: int, attempt: int) -> list[int]:
-    return fisher_yates(hashlib.sha256(tag + match_seed + struct.pack(">HH", rnd, attempt)).digest())
+    return fisher_yates(
+        hashlib.sha256(tag + match_seed + struct.pack(">HH", rnd, attempt)).digest()
+    )
 
 
 def coin(match_seed: bytes) -> int:
-    return hashlib.sha256(b"p2pkoikoi/coin/v1" + match_seed + struct.pack(">HH", 0, 0)).digest()[31] & 1
+    return (
+        hashlib.sha256(b"p2pkoikoi/coin/v1" + match_seed + struct.pack(">HH", 0, 0)).digest()[31]
+        & 1
+    )
 
 
 KIND_RANK = {"b": 3, "a": 2, "r": 1, "c": 0}

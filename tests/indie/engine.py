@@ -60,7 +60,7 @@ class Engine:
     swap_decision: str = ""
 
     @classmethod
-    def start(cls, rules: dict[str, Any], fp: bytes, seed: bytes) -> "Engine":
+    def start(cls, rules: dict[str, Any], fp: bytes, seed: bytes) -> Engine:
         e = cls(rules, fp, seed)
         if rules["scoring"] == "pool":
             e.scores = [rules["pool_stake"], rules["pool_stake"]]
@@ -70,18 +70,33 @@ class Engine:
             e.dealer = card_draw(seed, 0, rules["card_draw_tie"])
         return e
 
-    def copy(self) -> "Engine":
+    def copy(self) -> Engine:
         return copy.deepcopy(self)
 
     # -- the hash ------------------------------------------------------
     def public(self) -> bytes:
         return self.fp + struct.pack(
             ">HHBBBiiBBQQQBBHHBBBB",
-            self.round, self.attempt, self.dealer, self.phase, self.to_act,
-            self.scores[0], self.scores[1], self.count[0], self.count[1],
-            self.field_, self.piles[0], self.piles[1], self.calls[0], self.calls[1],
-            self.last_total[0], self.last_total[1], self.pending, self.winner,
-            self.rounds_finished, self.stock,
+            self.round,
+            self.attempt,
+            self.dealer,
+            self.phase,
+            self.to_act,
+            self.scores[0],
+            self.scores[1],
+            self.count[0],
+            self.count[1],
+            self.field_,
+            self.piles[0],
+            self.piles[1],
+            self.calls[0],
+            self.calls[1],
+            self.last_total[0],
+            self.last_total[1],
+            self.pending,
+            self.winner,
+            self.rounds_finished,
+            self.stock,
         )
 
     def hidden_hash(self, chain: bytes) -> bytes:
@@ -137,7 +152,8 @@ class Engine:
         r = self.rules
         # the caller has set the hands as known after any swap
         lucky = [
-            d is not None and (
+            d is not None
+            and (
                 (r["redeal_hand_four_of_month"] and yaku.four_of_month(d))
                 or (r["redeal_hand_four_pairs"] and yaku.four_pairs(d))
             )
@@ -315,7 +331,9 @@ class Engine:
         gained[seat] = pts
         self._end_round(seat, gained)
 
-    def _end_round(self, w: int | None, gained: list[int], drawn: bool = False, both: bool = False) -> None:
+    def _end_round(
+        self, w: int | None, gained: list[int], drawn: bool = False, both: bool = False
+    ) -> None:
         r = self.rules
         if r["scoring"] == "pool":
             for s in (0, 1):

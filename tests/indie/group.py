@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import struct
 
-import rbcl
+import rbcl  # type: ignore[import-untyped]
 
 L = 2**252 + 27742317777372353535851937790883648493
 IDENTITY = bytes(32)

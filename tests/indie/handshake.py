@@ -11,10 +11,20 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from spake2 import SPAKE2_A, SPAKE2_B
+from spake2 import SPAKE2_A, SPAKE2_B  # type: ignore[import-untyped]
 
 from . import rules as rules_mod
-from .wire import Framed, ProtocolError, Transcript, derive_keys, entry, handshake_hash, pack, tag, unpack
+from .wire import (
+    Framed,
+    ProtocolError,
+    Transcript,
+    derive_keys,
+    entry,
+    handshake_hash,
+    pack,
+    tag,
+    unpack,
+)
 
 ID_A = b"p2pkoikoi/v2/joiner"
 ID_B = b"p2pkoikoi/v2/host"
@@ -54,13 +64,25 @@ class Session:
         return self.identity.sign(tag(t) + data)
 
 
-def _hellos(sock: socket.socket, role: str, password: bytes) -> tuple[Framed, bytes, bytes]:
+def _hellos(
+    sock: socket.socket, role: str, password: bytes
+) -> tuple[Framed, bytes, dict[str, Any]]:
     ch = Framed(sock)
     eph = X25519PrivateKey.generate()
     eph_pub = eph.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-    pake = SPAKE2_A(password, idA=ID_A, idB=ID_B) if role == "joiner" else SPAKE2_B(password, idA=ID_A, idB=ID_B)
+    pake = (
+        SPAKE2_A(password, idA=ID_A, idB=ID_B)
+        if role == "joiner"
+        else SPAKE2_B(password, idA=ID_A, idB=ID_B)
+    )
     msg = pake.start()
-    hello: dict[str, Any] = {"type": "hello", "role": role, "program": "indie 0.1", "eph": eph_pub, "pake": msg}
+    hello: dict[str, Any] = {
+        "type": "hello",
+        "role": role,
+        "program": "indie 0.1",
+        "eph": eph_pub,
+        "pake": msg,
+    }
     if role == "joiner":
         hello["via"] = "invite"
     mine = pack(hello)
@@ -93,7 +115,14 @@ def join(sock: socket.socket, secret: bytes, name: str) -> Session:
     ident = Ed25519PrivateKey.generate()
     key = raw_pub(ident)
     je = _auth_entry("joiner", name, key, b"", 0)
-    ch.send({"type": "auth", "name": name, "key": key, "sig": ident.sign(tag("p2pkoikoi/v2/auth") + h0 + je)})
+    ch.send(
+        {
+            "type": "auth",
+            "name": name,
+            "key": key,
+            "sig": ident.sign(tag("p2pkoikoi/v2/auth") + h0 + je),
+        }
+    )
     a = ch.recv()
     if a["type"] != "auth":
         raise ProtocolError("expected auth first")
@@ -129,7 +158,9 @@ def join(sock: socket.socket, secret: bytes, name: str) -> Session:
     return Session("joiner", ch, tx, ident, a["key"], rules, a["rules"], fp, seed, h0)
 
 
-def host(sock: socket.socket, secret: bytes, name: str, rules: dict[str, Any], turn_limit: int) -> Session:
+def host(
+    sock: socket.socket, secret: bytes, name: str, rules: dict[str, Any], turn_limit: int
+) -> Session:
     ch, h0, peer = _hellos(sock, "host", tag("p2pkoikoi/v2/invite-secret") + secret)
     if peer.get("via") != "invite":
         raise ProtocolError(f"the joiner uses {peer.get('via')}, not the invite")
@@ -143,10 +174,18 @@ def host(sock: socket.socket, secret: bytes, name: str, rules: dict[str, Any], t
     rb = rules_mod.encode(rules)
     fp = rules_mod.fingerprint(rb)
     he = _auth_entry("host", name, key, rb, turn_limit)
-    ch.send({
-        "type": "auth", "name": name, "key": key, "sig": ident.sign(tag("p2pkoikoi/v2/auth") + h0 + he),
-        "rules": rb, "fp": fp.hex(), "rounds": rules["rounds"], "turn_limit": turn_limit,
-    })
+    ch.send(
+        {
+            "type": "auth",
+            "name": name,
+            "key": key,
+            "sig": ident.sign(tag("p2pkoikoi/v2/auth") + h0 + he),
+            "rules": rb,
+            "fp": fp.hex(),
+            "rounds": rules["rounds"],
+            "turn_limit": turn_limit,
+        }
+    )
     tx = Transcript(h0)
     tx.absorb(he)
     tx.absorb(je)

@@ -60,13 +60,25 @@ class HiddenMatch:
     def _entry(self, seat: int, m: dict[str, Any]) -> bytes:
         pos = m.get("pos")
         return entry(
-            "card", m["seq"], seat, m["kind"], m.get("action", ""), 255 if pos is None else pos,
-            m.get("deck", b""), m.get("keys", b""), m["hash"],
+            "card",
+            m["seq"],
+            seat,
+            m["kind"],
+            m.get("action", ""),
+            255 if pos is None else pos,
+            m.get("deck", b""),
+            m.get("keys", b""),
+            m["hash"],
         )
 
     def send(self, kind: str, **opt: Any) -> None:
         self.seq += 1
-        m: dict[str, Any] = {"type": "card", "seq": self.seq, "kind": kind, "hash": self.eng.hidden_hash(self.chain)}
+        m: dict[str, Any] = {
+            "type": "card",
+            "seq": self.seq,
+            "kind": kind,
+            "hash": self.eng.hidden_hash(self.chain),
+        }
         for k, v in opt.items():
             if v is not None and v != b"":
                 m[k] = v
@@ -101,13 +113,14 @@ class HiddenMatch:
         c = CARD_OF_POINT.get(mul(inv(k), self.d3[j]))
         if c is None:
             raise ProtocolError(f"position {j} opens to no card (a wrong key)")
+        self.opened[j] = c
         return c
 
     def _take_keys(self, positions: list[int], b: bytes) -> None:
         ks = keylist(b)
         if len(ks) != len(positions):
             raise ProtocolError("wrong number of keys")
-        for j, k in zip(positions, ks):
+        for j, k in zip(positions, ks, strict=True):
             self.peer_keys[j] = k
 
     def _my_keys(self, positions: list[int]) -> bytes:
@@ -119,7 +132,11 @@ class HiddenMatch:
         self.chain = C0
         self.sec: DealSecrets = derive(self.master, e.round, e.attempt)
         self.peer_keys: dict[int, int] = {}
-        ctx = lambda step: ctx_bytes(e.round, e.attempt, e.dealer, step)  # noqa: E731
+        self.opened: dict[int, int] = {}
+
+        def ctx(step: int) -> bytes:
+            return ctx_bytes(e.round, e.attempt, e.dealer, step)
+
         sec = self.sec
         swap_rule = r["hand_swap"]
         hand_pos = {e.nondealer: ND, e.dealer: DL}
@@ -142,6 +159,7 @@ class HiddenMatch:
             rk = sec.rekey
             d3 = [mul(rk[j], d2[j]) for j in range(48)]
             self.d3 = d3
+            self.decks = (d1, ee, d2)
             deck3 = b"".join(d3) + rekey_prove(ctx(3), d2, d3, rk)
             kpos = FIELD + ([] if swap_rule else hand_pos[1])
             self.send("deck3", deck=deck3, keys=self._my_keys(kpos))
@@ -161,7 +179,9 @@ class HiddenMatch:
             rk = sec.rekey
             d2 = [mul(rk[j], ee[j]) for j in range(48)]
             deck2 = (
-                b"".join(d2) + b"".join(ee) + shuffle_prove(ctx(2), d1, ee, sec.scalar, list(sec.perm))
+                b"".join(d2)
+                + b"".join(ee)
+                + shuffle_prove(ctx(2), d1, ee, sec.scalar, list(sec.perm))
                 + rekey_prove(ctx(2), ee, d2, rk)
             )
             self.send("deck2", deck=deck2)
@@ -174,6 +194,7 @@ class HiddenMatch:
             if not rekey_verify(ctx(3), d2, d3, b[1536:]):
                 raise ProtocolError("the host's re-keying proof does not hold")
             self.d3 = d3
+            self.decks = (d1, ee, d2)
             self._take_keys(FIELD + ([] if swap_rule else hand_pos[1]), m.get("keys", b""))
             self.chain = hashlib.sha256(self.chain + b).digest()
             self.send("keys", keys=self._my_keys(FIELD + ([] if swap_rule else hand_pos[0])))
@@ -199,6 +220,7 @@ class HiddenMatch:
                 self._take_keys(hand_pos[1], self.recv("hand").get("keys", b""))
                 self.send("hand", keys=self._my_keys(hand_pos[0]))
         self.hand_pos = hand_pos
+        self.declared_seats: set[int] = set()
         my_hand = [self.open(j) for j in hand_pos[self.seat]]
         self.log("hand", " ".join(CODES[c] for c in sorted(my_hand)))
         declared: list[list[int] | None] = [None, None]
@@ -217,12 +239,12 @@ class HiddenMatch:
                     if not yaku.must_declare(r, cards):
                         raise ProtocolError("false claim")
                     declared[seat] = cards
+                    self.declared_seats.add(seat)
         known = [0, 0]
         for c in my_hand:
             known[self.seat] |= 1 << c
-        if declared[self.other]:
-            for c in declared[self.other]:
-                known[self.other] |= 1 << c
+        for c in declared[self.other] or []:
+            known[self.other] |= 1 << c
         if not swap_rule:
             hands: list[list[int]] = [[], []]
             e.deal_known(hands, [8, 8], field_cards)
@@ -242,7 +264,11 @@ class HiddenMatch:
                 action = self.rng.choice(e.legal(hand))
                 if action.startswith("play"):
                     c = CARD[action.split()[1]]
-                    pos = next(j for j in self.hand_pos[self.seat] if j not in self.played and self.open(j) == c)
+                    pos = next(
+                        j
+                        for j in self.hand_pos[self.seat]
+                        if j not in self.played and self.open(j) == c
+                    )
                     self.played.add(pos)
                     self.send("act", action=action, pos=pos, keys=self._my_keys([pos, sp]))
                     m = self.recv("draw")
@@ -256,9 +282,15 @@ class HiddenMatch:
                 m = self.recv("act")
                 action = m["action"]
                 if action.startswith("play"):
-                    pos = m.get("pos")
-                    if pos not in self.hand_pos[self.other] or pos in self.played:
+                    got = m.get("pos")
+                    if (
+                        not isinstance(got, int)
+                        or got not in self.hand_pos[self.other]
+                        or got in self.played
+                    ):
                         raise ProtocolError("not a hand position of the player")
+                    pos = got
+                    pos = got
                     self._take_keys([pos, sp], m.get("keys", b""))
                     c = CARD[action.split()[1]]
                     if self.open(pos) != c:
@@ -283,6 +315,26 @@ class HiddenMatch:
         for j, k in self.peer_keys.items():
             if sec.keys[j] != k:
                 raise ProtocolError("broken audit")
+        # the other's masking steps recompute exactly (hidden-deal.md section 5)
+        d1, ee, d2 = self.decks
+        if self.seat == 0:
+            e2 = [mul(sec.scalar, d1[sec.perm[j]]) for j in range(48)]
+            if e2 != ee or [mul(k, e2[j]) for j, k in enumerate(sec.rekey)] != d2:
+                raise ProtocolError("wrong masking: D2")
+            pi_h, pi_j = self.sec.perm, sec.perm
+        else:
+            if [mul(sec.scalar, CARD_POINTS[sec.perm[j]]) for j in range(48)] != d1:
+                raise ProtocolError("wrong masking: D1")
+            if [mul(k, d2[j]) for j, k in enumerate(sec.rekey)] != self.d3:
+                raise ProtocolError("wrong masking: D3")
+            pi_h, pi_j = sec.perm, self.sec.perm
+        sigma = [pi_h[pi_j[j]] for j in range(48)]
+        for j in set(self.peer_keys) & set(range(48)):
+            if j in self.opened and self.opened[j] != sigma[j]:
+                raise ProtocolError("broken audit: a position opened to another card")
+        theirs_hand = [sigma[j] for j in self.hand_pos[self.other]]
+        if self.other not in self.declared_seats and yaku.must_declare(self.s.rules, theirs_hand):
+            raise ProtocolError("false claim: a hand with something to declare was not declared")
 
     # -- the match ---------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -292,16 +344,29 @@ class HiddenMatch:
         final = self.eng.hidden_hash(self.chain)
         t_f = self.s.tx.t
         winner = None if self.eng.winner == 255 else self.eng.winner
-        self.s.ch.send({
-            "type": "over", "hash": final, "tx": t_f, "scores": list(self.eng.scores), "winner": winner,
-            "sig": self.s.sign("p2pkoikoi/v2/final", t_f + final),
-        })
+        self.s.ch.send(
+            {
+                "type": "over",
+                "hash": final,
+                "tx": t_f,
+                "scores": list(self.eng.scores),
+                "winner": winner,
+                "sig": self.s.sign("p2pkoikoi/v2/final", t_f + final),
+            }
+        )
         m = self.s.ch.recv()
         if m["type"] != "over":
             raise ProtocolError(f"expected over, got {m['type']}")
-        if m["hash"] != final or m["tx"] != t_f or list(m["scores"]) != self.eng.scores or m["winner"] != winner:
+        if (
+            m["hash"] != final
+            or m["tx"] != t_f
+            or list(m["scores"]) != self.eng.scores
+            or m["winner"] != winner
+        ):
             raise ProtocolError("the final states differ")
-        verify_sig(self.s.peer_key, m["sig"], b"p2pkoikoi/v2/final\0" + t_f + final, "final signature")
+        verify_sig(
+            self.s.peer_key, m["sig"], b"p2pkoikoi/v2/final\0" + t_f + final, "final signature"
+        )
         return {"scores": self.eng.scores, "winner": winner, "deals": self.deals, "seq": self.seq}
 
 

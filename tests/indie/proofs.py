@@ -7,10 +7,10 @@ import os
 import struct
 
 from .group import (
-    G,
     H_CHAIN,
     H_GEN,
     IDENTITY,
+    G,
     L,
     add,
     base,
@@ -93,8 +93,15 @@ def shuffle_prove(ctx: bytes, x: list[bytes], y: list[bytes], s: int, psi: list[
     sh = [(wh[i] - e * rh[i]) % L for i in range(N)]
     sp = [(wp[i] - e * up[i]) % L for i in range(N)]
     return (
-        cs + b"".join(ch) + sb(e) + sb(s1) + sb(s2) + sb(s3) + sb(s4)
-        + b"".join(sb(q) for q in sh) + b"".join(sb(q) for q in sp)
+        cs
+        + b"".join(ch)
+        + sb(e)
+        + sb(s1)
+        + sb(s2)
+        + sb(s3)
+        + sb(s4)
+        + b"".join(sb(q) for q in sh)
+        + b"".join(sb(q) for q in sp)
     )
 
 

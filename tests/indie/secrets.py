@@ -27,8 +27,10 @@ class DealSecrets:
         return [k * si % L for k in self.keys]
 
     def audit_bytes(self) -> bytes:
-        return self.scalar.to_bytes(32, "little") + bytes(self.perm) + b"".join(
-            k.to_bytes(32, "little") for k in self.keys
+        return (
+            self.scalar.to_bytes(32, "little")
+            + bytes(self.perm)
+            + b"".join(k.to_bytes(32, "little") for k in self.keys)
         )
 
 
@@ -48,7 +50,9 @@ def derive(master: bytes, rnd: int, attempt: int) -> DealSecrets:
 
         perm = list(range(48))
         _s.SystemRandom().shuffle(perm)
-        return DealSecrets(_s.randbelow(L - 1) + 1, tuple(perm), tuple(_s.randbelow(L - 1) + 1 for _ in range(48)))
+        return DealSecrets(
+            _s.randbelow(L - 1) + 1, tuple(perm), tuple(_s.randbelow(L - 1) + 1 for _ in range(48))
+        )
     seed = hashlib.sha256(TAG_DEAL + master + struct.pack(">HH", rnd, attempt)).digest()
     perm = fisher_yates(hashlib.sha256(TAG_PERM + seed).digest())
     return DealSecrets(

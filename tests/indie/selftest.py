@@ -23,7 +23,10 @@ def check_proofs() -> None:
     ds = d["deal_secret"]
     hs = secrets.derive(bytes.fromhex(ds["host_master"]), 1, 0)
     js = secrets.derive(bytes.fromhex(ds["joiner_master"]), 1, 0)
-    assert list(hs.perm) == ds["host"]["perm"] and [k.to_bytes(32, "little").hex() for k in js.keys] == ds["joiner"]["keys"]
+    assert (
+        list(hs.perm) == ds["host"]["perm"]
+        and [k.to_bytes(32, "little").hex() for k in js.keys] == ds["joiner"]["keys"]
+    )
     ctx = bytes.fromhex(d["proofs"]["context"])
     d1 = [mul(hs.scalar, CARD_POINTS[hs.perm[j]]) for j in range(48)]
     e = [mul(js.scalar, d1[js.perm[j]]) for j in range(48)]
@@ -89,18 +92,29 @@ def check_wire() -> None:
     for v in _vec("invite.json")["valid"]:
         addrs, secret = wire.parse_invite(v["invite"])
         assert secret.hex() == v["secret"]
-        assert wire.make_invite([(a["host"], a["port"]) for a in v["addresses"]], secret) == v["invite"]
+        assert (
+            wire.make_invite([(a["host"], a["port"]) for a in v["addresses"]], secret)
+            == v["invite"]
+        )
     ks = _vec("crypto.json")["key_schedule"]
-    h0 = wire.handshake_hash(bytes.fromhex(ks["host_hello_payload"]), bytes.fromhex(ks["joiner_hello_payload"]))
+    h0 = wire.handshake_hash(
+        bytes.fromhex(ks["host_hello_payload"]), bytes.fromhex(ks["joiner_hello_payload"])
+    )
     assert h0.hex() == ks["h0"]
     k = wire.derive_keys(bytes.fromhex(ks["pake_key"]), bytes.fromhex(ks["x25519_shared"]), h0)
     assert (k[0].hex(), k[1].hex()) == (ks["key_host_to_joiner"], ks["key_joiner_to_host"])
     for m in _vec("messages.json")["messages"]:
-        f = {key: bytes.fromhex(val["hex"]) if isinstance(val, dict) else val for key, val in m["fields"].items()}
+        f = {
+            key: bytes.fromhex(val["hex"]) if isinstance(val, dict) else val
+            for key, val in m["fields"].items()
+        }
         assert wire.pack(f).hex() == m["msgpack"], m["fields"]["type"]
     for p in _vec("rules.json")["presets"]:
         r = rules.preset(p["name"])
-        assert rules.encode(r).decode() == p["encoding"] and rules.fingerprint(rules.encode(r)).hex() == p["fingerprint"]
+        assert (
+            rules.encode(r).decode() == p["encoding"]
+            and rules.fingerprint(rules.encode(r)).hex() == p["fingerprint"]
+        )
 
 
 def main() -> int:

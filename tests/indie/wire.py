@@ -8,7 +8,7 @@ import socket
 import struct
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -44,7 +44,7 @@ def entry(kind: str, *fields: bytes | str | int) -> bytes:
 def pack(msg: dict[str, Any]) -> bytes:
     m = dict(msg)
     m["v"] = V
-    return msgpack.packb({k: m[k] for k in sorted(m)}, use_bin_type=True)
+    return bytes(msgpack.packb({k: m[k] for k in sorted(m)}, use_bin_type=True))
 
 
 def unpack(b: bytes) -> dict[str, Any]:
@@ -106,11 +106,13 @@ class Framed:
         assert self.rx is not None
         try:
             pt = self.rx.decrypt(bytes(4) + struct.pack(">Q", self.nrx), ct, b"")
-        except Exception:
+        except Exception as exc:
             if self.nrx == 0:
                 m = unpack(ct)
-                raise ProtocolError(f"the other player's program stopped: {m.get('reason')}")
-            raise ProtocolError("a frame did not decrypt")
+                raise ProtocolError(
+                    f"the other player's program stopped: {m.get('reason')}"
+                ) from exc
+            raise ProtocolError("a frame did not decrypt") from exc
         self.nrx += 1
         return unpack(pt)
 
@@ -135,7 +137,11 @@ class Framed:
 
 def handshake_hash(hh: bytes, jh: bytes) -> bytes:
     return hashlib.sha256(
-        tag("p2pkoikoi/v2/handshake") + struct.pack(">I", len(hh)) + hh + struct.pack(">I", len(jh)) + jh
+        tag("p2pkoikoi/v2/handshake")
+        + struct.pack(">I", len(hh))
+        + hh
+        + struct.pack(">I", len(jh))
+        + jh
     ).digest()
 
 

@@ -76,7 +76,9 @@ def total(r: dict[str, Any], pile: int, called: bool = False) -> int:
         vt = r["tsukimi"] and pile >> MOON & 1
         for on, val in ((vh, r["hanami"]), (vt, r["tsukimi"])):
             if on:
-                viewing += r["viewing_after_koikoi"] if (called and r["viewing_after_koikoi"]) else val
+                viewing += (
+                    r["viewing_after_koikoi"] if (called and r["viewing_after_koikoi"]) else val
+                )
     if viewing and (not r["viewing_needs_other_yaku"] or pts):
         pts += viewing
     return pts
