@@ -71,6 +71,16 @@ def _common(tmp: Path) -> list[str]:
 
 
 def test_indie_joins_our_host(tmp_path: Path) -> None:
+    _indie_joins(tmp_path, [])
+
+
+def test_indie_resigns_against_our_host(tmp_path: Path) -> None:
+    """A resignation under the hidden deal: then the audits and `over`; our record still verifies."""
+    theirs = _indie_joins(tmp_path, ["--resign-at", "3"])
+    assert theirs["winner"] == "host", theirs
+
+
+def _indie_joins(tmp_path: Path, extra: list[str]) -> dict[str, Any]:
     host = subprocess.Popen(
         _ours(
             "host",
@@ -100,7 +110,7 @@ def test_indie_joins_our_host(tmp_path: Path) -> None:
     try:
         invite = _first_json(host, "invite")["invite"]
         indie = subprocess.run(
-            _indie("join", invite, "--seed", "7"),
+            _indie("join", invite, "--seed", "7", *extra),
             capture_output=True,
             text=True,
             timeout=DEADLINE,
@@ -117,6 +127,7 @@ def test_indie_joins_our_host(tmp_path: Path) -> None:
     v = _verify(tmp_path / "rec.json")
     assert v.returncode == 0, v.stdout + v.stderr
     assert "hidden deal" in v.stdout
+    return theirs
 
 
 def test_our_joiner_joins_indie_host(tmp_path: Path) -> None:

@@ -31,9 +31,11 @@ def close_politely(sock: socket.socket, ch: Any) -> None:
     sock.close()
 
 
-def play(sess: handshake.Session, rng: random.Random, verbose: bool) -> dict[str, Any]:
+def play(
+    sess: handshake.Session, rng: random.Random, verbose: bool, resign_at: int
+) -> dict[str, Any]:
     log = (lambda *a: print("#", *a, file=sys.stderr, flush=True)) if verbose else None
-    return HiddenMatch(sess, rng, log).run()
+    return HiddenMatch(sess, rng, log, resign_at).run()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--name", default="indie")
         p.add_argument("--seed", type=int)
         p.add_argument("--verbose", action="store_true")
+        p.add_argument(
+            "--resign-at", type=int, default=0, help="resign at this own decision of play"
+        )
     a = ap.parse_args(argv)
     rng = random.Random(a.seed)
     if a.cmd == "join":
@@ -75,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         srv.close()
         sess = handshake.host(sock, secret, a.name, r, a.turn_limit)
     emit(event="started", role=sess.role, session_id=sess.h0.hex())
-    result = play(sess, rng, a.verbose)
+    result = play(sess, rng, a.verbose, a.resign_at)
     emit(event="over", **result)
     close_politely(sock, sess.ch)
     return 0

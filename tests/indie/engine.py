@@ -186,6 +186,11 @@ class Engine:
             return
         self.phase, self.to_act = PLAY, self.dealer
 
+    def resign(self, seat: int) -> None:
+        """A guess (GAPS.md): the match ends, the other seat wins, nothing else moves."""
+        self.phase, self.to_act = OVER, NONE
+        self.winner = 1 - seat
+
     # -- play --------------------------------------------------------------
     def legal_plays(self, hand: list[int]) -> list[str]:
         out = []

@@ -44,7 +44,9 @@ def keylist(b: bytes) -> list[int]:
 
 
 class HiddenMatch:
-    def __init__(self, s: Session, rng: random.Random, log: Any = None) -> None:
+    def __init__(self, s: Session, rng: random.Random, log: Any = None, resign_at: int = 0) -> None:
+        self.resign_at = resign_at  # resign at this own decision of play (0: never)
+        self.decisions = 0
         self.s = s
         self.seat = s.seat
         self.other = 1 - s.seat
@@ -260,6 +262,10 @@ class HiddenMatch:
         while e.phase not in (DEAL, OVER):
             sp = 24 + (24 - e.stock)
             if e.to_act == self.seat:
+                self.decisions += 1
+                if self.decisions == self.resign_at:
+                    self._resign()
+                    break
                 hand = [c for c in range(48) if e.known[self.seat] >> c & 1]
                 action = self.rng.choice(e.legal(hand))
                 if action.startswith("play"):
@@ -302,6 +308,16 @@ class HiddenMatch:
                 else:
                     e.apply_decision(self.other, action)
             self.log("after", action, "phase", e.phase, "scores", e.scores)
+
+    def _resign(self) -> None:
+        self.eng.resign(self.seat)
+        after = self.eng.hidden_hash(self.chain)
+        self.seq += 1
+        t = self.s.tx.absorb(entry("resign", self.seq, self.seat, after))
+        self.s.ch.send(
+            {"type": "resign", "seq": self.seq, "sig": self.s.sign("p2pkoikoi/v2/sig", t)}
+        )
+        self.log("resigned", self.seq)
 
     def audit(self) -> None:
         mine = self.sec.audit_bytes()

@@ -14,10 +14,10 @@ if [ "$2" = joiner ]; then
   ref=$!
   for _ in $(seq 100); do grep -q invite ref.out 2>/dev/null && break; sleep 0.1; done
   INV=$(head -1 ref.out | $PY -c "import json,sys; print(json.load(sys.stdin)['invite'])")
-  timeout 600 $PY -m indie join "$INV" --seed "$4" > me.out 2> me.err; echo "indie rc=$?"
+  timeout 600 $PY -m indie join "$INV" --seed "$4" ${INDIE_ARGS:-} > me.out 2> me.err; echo "indie rc=$?"
   wait $ref; echo "ours rc=$?"
 else
-  timeout 600 $PY -m indie host --rules "$PRESET" --set deal=hidden --rounds "$3" --seed "$4" > me.out 2> me.err &
+  timeout 600 $PY -m indie host --rules "$PRESET" --set deal=hidden --rounds "$3" --seed "$4" ${INDIE_ARGS:-} > me.out 2> me.err &
   me=$!
   for _ in $(seq 100); do grep -q invite me.out 2>/dev/null && break; sleep 0.1; done
   INV=$(head -1 me.out | $PY -c "import json,sys; print(json.load(sys.stdin)['invite'])")
