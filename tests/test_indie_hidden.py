@@ -80,13 +80,20 @@ def test_indie_resigns_against_our_host(tmp_path: Path) -> None:
     assert theirs["winner"] == "host", theirs
 
 
-def _indie_joins(tmp_path: Path, extra: list[str]) -> dict[str, Any]:
+def test_our_resignation_reaches_indie(tmp_path: Path) -> None:
+    """Our host's engine quits after 3 decisions, so our program resigns for it; indie takes it."""
+    bot = f"cmd:{sys.executable} -m indie.quitting_engine 3"
+    theirs = _indie_joins(tmp_path, [], bot=bot)
+    assert theirs["winner"] == "joiner", theirs
+
+
+def _indie_joins(tmp_path: Path, extra: list[str], bot: str = "random") -> dict[str, Any]:
     host = subprocess.Popen(
         _ours(
             "host",
             "--headless",
             "--bot",
-            "random",
+            bot,
             "--bot-seed",
             "7",
             "--port",
@@ -106,6 +113,7 @@ def _indie_joins(tmp_path: Path, extra: list[str]) -> dict[str, Any]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=_env(),
     )
     try:
         invite = _first_json(host, "invite")["invite"]

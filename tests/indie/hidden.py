@@ -88,10 +88,12 @@ class HiddenMatch:
         m["sig"] = self.s.sign("p2pkoikoi/v2/sig", t)
         self.s.ch.send(m)
 
-    def recv(self, *kinds: str) -> dict[str, Any]:
+    def recv(self, *kinds: str, resign_ok: bool = False) -> dict[str, Any]:
         m = self.s.ch.recv()
         if m["type"] == "resign":
-            raise ProtocolError("the other player resigned (not handled by this implementation)")
+            if not resign_ok:
+                raise ProtocolError(f"a resignation where {'/'.join(kinds)} was due")
+            return self._resigned(m)
         if m["type"] != "card":
             raise ProtocolError(f"expected a card move ({'/'.join(kinds)}), got {m['type']}")
         if m["seq"] != self.seq + 1:
@@ -285,7 +287,9 @@ class HiddenMatch:
                     self.send("act", action=action)
                     e.apply_decision(self.seat, action)
             else:
-                m = self.recv("act")
+                m = self.recv("act", resign_ok=True)
+                if m["type"] == "resign":
+                    break
                 action = m["action"]
                 if action.startswith("play"):
                     got = m.get("pos")
@@ -318,6 +322,24 @@ class HiddenMatch:
             {"type": "resign", "seq": self.seq, "sig": self.s.sign("p2pkoikoi/v2/sig", t)}
         )
         self.log("resigned", self.seq)
+
+    def _resigned(self, m: dict[str, Any]) -> dict[str, Any]:
+        """The other's resignation, on its turn (the hidden deal keeps the turn rule)."""
+        if m["seq"] != self.seq + 1:
+            raise ProtocolError("wrong sequence number")
+        reason = m.get("reason")
+        if reason not in (None, "time"):
+            raise ProtocolError("bad resign reason")
+        self.eng.resign(self.other)
+        after = self.eng.hidden_hash(self.chain)
+        self.seq += 1
+        fields: list[bytes | str | int] = [self.seq, self.other, after]
+        if reason:
+            fields.append(str(reason))
+        t = self.s.tx.absorb(entry("resign", *fields))
+        verify_sig(self.s.peer_key, m["sig"], b"p2pkoikoi/v2/sig\0" + t, f"resignation {m['seq']}")
+        self.log("the other resigned", self.seq, reason)
+        return m
 
     def audit(self) -> None:
         mine = self.sec.audit_bytes()
