@@ -317,14 +317,26 @@ class Engine:
 
     def _pass_turn(self, seat: int) -> None:
         if self.count[0] == 0 and self.count[1] == 0:
+            if self.rules["drawn_round"] == "oya_ken":
+                gained = [0, 0]
+                gained[self.dealer] = self.rules["oya_ken_points"]
+                self._end_round(self.dealer, gained)
+                return
             self._end_round(None, [0, 0], drawn=True)
             return
         self.phase, self.to_act = PLAY, 1 - seat
 
     def _stop(self, seat: int) -> None:
         r = self.rules
-        pts = yaku.total(r, self.piles[seat], self.calls[seat] > 0)
-        if r["double_at"] and pts >= r["double_at"]:
+        base = yaku.total(r, self.piles[seat], self.calls[seat] > 0)
+        bonus, factor, own = 0, 1, self.calls[seat]
+        if r["koikoi_bonus"] == "self_plus_one":
+            if 1 <= own <= 3:
+                bonus = own
+            elif own >= 4:
+                factor = own - 2
+        pts = (base + bonus) * factor
+        if r["double_at"] and base >= r["double_at"]:
             pts *= 2
         other = 1 - seat
         mult = r["koikoi_multiplier"]
