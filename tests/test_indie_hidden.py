@@ -87,7 +87,15 @@ def test_our_resignation_reaches_indie(tmp_path: Path) -> None:
     assert theirs["winner"] == "joiner", theirs
 
 
-def _indie_joins(tmp_path: Path, extra: list[str], bot: str = "random") -> dict[str, Any]:
+def test_indie_joins_with_the_short_code(tmp_path: Path) -> None:
+    """The code's own SPAKE2 exchange (`pake_code`): a wrong guess gets the plaintext abort, the right code plays."""
+    theirs = _indie_joins(tmp_path, [], code=True)
+    assert theirs["event"] == "match_over"
+
+
+def _indie_joins(
+    tmp_path: Path, extra: list[str], bot: str = "random", code: bool = False
+) -> dict[str, Any]:
     host = subprocess.Popen(
         _ours(
             "host",
@@ -116,9 +124,24 @@ def _indie_joins(tmp_path: Path, extra: list[str], bot: str = "random") -> dict[
         env=_env(),
     )
     try:
-        invite = _first_json(host, "invite")["invite"]
+        listening = _first_json(host, "invite")
+        invite = listening["invite"]
+        if code:
+            addr = f"127.0.0.1:{listening['port']}"
+            number = listening["code"].split("-")[0]
+            wrong = subprocess.run(
+                _indie("join", "--code", f"{number}-aardvark-adroitness", "--addr", addr),
+                capture_output=True,
+                text=True,
+                timeout=DEADLINE,
+                env=_env(),
+            )
+            assert wrong.returncode != 0
+            assert "the code does not match" in wrong.stderr
+            extra = [*extra, "--code", listening["code"], "--addr", addr]
+            invite = ""
         indie = subprocess.run(
-            _indie("join", invite, "--seed", "7", *extra),
+            _indie("join", *([invite] if invite else []), "--seed", "7", *extra),
             capture_output=True,
             text=True,
             timeout=DEADLINE,

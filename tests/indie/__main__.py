@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="indie")
     sub = ap.add_subparsers(dest="cmd", required=True)
     j = sub.add_parser("join")
-    j.add_argument("invite", nargs="+")
+    j.add_argument("invite", nargs="*")
+    j.add_argument("--code", help="a short code (canonical form), with --addr: no discovery here")
+    j.add_argument("--addr", help="HOST:PORT of the host, for --code")
     h = sub.add_parser("host")
     h.add_argument("--port", type=int, default=0)
     h.add_argument("--bind", default="127.0.0.1")
@@ -60,10 +62,15 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     rng = random.Random(a.seed)
     if a.cmd == "join":
-        addrs, secret = parse_invite(" ".join(a.invite))
-        host, port = addrs[0]
-        sock = socket.create_connection((host, port), timeout=120)
-        sess = handshake.join(sock, secret, a.name)
+        if a.code:
+            host, port_text = a.addr.rsplit(":", 1)
+            sock = socket.create_connection((host, int(port_text)), timeout=120)
+            sess = handshake.join(sock, b"", a.name, a.code)
+        else:
+            addrs, secret = parse_invite(" ".join(a.invite))
+            host, port = addrs[0]
+            sock = socket.create_connection((host, port), timeout=120)
+            sess = handshake.join(sock, secret, a.name)
     else:
         r = rules.preset(a.rules)
         for kv in a.set:

@@ -65,7 +65,7 @@ class Session:
 
 
 def _hellos(
-    sock: socket.socket, role: str, password: bytes
+    sock: socket.socket, role: str, password: bytes, via: str = "invite"
 ) -> tuple[Framed, bytes, dict[str, Any]]:
     ch = Framed(sock)
     eph = X25519PrivateKey.generate()
@@ -84,7 +84,7 @@ def _hellos(
         "pake": msg,
     }
     if role == "joiner":
-        hello["via"] = "invite"
+        hello["via"] = via
     mine = pack(hello)
     ch.write_frame(mine)
     theirs = ch.read_frame()
@@ -95,7 +95,12 @@ def _hellos(
         raise ProtocolError(f"protocol version mismatch: {peer.get('v')}")
     if peer["role"] == role:
         raise ProtocolError("both sides have the same role")
-    k = pake.finish(peer["pake"])
+    if role == "joiner" and via == "code":
+        if "pake_code" not in peer:
+            raise ProtocolError("the host accepts no code now")
+        k = pake.finish(peer["pake_code"])
+    else:
+        k = pake.finish(peer["pake"])
     shared = eph.exchange(X25519PublicKey.from_public_bytes(peer["eph"]))
     if shared == bytes(32):
         raise ProtocolError("low-order key")
@@ -110,8 +115,12 @@ def _auth_entry(role: str, name: str, key: bytes, rules: bytes, turn_limit: int)
     return entry("auth", role, name, key, rules, turn_limit)
 
 
-def join(sock: socket.socket, secret: bytes, name: str) -> Session:
-    ch, h0, _ = _hellos(sock, "joiner", tag("p2pkoikoi/v2/invite-secret") + secret)
+def join(sock: socket.socket, secret: bytes, name: str, code: str | None = None) -> Session:
+    """Joins with the invite's secret, or with a short code (README.md 2.1) when given."""
+    if code is not None:
+        ch, h0, _ = _hellos(sock, "joiner", tag("p2pkoikoi/v2/code") + code.encode(), "code")
+    else:
+        ch, h0, _ = _hellos(sock, "joiner", tag("p2pkoikoi/v2/invite-secret") + secret)
     ident = Ed25519PrivateKey.generate()
     key = raw_pub(ident)
     je = _auth_entry("joiner", name, key, b"", 0)
