@@ -1,8 +1,10 @@
 """The independent implementation (tests/indie, written from protocol/ alone) against ours.
 
 Both directions as real processes over loopback TCP: a whole `rulebook` match
-with `deal = hidden` (so the hand swap) and random legal moves; both sides
-must finish with the same result and our side's record must verify (exit 0).
+with `deal = hidden` (so the hand swap; and the open deal beside it) and
+random legal moves; both sides must finish with the same result and our
+side's record must verify (exit 0). Also a resignation each way and a join
+with the short code.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 INDIE = ROOT / "tests" / "indie"
@@ -70,8 +74,9 @@ def _common(tmp: Path) -> list[str]:
     ]
 
 
-def test_indie_joins_our_host(tmp_path: Path) -> None:
-    _indie_joins(tmp_path, [])
+@pytest.mark.parametrize("deal", ["hidden", "open"])
+def test_indie_joins_our_host(tmp_path: Path, deal: str) -> None:
+    _indie_joins(tmp_path, [], deal=deal)
 
 
 def test_indie_resigns_against_our_host(tmp_path: Path) -> None:
@@ -94,7 +99,7 @@ def test_indie_joins_with_the_short_code(tmp_path: Path) -> None:
 
 
 def _indie_joins(
-    tmp_path: Path, extra: list[str], bot: str = "random", code: bool = False
+    tmp_path: Path, extra: list[str], bot: str = "random", code: bool = False, deal: str = "hidden"
 ) -> dict[str, Any]:
     host = subprocess.Popen(
         _ours(
@@ -111,7 +116,7 @@ def _indie_joins(
             "--rules",
             "rulebook",
             "--set",
-            "deal=hidden",
+            f"deal={deal}",
             "--rounds",
             str(ROUNDS),
             "--no-port-mapping",
@@ -157,18 +162,19 @@ def _indie_joins(
     assert [theirs["scores"]["host"], theirs["scores"]["joiner"]] == mine["scores"]
     v = _verify(tmp_path / "rec.json")
     assert v.returncode == 0, v.stdout + v.stderr
-    assert "hidden deal" in v.stdout
+    assert ("hidden deal" in v.stdout) == (deal == "hidden")
     return theirs
 
 
-def test_our_joiner_joins_indie_host(tmp_path: Path) -> None:
+@pytest.mark.parametrize("deal", ["hidden", "open"])
+def test_our_joiner_joins_indie_host(tmp_path: Path, deal: str) -> None:
     indie = subprocess.Popen(
         _indie(
             "host",
             "--rules",
             "rulebook",
             "--set",
-            "deal=hidden",
+            f"deal={deal}",
             "--rounds",
             str(ROUNDS),
             "--seed",
@@ -193,7 +199,7 @@ def test_our_joiner_joins_indie_host(tmp_path: Path) -> None:
                 "--expect-rules",
                 "rulebook",
                 "--set",
-                "deal=hidden",
+                f"deal={deal}",
                 "--set",
                 f"rounds={ROUNDS}",
                 *_common(tmp_path),

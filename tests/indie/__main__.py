@@ -12,6 +12,7 @@ from typing import Any
 
 from . import handshake, rules
 from .hidden import HiddenMatch
+from .opendeal import OpenMatch
 from .wire import make_invite, parse_invite
 
 
@@ -35,6 +36,8 @@ def play(
     sess: handshake.Session, rng: random.Random, verbose: bool, resign_at: int
 ) -> dict[str, Any]:
     log = (lambda *a: print("#", *a, file=sys.stderr, flush=True)) if verbose else None
+    if sess.rules["deal"] == "open":
+        return OpenMatch(sess, rng, log, resign_at).run()
     return HiddenMatch(sess, rng, log, resign_at).run()
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import yaku
-from .deck import CARD, CODES, card_draw, coin
+from .deck import CARD, CODES, card_draw, coin, shuffled
 
 HAND_SWAP, PLAY, DRAW_CHOICE, KOIKOI, OVER, DEAL = 0, 1, 2, 3, 4, 5
 NONE = 255
@@ -58,6 +58,7 @@ class Engine:
     stock: int = 0
     any_call: bool = False
     swap_decision: str = ""
+    stock_cards: list[int] = field(default_factory=list)  # the open deal only: the stock, top first
 
     @classmethod
     def start(cls, rules: dict[str, Any], fp: bytes, seed: bytes) -> Engine:
@@ -68,7 +69,58 @@ class Engine:
             e.dealer = coin(seed)
         else:
             e.dealer = card_draw(seed, 0, rules["card_draw_tie"])
+        if e.is_open:
+            e._deal_open()
         return e
+
+    @property
+    def is_open(self) -> bool:
+        return bool(self.rules["deal"] == "open")
+
+    def _deal_open(self) -> None:
+        """The open deal: the deck from the seed (deal.md), every card known."""
+        deck = shuffled(b"p2pkoikoi/deck/v1", self.seed, self.round, self.attempt)
+        hands: dict[int, list[int]] = {0: [], 1: []}
+        field_cards: list[int] = []
+        for j in range(24):
+            k = j % 6
+            (
+                hands[self.nondealer] if k < 2 else field_cards if k < 4 else hands[self.dealer]
+            ).append(deck[j])
+        self.stock_cards = deck[24:]
+        self.deal_known([hands[0], hands[1]], [8, 8], field_cards)
+        if self.phase == PLAY:
+            self.after_declarations([hands[0], hands[1]])
+
+    def open_state_hash(self) -> bytes:
+        enc = (
+            self.fp
+            + struct.pack(
+                ">HHBBBiiQQQQQBBHHBBBB",
+                self.round,
+                self.attempt,
+                self.dealer,
+                self.phase,
+                self.to_act,
+                self.scores[0],
+                self.scores[1],
+                self.known[0],
+                self.known[1],
+                self.field_,
+                self.piles[0],
+                self.piles[1],
+                self.calls[0],
+                self.calls[1],
+                self.last_total[0],
+                self.last_total[1],
+                self.pending,
+                self.winner,
+                self.rounds_finished,
+                len(self.stock_cards),
+            )
+            + bytes(self.stock_cards)
+        )
+        return hashlib.sha256(b"p2pkoikoi/state/v1\0" + enc).digest()
 
     def copy(self) -> Engine:
         return copy.deepcopy(self)
@@ -136,6 +188,9 @@ class Engine:
         self.field_, self.piles, self.stock = 0, [0, 0], 0
         self.calls, self.last_total, self.pending = [0, 0], [0, 0], NONE
         self.any_call = False
+        self.stock_cards = []
+        if self.is_open:
+            self._deal_open()
 
     def _field_redeal(self) -> bool:
         f = cards_of(self.field_)
@@ -237,7 +292,9 @@ class Engine:
         return True
 
     def apply_play(self, seat: int, text: str, drawn: int) -> None:
-        """A play and its draw (both cards known now)."""
+        """A play and its draw (both cards known now; the open deal draws its own)."""
+        if self.is_open:
+            drawn = self.stock_cards[0]
         if self.phase != PLAY or seat != self.to_act:
             raise IllegalAction("out of turn")
         words = text.split()
@@ -248,11 +305,15 @@ class Engine:
         matches = [f for f in cards_of(self.field_) if f // 4 == c // 4]
         if (len(matches) == 2) != (t is not None):
             raise IllegalAction(text)
+        if self.is_open and not self.known[seat] >> c & 1:
+            raise IllegalAction(f"{text}: not in the hand")
         if self.known[seat] >> c & 1:
             self.known[seat] &= ~(1 << c)
         self.count[seat] -= 1
         self._capture(seat, c, t)
         self.stock -= 1
+        if self.is_open:
+            self.stock_cards.pop(0)
         dm = [f for f in cards_of(self.field_) if f // 4 == drawn // 4]
         if len(dm) == 2:
             self.field_ |= 1 << drawn
@@ -269,6 +330,10 @@ class Engine:
             if text not in ("swap", "keep"):
                 raise IllegalAction(text)
             self.swap_decision = text
+            if self.is_open:
+                if text == "swap":
+                    self.known = [self.known[1], self.known[0]]
+                self.after_declarations([cards_of(self.known[0]), cards_of(self.known[1])])
             return
         if self.phase == DRAW_CHOICE:
             w = text.split()

@@ -95,6 +95,27 @@ def _replay(name: str, preset: str) -> None:
     assert e.phase == engine.OVER
 
 
+def check_open_engine() -> None:
+    """Replays transcript.json's record (the open deal, online) and compares every state hash."""
+    rec = _vec("transcript.json")["record"]
+    r = rec["rules"]
+    fp = rules.fingerprint(rules.encode(r))
+    assert fp.hex() == rec["rules_fingerprint"], "rules fingerprint"
+    e = engine.Engine.start(r, fp, bytes.fromhex(rec["match_seed"]))
+    for a in rec["actions"]:
+        assert a["seat"] == e.to_act or a["action"] == "resign", a
+        if a["action"] == "resign":
+            e.resign(a["seat"])
+        elif a["action"].startswith("play"):
+            e.apply_play(a["seat"], a["action"], -1)
+        else:
+            e.apply_decision(a["seat"], a["action"])
+        assert e.open_state_hash().hex() == a["state_hash"], (
+            f"open deal: seq {a['seq']} {a['action']}"
+        )
+    assert e.open_state_hash().hex() == rec["result"]["final_state_hash"]
+
+
 def check_wire() -> None:
     for v in _vec("invite.json")["valid"]:
         addrs, secret = wire.parse_invite(v["invite"])
@@ -125,7 +146,7 @@ def check_wire() -> None:
 
 
 def main() -> int:
-    for f in (check_wire, check_proofs, check_engine):
+    for f in (check_wire, check_proofs, check_engine, check_open_engine):
         f()
         print("ok", f.__name__)
     return 0
