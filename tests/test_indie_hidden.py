@@ -98,8 +98,20 @@ def test_indie_joins_with_the_short_code(tmp_path: Path) -> None:
     assert theirs["event"] == "match_over"
 
 
+def test_indie_rematch_on_one_connection(tmp_path: Path) -> None:
+    """Two hidden matches on one connection (README.md section 13); both of our records verify."""
+    _indie_joins(tmp_path, ["--rematch", "1"], ref_extra=["--rematch", "1"])
+    v = _verify(tmp_path / "rec-match2.json")
+    assert v.returncode == 0, v.stdout + v.stderr
+
+
 def _indie_joins(
-    tmp_path: Path, extra: list[str], bot: str = "random", code: bool = False, deal: str = "hidden"
+    tmp_path: Path,
+    extra: list[str],
+    bot: str = "random",
+    code: bool = False,
+    deal: str = "hidden",
+    ref_extra: tuple[str, ...] | list[str] = (),
 ) -> dict[str, Any]:
     host = subprocess.Popen(
         _ours(
@@ -121,6 +133,7 @@ def _indie_joins(
             str(ROUNDS),
             "--no-port-mapping",
             "--no-announce",
+            *ref_extra,
             *_common(tmp_path),
         ),
         stdout=subprocess.PIPE,

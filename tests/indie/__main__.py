@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument(
             "--resign-at", type=int, default=0, help="resign at this own decision of play"
         )
+        p.add_argument("--rematch", type=int, default=0, help="play N more matches on the connection")
     a = ap.parse_args(argv)
     rng = random.Random(a.seed)
     if a.cmd == "join":
@@ -91,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         sess = handshake.host(sock, secret, a.name, r, a.turn_limit)
     emit(event="started", role=sess.role, session_id=sess.h0.hex())
     result = play(sess, rng, a.verbose, a.resign_at)
-    emit(event="over", **result)
+    emit(event="over", match=1, **result)
+    for _ in range(a.rematch):
+        handshake.rematch(sess)
+        result = play(sess, rng, a.verbose, 0)
+        emit(event="over", match=sess.match, **result)
     close_politely(sock, sess.ch)
     return 0
 

@@ -55,6 +55,9 @@ class Session:
     fp: bytes
     seed: bytes
     h0: bytes
+    host_entry: bytes
+    joiner_entry: bytes
+    match: int = 1
 
     @property
     def seat(self) -> int:
@@ -146,25 +149,8 @@ def join(sock: socket.socket, secret: bytes, name: str, code: str | None = None)
     tx.absorb(je)
     ch.send({"type": "accept", "fp": fp.hex()})
     t_c = tx.absorb(entry("accept", fp.hex()))
-    c = ch.recv()
-    if c["type"] != "commit":
-        raise ProtocolError(f"expected commit, got {c['type']}")
-    t_k = tx.absorb(entry("commit", c["c"]))
-    verify_sig(a["key"], c["sig"], tag("p2pkoikoi/v2/commit-sig") + t_k, "commitment")
-    jv = os.urandom(32)
-    ch.send({"type": "value", "r": jv})
-    tx.absorb(entry("value", jv))
-    r = ch.recv()
-    if r["type"] != "reveal":
-        raise ProtocolError(f"expected reveal, got {r['type']}")
-    hv = r["r"]
-    if hashlib.sha256(tag("p2pkoikoi/v2/commit") + t_c + hv).digest() != c["c"]:
-        raise ProtocolError("cheating: the reveal does not match the commitment")
-    t_r = tx.absorb(entry("reveal", hv))
-    verify_sig(a["key"], r["sig"], tag("p2pkoikoi/v2/start") + t_r, "host start signature")
-    ch.send({"type": "start", "sig": ident.sign(tag("p2pkoikoi/v2/start") + t_r)})
-    seed = hashlib.sha256(tag("p2pkoikoi/v2/seed") + hv + jv + t_c).digest()
-    return Session("joiner", ch, tx, ident, a["key"], rules, a["rules"], fp, seed, h0)
+    seed = _joiner_seed(ch, tx, t_c, a["key"], ident)
+    return Session("joiner", ch, tx, ident, a["key"], rules, a["rules"], fp, seed, h0, he, je)
 
 
 def host(
@@ -202,6 +188,38 @@ def host(
     if acc["type"] != "accept" or acc["fp"] != fp.hex():
         raise ProtocolError(f"the joiner declined: {acc.get('reason')}")
     t_c = tx.absorb(entry("accept", fp.hex()))
+    seed = _host_seed(ch, tx, t_c, a["key"], ident)
+    return Session("host", ch, tx, ident, a["key"], rules, rb, fp, seed, h0, he, je)
+
+
+def _joiner_seed(
+    ch: Framed, tx: Transcript, t_c: bytes, host_key: bytes, ident: Ed25519PrivateKey
+) -> bytes:
+    """Commit, value, reveal, start from the joiner's side (README.md section 8)."""
+    c = ch.recv()
+    if c["type"] != "commit":
+        raise ProtocolError(f"expected commit, got {c['type']}")
+    t_k = tx.absorb(entry("commit", c["c"]))
+    verify_sig(host_key, c["sig"], tag("p2pkoikoi/v2/commit-sig") + t_k, "commitment")
+    jv = os.urandom(32)
+    ch.send({"type": "value", "r": jv})
+    tx.absorb(entry("value", jv))
+    r = ch.recv()
+    if r["type"] != "reveal":
+        raise ProtocolError(f"expected reveal, got {r['type']}")
+    hv = r["r"]
+    if hashlib.sha256(tag("p2pkoikoi/v2/commit") + t_c + hv).digest() != c["c"]:
+        raise ProtocolError("cheating: the reveal does not match the commitment")
+    t_r = tx.absorb(entry("reveal", hv))
+    verify_sig(host_key, r["sig"], tag("p2pkoikoi/v2/start") + t_r, "host start signature")
+    ch.send({"type": "start", "sig": ident.sign(tag("p2pkoikoi/v2/start") + t_r)})
+    return hashlib.sha256(tag("p2pkoikoi/v2/seed") + hv + jv + t_c).digest()
+
+
+def _host_seed(
+    ch: Framed, tx: Transcript, t_c: bytes, joiner_key: bytes, ident: Ed25519PrivateKey
+) -> bytes:
+    """Commit, value, reveal, start from the host's side (README.md section 8)."""
     hv = os.urandom(32)
     c = hashlib.sha256(tag("p2pkoikoi/v2/commit") + t_c + hv).digest()
     t_k = tx.absorb(entry("commit", c))
@@ -216,6 +234,24 @@ def host(
     s = ch.recv()
     if s["type"] != "start":
         raise ProtocolError(f"expected start, got {s['type']}")
-    verify_sig(a["key"], s["sig"], tag("p2pkoikoi/v2/start") + t_r, "joiner start signature")
-    seed = hashlib.sha256(tag("p2pkoikoi/v2/seed") + hv + jv + t_c).digest()
-    return Session("host", ch, tx, ident, a["key"], rules, rb, fp, seed, h0)
+    verify_sig(joiner_key, s["sig"], tag("p2pkoikoi/v2/start") + t_r, "joiner start signature")
+    return hashlib.sha256(tag("p2pkoikoi/v2/seed") + hv + jv + t_c).digest()
+
+
+def rematch(s: Session) -> None:
+    """Offers (or accepts) the next match on this connection (README.md section 13)."""
+    n, t_f = s.match + 1, s.tx.t
+    s.ch.send({"type": "again", "n": n, "tx": t_f})
+    m = s.ch.recv()
+    if m["type"] != "again" or m["n"] != n or m["tx"] != t_f:
+        raise ProtocolError(f"expected again {n}, got {m['type']}: {m.get('reason', '')}")
+    s.match = n
+    s.tx = Transcript(s.h0)
+    s.tx.t = hashlib.sha256(tag("p2pkoikoi/v2/rematch") + s.h0 + entry("rematch", n, t_f)).digest()
+    s.tx.absorb(s.host_entry)
+    s.tx.absorb(s.joiner_entry)
+    t_c = s.tx.absorb(entry("accept", s.fp.hex()))
+    if s.role == "host":
+        s.seed = _host_seed(s.ch, s.tx, t_c, s.peer_key, s.identity)
+    else:
+        s.seed = _joiner_seed(s.ch, s.tx, t_c, s.peer_key, s.identity)

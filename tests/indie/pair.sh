@@ -9,7 +9,7 @@ D=$1; mkdir -p "$D"; cd "$D" || exit 2; rm -f ./*.out ./*.err rec.json
 export PYTHONPATH=$ROOT/tests
 if [ "$2" = joiner ]; then
   $PY -m p2pkoikoi host --headless --bot random --bot-seed "$4" --port 0 --bind 127.0.0.1 \
-    --rules "$PRESET" --set deal=${DEAL:-hidden} --rounds "$3" --no-port-mapping --no-announce --no-dht --no-stun \
+    --rules "$PRESET" --set deal=${DEAL:-hidden} --rounds "$3" --no-port-mapping --no-announce --no-dht --no-stun ${REF_ARGS:-} \
     --config-dir "$D/cfg" --record "$D/rec.json" > ref.out 2> ref.err &
   ref=$!
   for _ in $(seq 100); do grep -q invite ref.out 2>/dev/null && break; sleep 0.1; done
@@ -22,7 +22,7 @@ else
   for _ in $(seq 100); do grep -q invite me.out 2>/dev/null && break; sleep 0.1; done
   INV=$(head -1 me.out | $PY -c "import json,sys; print(json.load(sys.stdin)['invite'])")
   timeout 600 $PY -m p2pkoikoi join "$INV" --headless --bot random --bot-seed "$4" --expect-rules "$PRESET" \
-    --set deal=${DEAL:-hidden} --set "rounds=$3" --no-dht --no-stun --config-dir "$D/cfg" --record "$D/rec.json" \
+    --set deal=${DEAL:-hidden} --set "rounds=$3" --no-dht --no-stun ${REF_ARGS:-} --config-dir "$D/cfg" --record "$D/rec.json" \
     > ref.out 2> ref.err; echo "ours rc=$?"
   wait $me; echo "indie rc=$?"
 fi
