@@ -33,12 +33,14 @@ def close_politely(sock: socket.socket, ch: Any) -> None:
 
 
 def play(
-    sess: handshake.Session, rng: random.Random, verbose: bool, resign_at: int
+    sess: handshake.Session, rng: random.Random, verbose: bool, resign_at: int, drop_at: int = 0
 ) -> dict[str, Any]:
     log = (lambda *a: print("#", *a, file=sys.stderr, flush=True)) if verbose else None
     if sess.rules["deal"] == "open":
         return OpenMatch(sess, rng, log, resign_at).run()
-    return HiddenMatch(sess, rng, log, resign_at).run()
+    m = HiddenMatch(sess, rng, log, resign_at)
+    m.drop_at = drop_at
+    return m.run()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument(
             "--resign-at", type=int, default=0, help="resign at this own decision of play"
         )
-        p.add_argument("--rematch", type=int, default=0, help="play N more matches on the connection")
+        p.add_argument(
+            "--rematch", type=int, default=0, help="play N more matches on the connection"
+        )
+    j.add_argument(
+        "--drop-at", type=int, default=0, help="cut the connection before own move N, then resume"
+    )
     a = ap.parse_args(argv)
     rng = random.Random(a.seed)
     if a.cmd == "join":
@@ -70,11 +77,13 @@ def main(argv: list[str] | None = None) -> int:
             host, port_text = a.addr.rsplit(":", 1)
             sock = socket.create_connection((host, int(port_text)), timeout=120)
             sess = handshake.join(sock, b"", a.name, a.code)
+            sess.addr = (host, int(port_text))
         else:
             addrs, secret = parse_invite(" ".join(a.invite))
             host, port = addrs[0]
             sock = socket.create_connection((host, port), timeout=120)
             sess = handshake.join(sock, secret, a.name)
+            sess.addr = (host, port)
     else:
         r = rules.preset(a.rules)
         for kv in a.set:
@@ -91,13 +100,13 @@ def main(argv: list[str] | None = None) -> int:
         srv.close()
         sess = handshake.host(sock, secret, a.name, r, a.turn_limit)
     emit(event="started", role=sess.role, session_id=sess.h0.hex())
-    result = play(sess, rng, a.verbose, a.resign_at)
+    result = play(sess, rng, a.verbose, a.resign_at, getattr(a, "drop_at", 0))
     emit(event="over", match=1, **result)
     for _ in range(a.rematch):
         handshake.rematch(sess)
         result = play(sess, rng, a.verbose, 0)
         emit(event="over", match=sess.match, **result)
-    close_politely(sock, sess.ch)
+    close_politely(sess.ch.sock, sess.ch)
     return 0
 
 

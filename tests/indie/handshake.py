@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +59,9 @@ class Session:
     host_entry: bytes
     joiner_entry: bytes
     match: int = 1
+    resume_secret: bytes = b""
+    start_sig: bytes = b""  # the joiner's start signature, sent again on a resume
+    addr: tuple[str, int] = ("", 0)  # the joiner's: where the host listens
 
     @property
     def seat(self) -> int:
@@ -68,8 +72,13 @@ class Session:
 
 
 def _hellos(
-    sock: socket.socket, role: str, password: bytes, via: str = "invite"
-) -> tuple[Framed, bytes, dict[str, Any]]:
+    sock: socket.socket,
+    role: str,
+    password: bytes,
+    via: str = "invite",
+    resume: bytes | None = None,
+) -> tuple[Framed, bytes, dict[str, Any], bytes]:
+    """Both hellos; returns the channel, H0 (Hr when resuming), the peer's hello, the resume secret."""
     ch = Framed(sock)
     eph = X25519PrivateKey.generate()
     eph_pub = eph.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
@@ -88,6 +97,8 @@ def _hellos(
     }
     if role == "joiner":
         hello["via"] = via
+    if resume is not None:
+        hello["resume"] = resume
     mine = pack(hello)
     ch.write_frame(mine)
     theirs = ch.read_frame()
@@ -98,6 +109,8 @@ def _hellos(
         raise ProtocolError(f"protocol version mismatch: {peer.get('v')}")
     if peer["role"] == role:
         raise ProtocolError("both sides have the same role")
+    if peer.get("resume") != resume:
+        raise ProtocolError("the other side resumes another match (or starts a new one)")
     if role == "joiner" and via == "code":
         if "pake_code" not in peer:
             raise ProtocolError("the host accepts no code now")
@@ -109,9 +122,9 @@ def _hellos(
         raise ProtocolError("low-order key")
     hh, jh = (mine, theirs) if role == "host" else (theirs, mine)
     h0 = handshake_hash(hh, jh)
-    k_h2j, k_j2h, _resume = derive_keys(k, shared, h0)
+    k_h2j, k_j2h, resume_secret = derive_keys(k, shared, h0)
     ch.keys(role, k_h2j, k_j2h)
-    return ch, h0, peer
+    return ch, h0, peer, resume_secret
 
 
 def _auth_entry(role: str, name: str, key: bytes, rules: bytes, turn_limit: int) -> bytes:
@@ -121,9 +134,9 @@ def _auth_entry(role: str, name: str, key: bytes, rules: bytes, turn_limit: int)
 def join(sock: socket.socket, secret: bytes, name: str, code: str | None = None) -> Session:
     """Joins with the invite's secret, or with a short code (README.md 2.1) when given."""
     if code is not None:
-        ch, h0, _ = _hellos(sock, "joiner", tag("p2pkoikoi/v2/code") + code.encode(), "code")
+        ch, h0, _, rs = _hellos(sock, "joiner", tag("p2pkoikoi/v2/code") + code.encode(), "code")
     else:
-        ch, h0, _ = _hellos(sock, "joiner", tag("p2pkoikoi/v2/invite-secret") + secret)
+        ch, h0, _, rs = _hellos(sock, "joiner", tag("p2pkoikoi/v2/invite-secret") + secret)
     ident = Ed25519PrivateKey.generate()
     key = raw_pub(ident)
     je = _auth_entry("joiner", name, key, b"", 0)
@@ -150,13 +163,16 @@ def join(sock: socket.socket, secret: bytes, name: str, code: str | None = None)
     ch.send({"type": "accept", "fp": fp.hex()})
     t_c = tx.absorb(entry("accept", fp.hex()))
     seed = _joiner_seed(ch, tx, t_c, a["key"], ident)
-    return Session("joiner", ch, tx, ident, a["key"], rules, a["rules"], fp, seed, h0, he, je)
+    start_sig = _last_start_sig
+    sess = Session("joiner", ch, tx, ident, a["key"], rules, a["rules"], fp, seed, h0, he, je)
+    sess.resume_secret, sess.start_sig = rs, start_sig
+    return sess
 
 
 def host(
     sock: socket.socket, secret: bytes, name: str, rules: dict[str, Any], turn_limit: int
 ) -> Session:
-    ch, h0, peer = _hellos(sock, "host", tag("p2pkoikoi/v2/invite-secret") + secret)
+    ch, h0, peer, rs = _hellos(sock, "host", tag("p2pkoikoi/v2/invite-secret") + secret)
     if peer.get("via") != "invite":
         raise ProtocolError(f"the joiner uses {peer.get('via')}, not the invite")
     a = ch.recv()
@@ -189,7 +205,12 @@ def host(
         raise ProtocolError(f"the joiner declined: {acc.get('reason')}")
     t_c = tx.absorb(entry("accept", fp.hex()))
     seed = _host_seed(ch, tx, t_c, a["key"], ident)
-    return Session("host", ch, tx, ident, a["key"], rules, rb, fp, seed, h0, he, je)
+    sess = Session("host", ch, tx, ident, a["key"], rules, rb, fp, seed, h0, he, je)
+    sess.resume_secret = rs
+    return sess
+
+
+_last_start_sig = b""
 
 
 def _joiner_seed(
@@ -212,7 +233,9 @@ def _joiner_seed(
         raise ProtocolError("cheating: the reveal does not match the commitment")
     t_r = tx.absorb(entry("reveal", hv))
     verify_sig(host_key, r["sig"], tag("p2pkoikoi/v2/start") + t_r, "host start signature")
-    ch.send({"type": "start", "sig": ident.sign(tag("p2pkoikoi/v2/start") + t_r)})
+    global _last_start_sig
+    _last_start_sig = ident.sign(tag("p2pkoikoi/v2/start") + t_r)
+    ch.send({"type": "start", "sig": _last_start_sig})
     return hashlib.sha256(tag("p2pkoikoi/v2/seed") + hv + jv + t_c).digest()
 
 
@@ -255,3 +278,41 @@ def rematch(s: Session) -> None:
         s.seed = _host_seed(s.ch, s.tx, t_c, s.peer_key, s.identity)
     else:
         s.seed = _joiner_seed(s.ch, s.tx, t_c, s.peer_key, s.identity)
+        s.start_sig = _last_start_sig
+
+
+def resume_joiner(
+    s: Session, addr: tuple[str, int], seq: int, tx: bytes, state_hash: bytes
+) -> dict[str, Any]:
+    """A new connection for the same match (README.md section 12); returns the host's `resume`."""
+    for attempt in range(40):  # the host refuses until it has seen the old connection end
+        sock = socket.create_connection(addr, timeout=120)
+        try:
+            ch, hr, _, _ = _hellos(
+                sock, "joiner", tag("p2pkoikoi/v2/resume") + s.resume_secret, "resume", s.h0
+            )
+            break
+        except ProtocolError as exc:
+            sock.close()
+            if "refuse" not in str(exc) or attempt == 39:
+                raise
+            time.sleep(0.25)
+    re = entry("resume", "joiner", s.h0, seq, tx, state_hash)
+    ch.send(
+        {
+            "type": "resume",
+            "seq": seq,
+            "tx": tx,
+            "hash": state_hash,
+            "sig": s.sign("p2pkoikoi/v2/resume", hr + re),
+        }
+    )
+    ch.send({"type": "start", "sig": s.start_sig})
+    m = ch.recv()
+    if m["type"] != "resume":
+        raise ProtocolError(f"expected resume, got {m['type']}")
+    he = entry("resume", "host", s.h0, m["seq"], m["tx"], m["hash"])
+    verify_sig(s.peer_key, m["sig"], tag("p2pkoikoi/v2/resume") + hr + he, "the host's resume")
+    s.ch.sock.close()
+    s.ch = ch
+    return m

@@ -46,6 +46,8 @@ def keylist(b: bytes) -> list[int]:
 class HiddenMatch:
     def __init__(self, s: Session, rng: random.Random, log: Any = None, resign_at: int = 0) -> None:
         self.resign_at = resign_at  # resign at this own decision of play (0: never)
+        self.last_hash = b""
+        self.drop_at = 0  # joiner: cut the connection before its own move of this seq, then resume
         self.decisions = 0
         self.s = s
         self.seat = s.seat
@@ -85,6 +87,7 @@ class HiddenMatch:
             if v is not None and v != b"":
                 m[k] = v
         t = self.s.tx.absorb(self._entry(self.seat, m))
+        self.last_hash = m["hash"]
         m["sig"] = self.s.sign("p2pkoikoi/v2/sig", t)
         self.s.ch.send(m)
 
@@ -107,6 +110,7 @@ class HiddenMatch:
                 f"theirs {m['hash'].hex()[:16]}, ours {mine.hex()[:16]} ({self.eng.public().hex()})"
             )
         self.seq += 1
+        self.last_hash = m["hash"]
         t = self.s.tx.absorb(self._entry(self.other, m))
         verify_sig(self.s.peer_key, m["sig"], b"p2pkoikoi/v2/sig\0" + t, f"card move {m['seq']}")
         return m
@@ -263,6 +267,9 @@ class HiddenMatch:
         e = self.eng
         while e.phase not in (DEAL, OVER):
             sp = 24 + (24 - e.stock)
+            if e.to_act == self.seat and self.drop_at and self.seq + 1 >= self.drop_at:
+                self.drop_at = 0
+                self._drop_and_resume()
             if e.to_act == self.seat:
                 self.decisions += 1
                 if self.decisions == self.resign_at:
@@ -312,6 +319,28 @@ class HiddenMatch:
                 else:
                     e.apply_decision(self.other, action)
             self.log("after", action, "phase", e.phase, "scores", e.scores)
+
+    def _drop_and_resume(self) -> None:
+        """Cuts the connection (as a network would) and resumes the match on a new one."""
+        import socket
+
+        from .handshake import resume_joiner
+
+        self.s.ch.sock.shutdown(socket.SHUT_RDWR)
+        self.s.ch.sock.close()
+        # what the real program compares (GAPS.md 17): the `hash` of the last card move,
+        # the hidden state *before* it; INDIE_RESUME_HASH=after tries the reading of README.md 12
+        mine = self.last_hash
+        if os.environ.get("INDIE_RESUME_HASH") == "after":
+            mine = self.eng.hidden_hash(self.chain)
+        m = resume_joiner(self.s, self.s.addr, self.seq, self.s.tx.t, mine)
+        self.log("resumed at", self.seq, "host at", m["seq"])
+        if m["seq"] != self.seq or m["tx"] != self.s.tx.t:
+            raise ProtocolError(f"the two records disagree: host at {m['seq']}, we at {self.seq}")
+        if m["hash"] != mine:
+            raise ProtocolError(
+                f"the resume hashes differ: host {m['hash'].hex()}, ours {mine.hex()}"
+            )
 
     def _resign(self) -> None:
         self.eng.resign(self.seat)

@@ -5,7 +5,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PY=${PY:-python}; PRESET=${PRESET:-rulebook}
-D=$1; mkdir -p "$D"; cd "$D" || exit 2; rm -f ./*.out ./*.err rec.json
+D=$1; mkdir -p "$D"; cd "$D" || exit 2; rm -rf ./*.out ./*.err ./rec*.json ./cfg
 export PYTHONPATH=$ROOT/tests
 if [ "$2" = joiner ]; then
   $PY -m p2pkoikoi host --headless --bot random --bot-seed "$4" --port 0 --bind 127.0.0.1 \
