@@ -34,7 +34,6 @@ from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.match_link import NetworkLink
 from p2pkoikoi.transport.notes import Notify, nop
-from p2pkoikoi.transport.proving import proving_on_two_threads
 from p2pkoikoi.transport.reconnect import Reconnect
 
 
@@ -93,20 +92,18 @@ async def _opened(
     link = make()
     started = False
     try:
-        # (the hidden deal's provers, in the link's tasks; the worker starts on first use)
-        with proving_on_two_threads():
-            async with trio.open_nursery() as nursery:
-                link.start(nursery, stream)
+        async with trio.open_nursery() as nursery:
+            link.start(nursery, stream)
+            try:
+                started = await link.begin(resuming=stream is None)
+            finally:
+                if not started:
+                    await link.shutdown(goodbye=False)
+            if started:
                 try:
-                    started = await link.begin(resuming=stream is None)
+                    yield link
                 finally:
-                    if not started:
-                        await link.shutdown(goodbye=False)
-                if started:
-                    try:
-                        yield link
-                    finally:
-                        await link.shutdown(goodbye=True)
+                    await link.shutdown(goodbye=True)
     except BaseExceptionGroup as group:
         raise_single(group)
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):

@@ -72,7 +72,6 @@ from p2pkoikoi.session.mental.group import (
     hash_point,
     is_point,
     mul_many,
-    mul_proving,
     padd,
     psub,
     psum,
@@ -162,9 +161,7 @@ def prove_shuffle(
     inv_perm = [0] * n
     for i, j in enumerate(perm):
         inv_perm[j] = i
-    c = [
-        padd(g, GENERATORS[inv_perm[j]]) for j, g in enumerate(mul_proving([(x, None) for x in r]))
-    ]
+    c = [padd(g, GENERATORS[inv_perm[j]]) for j, g in enumerate(mul_many([(x, None) for x in r]))]
     seed, u = _challenges(context, xs, ys, c)
     up = [u[perm[i]] for i in range(n)]
     rhat = [nonce(b"rhat", i) for i in range(n)]
@@ -183,13 +180,13 @@ def prove_shuffle(
     pairs += list(zip(wp, GENERATORS, strict=True))  # t3
     pairs += list(zip(wp, ys, strict=True)) + [(-w4 * x, p) for x, p in zip(u, xs, strict=True)]
     pairs += [(w1, None), (w2, None), (w3, None)]
-    prod = mul_proving(pairs)
+    prod = mul_many(pairs)
     chat = [padd(prod[i], prod[n + i]) for i in range(n)]
     t3, t4 = _sums(prod[2 * n :], (n, 2 * n))
     t1, t2, g3 = prod[5 * n :]
     t3 = padd(t3, g3)
     prev = [CHAIN_BASE, *chat[:-1]]
-    hats = mul_proving([(x, None) for x in what] + list(zip(wp, prev, strict=True)))
+    hats = mul_many([(x, None) for x in what] + list(zip(wp, prev, strict=True)))
     that = [padd(hats[i], hats[n + i]) for i in range(n)]
     e = _challenge_e(seed, chat, (t1, t2, t3, t4), that)
     rbar = sum(r) % L
@@ -270,7 +267,7 @@ def prove_rekey(
     n = len(xs)
     nonce = _Nonces(b"".join(keys), context, b"".join(xs), b"".join(ys))
     w = [nonce(b"w", i) for i in range(n)]
-    rs = mul_proving(list(zip(w, xs, strict=True)))
+    rs = mul_many(list(zip(w, xs, strict=True)))
     e = reduce_wide(_h(TAG_REKEY, context, b"".join(xs), b"".join(ys), b"".join(rs)))
     s = [(w[i] + e * _scalar(keys[i])) % L for i in range(n)]
     return scalar_bytes(e) + b"".join(scalar_bytes(x) for x in s)
