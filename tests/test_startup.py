@@ -21,8 +21,15 @@ from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
 HEAVY = ("trio", "cryptography", "prompt_toolkit", "msgpack")
 ROOT = Path(__file__).resolve().parent.parent
 
+# The probe runs with ``-S``: the site's start-up hooks (``.pth`` files, which on some
+# machines import ``typing`` or ``dataclasses`` before any program runs) stay out, so
+# ``sys.modules`` holds what the command itself loaded.  The tree and the installed
+# packages' folders go on the path by hand, without running their ``.pth`` files.
 PROBE = """
-import contextlib, io, json, sys
+import sys
+sys.path[:0] = [ROOT]
+sys.path.extend(SITE_DIRS)
+import contextlib, io, json
 from p2pkoikoi.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -34,9 +41,18 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules), "out": out.getva
 """
 
 
+def site_dirs() -> list[str]:
+    """The installed packages' folders, as this interpreter's site found them."""
+    import site
+
+    dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    return [d for d in dirs if Path(d).is_dir()]
+
+
 def run_probe(*argv: str) -> dict[str, object]:
+    probe = PROBE.replace("SITE_DIRS", repr(site_dirs())).replace("ROOT", repr(str(ROOT)))
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
+        [sys.executable, "-S", "-c", probe, *argv],
         capture_output=True,
         text=True,
         timeout=120,
@@ -94,9 +110,8 @@ def test_help_imports_no_engine_session_or_transport() -> None:
     for name in ("dataclasses", "datetime", "hashlib"):  # (the probe itself imports json)
         assert not loaded(result["modules"], name), f"--help imported {name}"
     # annotations only: the command line's modules take typing's TYPE_CHECKING as False
-    # (pathlib, which they import where a path is made, the editable install's hook loads
-    # at start-up, so this probe cannot tell)
     assert not loaded(result["modules"], "typing"), "--help imported typing"
+    assert not loaded(result["modules"], "pathlib"), "--help imported pathlib"
 
 
 def test_the_help_texts_facts_are_the_engines() -> None:
