@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 
 import pytest
 from hidden_helpers import Snoop, d2_sum_attack, deal_pair, forged_step, open_deal, play_round, seed
@@ -503,3 +505,23 @@ def test_the_proofs_in_the_vectors_verify_as_hidden_deal_md_specifies_them() -> 
     summed = list(decks["e"])
     summed[0] = add(summed[0], summed[1])  # the sum attack on E
     assert not shuffle_ok(ctx + b"\x02", decks["d1"], summed, pr["e_shuffle"])
+
+
+def test_dealing_hidden_leaves_no_copy_of_libsodium_in_the_temporary_folder(
+    tmp_path: Path,
+) -> None:
+    """rbcl writes its libsodium to a new temporary file on every import; the group
+    module removes it once loaded (each hidden-deal process left 2.7 MB in /tmp)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from p2pkoikoi.session.mental.group import CARD_POINTS, mul_many\n"
+        "print(len(mul_many([(5, CARD_POINTS[1]), (7, None)])))\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "2", proc.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -27,7 +27,10 @@ little-endian scalar reduced mod ``L``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -35,6 +38,25 @@ import rbcl  # type: ignore[import-untyped]
 
 from p2pkoikoi.engine.deal import shuffle_ids
 from p2pkoikoi.session.mental.errors import BadPointError
+
+
+def _remove_rbcl_copy() -> None:
+    """Delete the copy of libsodium that importing ``rbcl`` writes to the temporary folder.
+
+    rbcl carries its libsodium inside a Python module and writes it to a new
+    temporary file (``NamedTemporaryFile(delete=False)``) on every import, so each
+    process that dealt hidden left 2.7 MB behind in ``/tmp``: hundreds of
+    megabytes for someone who plays often.  The library is loaded by then, and a
+    loaded shared object outlives its file's name on POSIX; where the name cannot
+    be removed (Windows keeps a loaded file), it stays as before.
+    """
+    path = getattr(sys.modules.get("rbcl._sodium"), "lib_path", None)
+    if isinstance(path, str):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+_remove_rbcl_copy()
 
 TAG_CARD: Final = b"p2pkoikoi/v3/hidden/card\x00"
 TAG_SCALAR: Final = b"p2pkoikoi/v2/hidden/scalar\x00"
