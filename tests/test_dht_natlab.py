@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -100,30 +101,45 @@ def boot() -> list[str]:
     return [a for ip in NODES[:2] for a in ("--dht-bootstrap", f"{ip}:{PORT}")]
 
 
-def play_by_code(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> CodeResult:
+def play_by_code(
+    lab: NatLab, tmp: Path, host: str, joiner: str, port: int, starting: threading.Lock
+) -> CodeResult:
+    """One cell of the matrix.  ``starting`` is held from the host's start until it has
+    announced its number: hosts come up one after another, as people do, so each reads
+    the numbers taken before it picks one.  (Six hosts started in the same instant
+    could pick the same number between their reads and their puts, the race
+    protocol/dht.md counts as a failed attempt: about one run in seven here.)"""
     h_home, j_home = lab.homes[("host", host)], lab.homes[("joiner", joiner)]
     tmp.mkdir(parents=True, exist_ok=True)
     cli = [sys.executable, "-m", "p2pkoikoi"]
     common = ["--headless", "--bot", "random", *lab.stun_args(), *boot()]
-    h = Proc(
-        lab.exec(
-            h_home.machine, *cli, "host", *common, "--port", str(port), "--rounds", "1",
-            "--no-port-mapping", "--no-announce", "--bot-seed", "1",
-            "--record", str(tmp / "h.koikoi"),
-        ),
-        env_for(tmp, "h"),
-    )  # fmt: skip
+    starting.acquire()
+    try:
+        h = Proc(
+            lab.exec(
+                h_home.machine, *cli, "host", *common, "--port", str(port), "--rounds", "1",
+                "--no-port-mapping", "--no-announce", "--bot-seed", "1",
+                "--record", str(tmp / "h.koikoi"),
+            ),
+            env_for(tmp, "h"),
+        )  # fmt: skip
+    except BaseException:
+        starting.release()
+        raise
     j: Proc | None = None
     try:
         deadline = time.monotonic() + LIMIT
         code, announced = "", host == "noudp"  # no UDP: nothing is announced anywhere
-        while not code or not announced:
-            got = h.next(deadline)
-            assert got is not None and got[1] is not None, f"host: {h.stderr()}"
-            ev = got[1]
-            if ev["event"] == "listening":
-                code = ev["code"]
-            announced = announced or (ev["event"] == "dht_announced" and ev["nodes"] > 0)
+        try:
+            while not code or not announced:
+                got = h.next(deadline)
+                assert got is not None and got[1] is not None, f"host: {h.stderr()}"
+                ev = got[1]
+                if ev["event"] == "listening":
+                    code = ev["code"]
+                announced = announced or (ev["event"] == "dht_announced" and ev["nodes"] > 0)
+        finally:
+            starting.release()
         started = time.monotonic()
         j = Proc(
             lab.exec(
@@ -182,9 +198,12 @@ def play_by_code(lab: NatLab, tmp: Path, host: str, joiner: str, port: int) -> C
 
 def test_the_whole_matrix_by_code(dht_nat_lab: NatLab, tmp_path: Path) -> None:
     pairs = [(h, j) for h in PROFILES for j in PROFILES]
+    starting = threading.Lock()
     with ThreadPoolExecutor(6) as pool:
         futures = [
-            pool.submit(play_by_code, dht_nat_lab, tmp_path / f"{h}-{j}", h, j, HOST_PORTS[0] + i)
+            pool.submit(
+                play_by_code, dht_nat_lab, tmp_path / f"{h}-{j}", h, j, HOST_PORTS[0] + i, starting
+            )
             for i, (h, j) in enumerate(pairs)
         ]
         results = [f.result() for f in futures]
