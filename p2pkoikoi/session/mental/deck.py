@@ -353,15 +353,17 @@ def check_audit(
                     f"the host's masked deck (step 1) is wrong at position {j}", HOST
                 )
     if trust != JOINER:
-        for j in range(DECK_SIZE):
-            if mul(joiner.keys[j], d1[joiner.perm[j]]) != d2[j]:
+        made = mul_many([(_int(joiner.keys[j]), d1[joiner.perm[j]]) for j in range(DECK_SIZE)])
+        for j, p in enumerate(made):
+            if p != d2[j]:
                 raise WrongMaskingError(
                     f"the joiner's masked deck (step 2) is wrong at position {j}", JOINER
                 )
     if trust != HOST:
         ai = inv(host.scalar)
-        for j in range(DECK_SIZE):
-            if mul(smul(host.keys[j], ai), d2[j]) != d3[j]:
+        made = mul_many([(_int(smul(host.keys[j], ai)), d2[j]) for j in range(DECK_SIZE)])
+        for j, p in enumerate(made):
+            if p != d3[j]:
                 raise WrongMaskingError(
                     f"the host's locked deck (step 3) is wrong at position {j}", HOST
                 )

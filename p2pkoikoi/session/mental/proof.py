@@ -69,10 +69,11 @@ from p2pkoikoi.session.mental.group import (
     POINT_LEN,
     SCALAR_LEN,
     Point,
+    Term,
+    combine_many,
     hash_point,
     is_point,
     mul_many,
-    padd,
     psub,
     psum,
     reduce_wide,
@@ -134,16 +135,8 @@ def _challenge_e(
 
 
 # ---------------------------------------------------------------------- shuffle under one mask
-# Every multiplication of a step is independent of the others once its inputs are
-# known, so each phase hands all of them to :func:`mul_many` at once; sums follow.
-def _sums(products: list[Point], sizes: Sequence[int]) -> list[Point]:
-    out, at = [], 0
-    for n in sizes:
-        out.append(psum(products[at : at + n]))
-        at += n
-    return out
-
-
+# Every combination of a step is independent of the others once its inputs are
+# known, so each phase hands all of them to :func:`combine_many` at once.
 def prove_shuffle(
     context: bytes,
     xs: Sequence[Point],
@@ -161,7 +154,7 @@ def prove_shuffle(
     inv_perm = [0] * n
     for i, j in enumerate(perm):
         inv_perm[j] = i
-    c = [padd(g, GENERATORS[inv_perm[j]]) for j, g in enumerate(mul_many([(x, None) for x in r]))]
+    c = combine_many([((r[j], None), (1, GENERATORS[inv_perm[j]])) for j in range(n)])
     seed, u = _challenges(context, xs, ys, c)
     up = [u[perm[i]] for i in range(n)]
     rhat = [nonce(b"rhat", i) for i in range(n)]
@@ -175,19 +168,17 @@ def prove_shuffle(
     w1, w2, w3, w4 = (nonce(b"w", k) for k in range(4))
     what = [nonce(b"what", i) for i in range(n)]
     wp = [nonce(b"wp", i) for i in range(n)]
-    pairs: list[tuple[int, Point | None]] = [(x, None) for x in alpha]
-    pairs += [(x, CHAIN_BASE) for x in beta]
-    pairs += list(zip(wp, GENERATORS, strict=True))  # t3
-    pairs += list(zip(wp, ys, strict=True)) + [(-w4 * x, p) for x, p in zip(u, xs, strict=True)]
-    pairs += [(w1, None), (w2, None), (w3, None)]
-    prod = mul_many(pairs)
-    chat = [padd(prod[i], prod[n + i]) for i in range(n)]
-    t3, t4 = _sums(prod[2 * n :], (n, 2 * n))
-    t1, t2, g3 = prod[5 * n :]
-    t3 = padd(t3, g3)
+    groups: list[Sequence[Term]] = [
+        ((x, None), (y, CHAIN_BASE)) for x, y in zip(alpha, beta, strict=True)
+    ]
+    groups.append([*zip(wp, GENERATORS, strict=True), (w3, None)])  # t3
+    groups.append(
+        [*zip(wp, ys, strict=True), *((-w4 * x, p) for x, p in zip(u, xs, strict=True))]
+    )  # t4
+    groups += [((w1, None),), ((w2, None),)]  # t1, t2
+    *chat, t3, t4, t1, t2 = combine_many(groups)
     prev = [CHAIN_BASE, *chat[:-1]]
-    hats = mul_many([(x, None) for x in what] + list(zip(wp, prev, strict=True)))
-    that = [padd(hats[i], hats[n + i]) for i in range(n)]
+    that = combine_many([((what[i], None), (wp[i], prev[i])) for i in range(n)])
     e = _challenge_e(seed, chat, (t1, t2, t3, t4), that)
     rbar = sum(r) % L
     v = [1] * n
@@ -232,25 +223,21 @@ def verify_shuffle(
     uprod = 1
     for x in u:
         uprod = uprod * x % L
-    cbar = psub(psum(c), _SUM_GENERATORS)
     prev = [CHAIN_BASE, *chat[:-1]]
-    # t1 = e*cbar + s1*G; t2 = e*(ch_47 - prod(u)*H) + s2*G;
+    # t1 = e*cbar + s1*G, cbar = sum(c_j) - sum(H_i); t2 = e*(ch_47 - prod(u)*H) + s2*G;
     # t3 = e*sum(u_j*c_j) + s3*G + sum(sp_i*H_i); t4 = sum(sp_i*Y_i) - s4*sum(u_j*X_j);
     # th_i = e*ch_i + sh_i*G + sp_i*ch_(i-1)
-    pairs: list[tuple[int, Point | None]] = [(e * x % L, p) for x, p in zip(u, c, strict=True)]
-    pairs += list(zip(sp, GENERATORS, strict=True))
-    pairs += list(zip(sp, ys, strict=True)) + [(-s4 * x, p) for x, p in zip(u, xs, strict=True)]
-    pairs += [(e, x) for x in chat] + list(zip(sp, prev, strict=True))
-    pairs += [(x, None) for x in shat]
-    pairs += [(e, cbar), (s1, None), (e, chat[-1]), (-e * uprod, CHAIN_BASE), (s2, None)]
-    pairs += [(s3, None)]
-    prod = mul_many(pairs)
-    t3, t4 = _sums(prod, (2 * n, 2 * n))
-    that = [psum((prod[4 * n + i], prod[5 * n + i], prod[6 * n + i])) for i in range(n)]
-    ec, g1, ech, euh, g2, g3 = prod[7 * n :]
-    t1 = padd(ec, g1)
-    t2 = psum((ech, euh, g2))
-    t3 = padd(t3, g3)
+    groups: list[Sequence[Term]] = [[(1, x) for x in c]]  # sum(c_j)
+    groups.append(
+        [(e * x % L, p) for x, p in zip(u, c, strict=True)]
+        + [*zip(sp, GENERATORS, strict=True), (s3, None)]
+    )
+    groups.append([*zip(sp, ys, strict=True), *((-s4 * x, p) for x, p in zip(u, xs, strict=True))])
+    groups.append(((e, chat[-1]), (-e * uprod, CHAIN_BASE), (s2, None)))
+    groups += [((e, chat[i]), (shat[i], None), (sp[i], prev[i])) for i in range(n)]
+    csum, t3, t4, t2, *that = combine_many(groups)
+    cbar = psub(csum, _SUM_GENERATORS)
+    t1 = combine_many([((e, cbar), (s1, None))])[0]
     if _challenge_e(seed, chat, (t1, t2, t3, t4), that) != e:
         raise BadProofError(
             f"{who}'s shuffle proof does not hold: its masked deck is not a shuffle of the"
@@ -285,8 +272,7 @@ def verify_rekey(
     if any(x >= L for x in scal):
         raise BadProofError(f"{who}'s re-keying proof holds a value outside the group", seat)
     e, s = scal[0], scal[1:]
-    prod = mul_many(list(zip(s, xs, strict=True)) + [(-e, y) for y in ys])
-    rs = [padd(prod[i], prod[n + i]) for i in range(n)]
+    rs = combine_many([((s[i], xs[i]), (-e, ys[i])) for i in range(n)])
     if IDENTITY in rs or (
         reduce_wide(_h(TAG_REKEY, context, b"".join(xs), b"".join(ys), b"".join(rs))) != e
     ):
