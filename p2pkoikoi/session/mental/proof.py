@@ -172,9 +172,8 @@ def prove_shuffle(
         ((x, None), (y, CHAIN_BASE)) for x, y in zip(alpha, beta, strict=True)
     ]
     groups.append([*zip(wp, GENERATORS, strict=True), (w3, None)])  # t3
-    groups.append(
-        [*zip(wp, ys, strict=True), *((-w4 * x, p) for x, p in zip(u, xs, strict=True))]
-    )  # t4
+    # t4 = sum(wp_i*Y_i) - w4*sum(u_j*X_j), and Y_i = b*X[psi(i)]: one term per X_j
+    groups.append([((bs * wp[inv_perm[j]] - w4 * u[j]) % L, xs[j]) for j in range(n)])
     groups += [((w1, None),), ((w2, None),)]  # t1, t2
     *chat, t3, t4, t1, t2 = combine_many(groups)
     prev = [CHAIN_BASE, *chat[:-1]]
