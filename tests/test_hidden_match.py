@@ -303,3 +303,83 @@ def test_the_joiner_answers_d1_before_checking_its_proof_and_opens_nothing_unche
     assert j.unsettled
     j.settle()
     assert not j.unsettled
+
+
+def _to_first_audit(cheater: int) -> tuple[HiddenMatch, HiddenMatch, CardMove]:
+    """Two live sides played to the first deal's end; the cheater's audit, held back."""
+    rules = hidden("online", rounds=3)
+    sides = (
+        HiddenMatch(rules, seed("m"), 0, seed("a"), check_later=True),
+        HiddenMatch(rules, seed("m"), 1, seed("b"), check_later=True),
+    )
+    rng = random.Random(3)
+    for _ in range(5_000):
+        for me in sides:
+            other = sides[1 - me.seat]
+            me.settle()  # as the session does once our move has gone out
+            while me.outbox:
+                mv = me.outbox.pop(0)[0]
+                if mv.kind == "audit" and mv.seat == cheater:
+                    return sides[0], sides[1], mv
+                other.receive(mv)
+            if me.my_turn():
+                me.act(rng.choice(me.legal_actions()))
+    raise AssertionError("the first deal did not end")  # pragma: no cover
+
+
+@pytest.mark.parametrize("cheater", [0, 1])
+def test_a_live_side_answers_an_audit_before_checking_it_and_still_names_the_forger(
+    cheater: int,
+) -> None:
+    """A live side takes the peer's audit of a finished deal, sends its next move (the
+    joiner its own audit, the host the next deal's first step) and checks the audit
+    after (``settle``), while the other side works.  A forged audit is still refused
+    before anything of the next deal opens, naming the forger, with the finished
+    deal's secrets as the evidence (``deal_id``, ``deal_table``); and the host makes
+    the next deal's first step while it waits for the joiner's audit."""
+    from p2pkoikoi.session.mental.errors import BrokenAuditError
+
+    host, joiner, audit = _to_first_audit(cheater)
+    honest = (host, joiner)[1 - cheater]
+    finished = honest.table
+    assert honest.deal_id == (1, 0)
+    d = bytearray(audit.deck)
+    d[32 + 48 + 2 * 32] ^= 1  # the key for position 2, a field card opened in the round
+    honest.receive(CardMove("audit", cheater, deck=bytes(d)))
+    sent = [m.kind for m, _ in honest.outbox]
+    assert sent == (["deck1"] if cheater == 1 else ["audit"])  # answered, not yet checked
+    assert honest.unsettled and honest.deal_id == (1, 0) and honest.deal_table is finished
+    assert honest.table is not finished and not honest.table.sent  # no key of round 2
+    with pytest.raises(BrokenAuditError) as caught:
+        honest.settle()
+    assert caught.value.seat == cheater
+    with pytest.raises(BrokenAuditError):  # a failed check stays failed
+        honest.receive(CardMove("deck2" if cheater == 1 else "deck1", cheater, deck=b""))
+    assert honest.deal_id == (1, 0)
+
+
+def test_an_honest_audit_checked_later_plays_the_same_match() -> None:
+    """The live sides' order of work changes no byte: a match between two live sides
+    gives the moves and hashes of two sides that check everything on receipt."""
+    rules = hidden("online", rounds=3)
+
+    def moves(later: bool) -> list[tuple[CardMove, bytes]]:
+        sides = (
+            HiddenMatch(rules, seed("m"), 0, seed("a"), check_later=later),
+            HiddenMatch(rules, seed("m"), 1, seed("b"), check_later=later),
+        )
+        rng, log = random.Random(5), []
+        while not (sides[0].is_over and sides[1].is_over):
+            for me in sides:
+                other = sides[1 - me.seat]
+                me.settle()
+                while me.outbox:
+                    mv, before = me.outbox.pop(0)
+                    log.append((mv, before))
+                    other.receive(mv)
+                if me.my_turn():
+                    me.act(rng.choice(me.legal_actions()))
+        return log
+
+    later, now = moves(True), moves(False)
+    assert later == now and sum(m.kind == "audit" for m, _ in later) >= 6

@@ -231,7 +231,7 @@ class HiddenPlay(Part):
         peer is to blame) record its forfeit, our signed claim resting on that evidence."""
         h = self._table
         round_no, attempt = h.deal_id  # the deal the table is in (the engine may be past it)
-        self._evidence = Evidence(self._me.seat, round_no, attempt, h.table.secrets.encode())
+        self._evidence = Evidence(self._me.seat, round_no, attempt, h.deal_table.secrets.encode())
         f = self._forfeits
         if exc.seat == h.peer and f is not None and f.forfeit is None:
             f.record(h.peer, f"cheated: {exc}"[:200])

@@ -89,6 +89,22 @@ class CardMove:
             raise ValueError(f"unknown card move {self.kind!r}")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _DealEnd:
+    """A finished deal as checking the peer's audit of it needs it: its table, the
+    engine before it, the decisions made in it, and the public state it ended in.
+    A live side may check the audit after its next move has gone out (:meth:`settle`),
+    when the match already holds the next deal."""
+
+    table: HiddenTable
+    pre_deal: MatchState
+    log: tuple[tuple[int, Action], ...]
+    declared: tuple[tuple[int, bool], ...]
+    resigned: int | None
+    state: MatchState
+    audit: bytes
+
+
 def deal_secrets(seat: int, secret: bytes, round_no: int, attempt: int) -> DeckSecrets:
     """One deal's secrets from the side's match secret (kept in its .resume file)."""
     seed = hashlib.sha256(
@@ -144,6 +160,11 @@ class HiddenMatch:
         self._decks = b""
         self._resigned: int | None = None  # who resigned (the deal in play is audited)
         self._expect: list[tuple[str, int]] = []
+        #: the peer's audit of the last deal, still to check (:meth:`settle`)
+        self._unchecked_audit: _DealEnd | None = None
+        #: host: make the next deal's first step once our audit has gone out
+        self._prepare_next = False
+        self._prepared: tuple[bytes, HiddenTable, bytes] | None = None  # context, table, deck1
         #: the hidden state hash before any move (what a resume compares at seq 0)
         self.initial_hash = hidden_state_hash(self.state, hashlib.sha256(TAG_DECKS).digest())
         self._begin_deal()
@@ -164,8 +185,16 @@ class HiddenMatch:
 
     @property
     def deal_id(self) -> tuple[int, int]:
-        """(round, attempt) of the deal on the table; at its audit the engine is past it."""
-        return self._pre_deal.round, self._pre_deal.attempt
+        """(round, attempt) of the deal a check is about: the deal on the table, or the
+        last one while the peer's audit of it waits to be checked (at its audit the engine
+        is past it)."""
+        pre = self._unchecked_audit.pre_deal if self._unchecked_audit else self._pre_deal
+        return pre.round, pre.attempt
+
+    @property
+    def deal_table(self) -> HiddenTable:
+        """The table of the deal :attr:`deal_id` names (whose secrets are evidence)."""
+        return self._unchecked_audit.table if self._unchecked_audit else self.table
 
     def state_hash(self) -> bytes:
         """The hidden state hash now: the public state and the masked decks of this deal."""
@@ -177,6 +206,7 @@ class HiddenMatch:
     # ------------------------------------------------------------------ input
     def act(self, action: Action) -> None:
         """The local player's decision."""
+        self.settle()
         if not self.my_turn():
             raise LocalProtocolError("it is not your turn")
         if action not in self.state.legal_actions():
@@ -191,16 +221,34 @@ class HiddenMatch:
 
     @property
     def unsettled(self) -> bool:
-        """A proof received is still to be checked (:meth:`settle`)."""
-        return self.table.unsettled
+        """Work left for after our last move went out (:meth:`settle`): a proof or an audit
+        received and still to check, or (host) the next deal's first step to make."""
+        return self.table.unsettled or self._unchecked_audit is not None or self._prepare_next
 
     def settle(self) -> None:
-        """Check what was left for later; raises a :class:`HiddenDealError` naming a cheat."""
+        """Do what was left for later; raises a :class:`HiddenDealError` naming a cheat.
+
+        A live side leaves three things for the moment its answer has gone out, so
+        that they run while the other side works (hidden-deal.md section 7): checking
+        the proof of the host's first step (joiner), checking the peer's audit of the
+        deal that ended, and (host) making the next deal's first step, which reveals
+        nothing and waits only for the joiner's audit.  Every path that takes in a
+        move or sends a key settles first; a failed check stays failed."""
+        end = self._unchecked_audit
+        if end is not None:
+            self._check_audit(end)
+            self._unchecked_audit = None
+        if self._prepare_next:
+            self._prepare_next = False
+            s = self.state
+            context = deal_context(s)
+            table = self._new_table(s)
+            self._prepared = (context, table, table.step1())
         self.table.settle()
 
     def receive(self, move: CardMove) -> None:
         """A move from the peer; raises a :class:`HiddenDealError` naming a cheat."""
-        self.table.settle()
+        self.settle()
         due = self.expecting
         if move.seat != self.peer:
             raise RemoteProtocolError("a card move claims the wrong sender")
@@ -252,12 +300,18 @@ class HiddenMatch:
         self._pending_play: tuple[int, Action, int] | None = None  # seat, action, drawn card
         self._resigned = None
         self._decks = hashlib.sha256(TAG_DECKS).digest()  # chain over this deal's decks
-        self.table = HiddenTable(
-            self.seat, s.dealer, self._secrets(s.round, s.attempt), deal_context(s)
-        )
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared[0] == deal_context(s):
+            self.table, deck1 = prepared[1], prepared[2]
+        else:
+            self.table = self._new_table(s)
+            deck1 = self.table.step1() if self.seat == HOST else b""
         self._expect = [("deck1", HOST), ("deck2", JOINER), ("deck3", HOST), ("keys", JOINER)]
         if self.seat == HOST:
-            self._send(CardMove("deck1", HOST, deck=self.table.step1()))
+            self._send(CardMove("deck1", HOST, deck=deck1))
+
+    def _new_table(self, s: MatchState) -> HiddenTable:
+        return HiddenTable(self.seat, s.dealer, self._secrets(s.round, s.attempt), deal_context(s))
 
     def _deal_key_positions(self, sender: int) -> tuple[int, ...]:
         """Positions ``sender`` opens after the masking: the field, and (unless a hand
@@ -435,6 +489,7 @@ class HiddenMatch:
             self._expect = [("audit", HOST), ("audit", JOINER)]
             if self.seat == HOST:
                 self._send(CardMove("audit", HOST, deck=self.table.audit()))
+                self._prepare_next = self._check_later and s.phase is Phase.DEAL
             return
         assert s.to_act is not None
         self._expect = [("act", s.to_act)]
@@ -442,8 +497,22 @@ class HiddenMatch:
     # ------------------------------------------------------------------ the audit
     def _on_audit(self, move: CardMove, mine: bool) -> None:
         if not mine:
-            sigma = self.table.on_audit(move.deck)
-            self._replay(sigma)
+            end = _DealEnd(
+                self.table,
+                self._pre_deal,
+                tuple(self._log),
+                tuple(self._declared.items()),
+                self._resigned,
+                self.state,
+                move.deck,
+            )
+            if self._check_later and self.state.phase is Phase.DEAL:
+                # checked once our next move (our audit, or the next deal's first step)
+                # has gone out; before the match's end it is checked at once, so no
+                # final signature leaves over an unchecked audit
+                self._unchecked_audit = end
+            else:
+                self._check_audit(end)
         if move.seat == HOST and self.seat == JOINER:
             self._send(CardMove("audit", JOINER, deck=self.table.audit()))
             return
@@ -454,26 +523,29 @@ class HiddenMatch:
             else:
                 self._expect = []
 
-    def _replay(self, sigma: tuple[int, ...]) -> None:
-        """Play the deal again with the audited deck: every hidden rule checked now."""
-        state, _ = self._pre_deal.deal(sigma)
+    def _check_audit(self, end: _DealEnd) -> None:
+        """Check the peer's audit of a finished deal, then play the deal again with the
+        audited deck: every hidden rule checked now."""
+        sigma = end.table.on_audit(end.audit)
+        state, _ = end.pre_deal.deal(sigma)
         hands = [0, 0]
-        dealer = self._pre_deal.dealer
+        dealer = end.pre_deal.dealer
         for p in range(STOCK_START):
             r = p % 6
             if r < 2:
                 hands[1 - dealer] |= 1 << sigma[p]
             elif r >= 4:
                 hands[dealer] |= 1 << sigma[p]
-        log = list(self._log)
-        if state.phase is Phase.HAND_SWAP and (log or self._declared):
+        log = list(end.log)
+        declared = dict(end.declared)
+        if state.phase is Phase.HAND_SWAP and (log or declared):
             seat, decision = log.pop(0)
             if decision.kind is ActionKind.SWAP:
                 hands.reverse()
-            self._check_declarations(hands)
+            self._check_declarations(hands, declared)
             state, _ = state.apply(decision)
-        elif self._declared:
-            self._check_declarations(hands)
+        elif declared:
+            self._check_declarations(hands, declared)
         for seat, action in log:
             if action not in state.legal_actions():
                 raise IllegalHiddenPlayError(
@@ -481,16 +553,16 @@ class HiddenMatch:
                     seat,
                 )
             state, _ = state.apply(action)
-        if self._resigned is not None:
-            state, _ = state.resign(self._resigned)
-        if public_encoding(state) != public_encoding(self.state):
+        if end.resigned is not None:
+            state, _ = state.resign(end.resigned)
+        if public_encoding(state) != public_encoding(end.state):
             raise BrokenAuditError(
                 "the deal played again with the audited cards ends differently", self.peer
             )
 
-    def _check_declarations(self, hands: Iterable[int]) -> None:
+    def _check_declarations(self, hands: Iterable[int], declared: dict[int, bool]) -> None:
         for seat, hand in enumerate(hands):
-            if not self._declared.get(seat, False):
+            if not declared.get(seat, False):
                 check_undeclared(seat, hand, self.rules)
 
 
