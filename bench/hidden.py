@@ -145,11 +145,13 @@ def loopback(rounds: int, deal: str, tmp: Path) -> tuple[float, Path]:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     rec = tmp / f"{deal}-host.koikoi"
     base = [sys.executable, "-m", "p2pkoikoi"]
+    # nothing leaves loopback: no DHT, STUN, port mapping or LAN announcement
+    quiet = ["--no-dht", "--no-stun", "--no-port-mapping", "--no-announce"]
     t0 = time.perf_counter()
     host = subprocess.Popen(
         [*base, "host", "--headless", "--bot", "random", "--port", "0", "--bind", "127.0.0.1",
          "--rounds", str(rounds), "--set", "knockout=false", "--set", f"deal={deal}",
-         "--record", str(rec)],
+         "--record", str(rec), *quiet],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         env=dict(env, P2PKOIKOI_CONFIG_DIR=str(tmp / f"cfg-h-{deal}")),
     )  # fmt: skip
@@ -158,7 +160,7 @@ def loopback(rounds: int, deal: str, tmp: Path) -> tuple[float, Path]:
     invite = json.loads(host.stdout.readline())["invite"]
     subprocess.run(
         [*base, "join", invite, "--headless", "--bot", "random",
-         "--record", str(tmp / f"{deal}-joiner.koikoi")],
+         "--record", str(tmp / f"{deal}-joiner.koikoi"), "--no-dht", "--no-stun"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=600,
         env=dict(env, P2PKOIKOI_CONFIG_DIR=str(tmp / f"cfg-j-{deal}")),
     )  # fmt: skip
