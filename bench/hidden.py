@@ -140,6 +140,39 @@ def one_round(m: Meter, dealer: int) -> None:
     m.run("audit joiner", lambda: j.on_audit(ha))
 
 
+def critical_path(deals: int) -> None:
+    """Wall time of the steps one side waits for the other, in one process: the host's
+    ``D1``, the joiner's ``E``/``D2``, the host's check and ``D3``, the joiner's check of
+    ``D3`` (the joiner's check of ``D1`` runs beside the host's check), with and without
+    the helper thread that takes half of each batch of multiplications."""
+    from p2pkoikoi.session.mental.group import use_helper_thread
+
+    def wall(fn: Callable[[], T]) -> tuple[T, float]:
+        t0 = time.perf_counter()
+        out = fn()
+        return out, time.perf_counter() - t0
+
+    names = ("host D1", "joiner E/D2", "host check + D3", "joiner check D3", "(joiner D1 check)")
+    for on in (False, True, False, True):
+        use_helper_thread(on)
+        rows = []
+        for _ in range(deals):
+            h = HiddenTable(HOST, 0, DeckSecrets.derive(HOST, os.urandom(32)))
+            j = HiddenTable(JOINER, 0, DeckSecrets.derive(JOINER, os.urandom(32)))
+            d1, a = wall(h.step1)
+            d2, b = wall(lambda: j.on_step1(d1, later=True))  # noqa: B023
+            _, e = wall(j.settle)
+            d3, c = wall(lambda: h.on_step2(d2))  # noqa: B023
+            _, c2 = wall(lambda: h.keys_for(h.deal_keys()))  # noqa: B023
+            _, d = wall(lambda: j.on_step3(d3))  # noqa: B023
+            rows.append((a, b, c + c2, d, e))
+        med = [statistics.median(r[k] for r in rows) * 1000 for k in range(5)]
+        parts = ", ".join(f"{n} {m:.1f}" for n, m in zip(names, med, strict=True))
+        print(f"  {'two threads' if on else 'one thread ':<11}: critical path {sum(med[:4]):6.1f} ms"
+              f"  ({parts}; medians of {deals} deals, wall ms)")  # fmt: skip
+    use_helper_thread(True)
+
+
 def loopback(rounds: int, deal: str, tmp: Path) -> tuple[float, Path]:
     """Wall time of one headless match between two processes; the host's record."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -191,6 +224,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--loopback", type=int, metavar="R", help="also time R-round matches")
+    ap.add_argument(
+        "--critical", type=int, metavar="N", help="also time N deals' critical path, one process"
+    )
     ap.add_argument("--pairs", type=int, default=3, metavar="K", help="open/hidden pairs")
     args = ap.parse_args()
     m = Meter()
@@ -214,6 +250,9 @@ def main() -> None:
         f"per round: {m.messages / args.rounds:.0f} messages carrying card data,"
         f" {m.bytes / args.rounds:,.0f} bytes of decks, keys and audits"
     )
+    if args.critical:
+        print("a deal's critical path (what the other side waits for):")
+        critical_path(args.critical)
     if args.loopback:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)

@@ -263,8 +263,8 @@ class _Helper:
     def __init__(self) -> None:
         self._pool: ThreadPoolExecutor | None = None
         affinity = getattr(os, "sched_getaffinity", None)
-        cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
-        self.enabled = cores >= 2
+        self.cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+        self.enabled = self.cores >= 2
 
     def combine(self, groups: Sequence[Sequence[Term]]) -> list[Point]:
         total = sum(len(g) for g in groups)
@@ -287,6 +287,14 @@ class _Helper:
 
 
 _HELPER: Final = _Helper()
+
+
+def use_helper_thread(on: bool) -> bool:
+    """Turn the helper thread on or off (a benchmark compares the two; on one core it
+    stays off); returns whether it was on."""
+    was = _HELPER.enabled
+    _HELPER.enabled = on and _HELPER.cores >= 2
+    return was
 
 
 def combine_many(groups: Sequence[Sequence[Term]]) -> list[Point]:
