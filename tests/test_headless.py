@@ -171,8 +171,9 @@ def test_rules_mismatch_fails_on_both_sides(tmp_path: Path) -> None:
     code, _, err = finish(host)
     assert joined.returncode != 0 and code != 0
     for text, head in (
-        (joined.stderr, "the host plays online, you expect nintendo"),
-        (err, "the joiner plays nintendo, you propose online"),
+        # (both with the hidden deal, which people's matches play unless told otherwise)
+        (joined.stderr, "the host plays online with 1 change, you expect nintendo with 1 change"),
+        (err, "the joiner plays nintendo with 1 change, you propose online with 1 change"),
     ):
         msg = text.strip().splitlines()
         assert "Traceback" not in text and "'" not in "".join(msg[1:]), text  # no reprs

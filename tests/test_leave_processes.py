@@ -101,9 +101,12 @@ def test_leaving_the_table_on_the_other_players_turn_resigns_at_once(
     home = tmp_path / "a"
     home.mkdir()
     host = Terminal(
-        ["host", "--bind", "127.0.0.1", "--port", "0", "--name", "Alice", "--record", str(record)],
+        # the open deal: the raw peer (HostilePeer) speaks actions only; under the hidden
+        # deal an off-turn leave waits for the leaver's turn (docs/playing.md)
+        ["host", "--bind", "127.0.0.1", "--port", "0", "--name", "Alice", "--set", "deal=open",
+         "--record", str(record)],
         home,
-    )
+    )  # fmt: skip
     peer: HostilePeer | None = None
     try:
         peer = HostilePeer.join(_host_invite(host))

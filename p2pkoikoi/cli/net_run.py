@@ -175,13 +175,23 @@ async def stdin_answer() -> str | None:
         return line
 
 
+def between_people(args: argparse.Namespace, rules: RuleSet, config: Config | None) -> RuleSet:
+    """A match between people deals hidden (mental poker, protocol/hidden-deal.md: no
+    modified client can read a card before the rules show it) unless ``--set deal=...``
+    or config.toml's ``deal`` says otherwise; practice, selfplay and bench stay open."""
+    chosen = config is not None and config.deal is not None
+    for assignment in getattr(args, "settings", None) or []:
+        chosen = chosen or assignment.partition("=")[0].strip().replace("-", "_") == "deal"
+    return rules if chosen else rules.with_settings(deal="hidden")
+
+
 def _expected(args: argparse.Namespace) -> RuleSet | None:
     if args.expect_rules is None and not args.settings:
         return None
     rules = get_preset(args.expect_rules or DEFAULT_PRESET)
     for assignment in args.settings:
         rules = rules.apply_setting(assignment)
-    return rules
+    return between_people(args, rules, None)  # what a host deals unless told otherwise
 
 
 def _own_fingerprint(args: argparse.Namespace) -> str:
@@ -302,7 +312,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     dht = _dht(args)
     stun = stun_servers(args, directory)
     if host:
-        rules = rules_from_args(args, config)
+        rules = between_people(args, rules_from_args(args, config), config)
         if not 0 <= args.port <= 65535:
             raise InputError(f"--port {args.port} is outside 0..65535")
         if not 0 <= args.turn_limit <= MAX_TURN_LIMIT:

@@ -47,7 +47,7 @@ MENU = (
 )
 LEVELS = ("random", "easy", "medium", "hard")
 HOST_ROWS = ("Your name", "Rules", "Rounds", "Deal", "Start")
-DEALS = ("the preset's", "open", "hidden")
+DEALS = ("the default: hidden", "open", "hidden")
 
 
 def host_argv(s: StartState) -> tuple[str, ...]:
