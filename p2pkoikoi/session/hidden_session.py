@@ -230,7 +230,7 @@ class HiddenPlay(Part):
         """A peer's move proved a cheat: keep our deal secrets as evidence, and (if the
         peer is to blame) record its forfeit, our signed claim resting on that evidence."""
         h = self._table
-        round_no, attempt = h.deal_id  # the deal the table is in (the engine may be past it)
+        round_no, attempt = h.deal_id  # the deal the check was about (the engine may be past it)
         self._evidence = Evidence(self._me.seat, round_no, attempt, h.deal_table.secrets.encode())
         f = self._forfeits
         if exc.seat == h.peer and f is not None and f.forfeit is None:

@@ -323,6 +323,13 @@ def dealt_deck(host: DeckSecrets, joiner: DeckSecrets) -> tuple[int, ...]:
     return tuple(host.perm[joiner.perm[j]] for j in range(DECK_SIZE))
 
 
+def _same_deck(made: Deck, sent: Deck, what: str, seat: int) -> None:
+    """A step recomputed from an audit must be the deck its sender sent."""
+    for j, p in enumerate(made):
+        if p != sent[j]:
+            raise WrongMaskingError(f"{what} is wrong at position {j}", seat)
+
+
 def check_audit(
     d1: Deck,
     d2: Deck,
@@ -347,24 +354,9 @@ def check_audit(
                 seat,
             )
     if trust != HOST:
-        for j, p in enumerate(host_mask(host)):
-            if p != d1[j]:
-                raise WrongMaskingError(
-                    f"the host's masked deck (step 1) is wrong at position {j}", HOST
-                )
+        _same_deck(host_mask(host), d1, "the host's masked deck (step 1)", HOST)
     if trust != JOINER:
-        made = mul_many([(_int(joiner.keys[j]), d1[joiner.perm[j]]) for j in range(DECK_SIZE)])
-        for j, p in enumerate(made):
-            if p != d2[j]:
-                raise WrongMaskingError(
-                    f"the joiner's masked deck (step 2) is wrong at position {j}", JOINER
-                )
+        _same_deck(joiner_mask(joiner, d1), d2, "the joiner's masked deck (step 2)", JOINER)
     if trust != HOST:
-        ai = inv(host.scalar)
-        made = mul_many([(_int(smul(host.keys[j], ai)), d2[j]) for j in range(DECK_SIZE)])
-        for j, p in enumerate(made):
-            if p != d3[j]:
-                raise WrongMaskingError(
-                    f"the host's locked deck (step 3) is wrong at position {j}", HOST
-                )
+        _same_deck(host_lock(host, d2), d3, "the host's locked deck (step 3)", HOST)
     return dealt_deck(host, joiner)

@@ -208,14 +208,6 @@ def psub(p: Point, q: Point) -> Point:
     return bytes(_sub(p, q))
 
 
-def combine(terms: Iterable[tuple[int, Point]], base: int = 0) -> Point:
-    """``base·G + Σ n_i·P_i`` (a linear combination, one multiplication a term)."""
-    acc = ibase(base)
-    for n, p in terms:
-        acc = padd(acc, imul(n, p))
-    return acc
-
-
 def psum(points: Iterable[Point]) -> Point:
     acc = IDENTITY
     for p in points:

@@ -164,7 +164,7 @@ class HiddenMatch:
         self._unchecked_audit: _DealEnd | None = None
         #: host: make the next deal's first step once our audit has gone out
         self._prepare_next = False
-        self._prepared: tuple[bytes, HiddenTable, bytes] | None = None  # context, table, deck1
+        self._prepared: tuple[HiddenTable, bytes] | None = None  # the next deal's table, deck1
         #: the hidden state hash before any move (what a resume compares at seq 0)
         self.initial_hash = hidden_state_hash(self.state, hashlib.sha256(TAG_DECKS).digest())
         self._begin_deal()
@@ -229,7 +229,7 @@ class HiddenMatch:
         """Do what was left for later; raises a :class:`HiddenDealError` naming a cheat.
 
         A live side leaves three things for the moment its answer has gone out, so
-        that they run while the other side works (hidden-deal.md section 7): checking
+        that they run while the other side works (hidden-deal.md sections 3 and 5): checking
         the proof of the host's first step (joiner), checking the peer's audit of the
         deal that ended, and (host) making the next deal's first step, which reveals
         nothing and waits only for the joiner's audit.  Every path that takes in a
@@ -240,10 +240,8 @@ class HiddenMatch:
             self._unchecked_audit = None
         if self._prepare_next:
             self._prepare_next = False
-            s = self.state
-            context = deal_context(s)
-            table = self._new_table(s)
-            self._prepared = (context, table, table.step1())
+            table = self._new_table(self.state)
+            self._prepared = (table, table.step1())
         self.table.settle()
 
     def receive(self, move: CardMove) -> None:
@@ -301,8 +299,8 @@ class HiddenMatch:
         self._resigned = None
         self._decks = hashlib.sha256(TAG_DECKS).digest()  # chain over this deal's decks
         prepared, self._prepared = self._prepared, None
-        if prepared is not None and prepared[0] == deal_context(s):
-            self.table, deck1 = prepared[1], prepared[2]
+        if prepared is not None and prepared[0].context == deal_context(s):
+            self.table, deck1 = prepared
         else:
             self.table = self._new_table(s)
             deck1 = self.table.step1() if self.seat == HOST else b""
