@@ -8,6 +8,8 @@ the hidden deal replaced by a cheat.  ATTACK:
 * ``e-sums``: the same sums in the joiner's singly masked deck ``E`` (the shuffle proof);
 * ``d1-sums``: the host's D1 holds sums of card points; ``d3-sums``: the host's D3 holds
   sums of D2 entries;
+* ``forged-audit``: the cheater's audit of the first deal claims another key for position 2
+  (a field card, opened during the round with the key it really sent);
 * ``leave-mid-deal``: the joiner's program ends (no goodbye, as a killed program) when
   it receives D3, so it never sends the deal keys it owes.
 
@@ -51,7 +53,17 @@ def install(attack: str) -> None:
         d3, _ = step3(sec, d2, context)
         return d3, forged_step(3, sec, d2, context, d2_sum_attack(_hand(0)))
 
-    if attack == "leave-mid-deal":
+    if attack == "forged-audit":
+        honest_audit = table.HiddenTable.audit
+
+        def forged_audit(self: table.HiddenTable) -> bytes:
+            d = bytearray(honest_audit(self))
+            if self.context[:4] == (1).to_bytes(2, "big") + (0).to_bytes(2, "big"):
+                d[32 + 48 + 2 * 32] ^= 1  # the first deal: the key for position 2
+            return bytes(d)
+
+        table.HiddenTable.audit = forged_audit  # type: ignore[method-assign]
+    elif attack == "leave-mid-deal":
         import os
 
         def leave(self: table.HiddenTable, data: bytes) -> None:

@@ -300,6 +300,49 @@ def test_a_step_with_sums_is_refused_at_once_between_real_processes(
     assert f"seat {cheater} cheated" in result.stdout and named in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize("cheater", [0, 1], ids=["host", "joiner"])
+def test_a_forged_audit_answered_before_it_is_checked_is_refused_between_real_processes(
+    tmp_path: object, cheater: int
+) -> None:
+    """A live side answers the other's audit of a finished deal before it checks it (the
+    joiner with its own audit, the host with the next deal's deck1: hidden-deal.md
+    section 5).  A forged audit is still refused before any key of the next deal goes
+    out, and the honest record names the forger as a forfeit, which verify confirms."""
+    import json
+    from pathlib import Path
+
+    from test_headless import cli, finish, run_join, start_host, verify
+
+    tmp = Path(str(tmp_path))
+    hrec, jrec = tmp / "host.koikoi", tmp / "joiner.koikoi"
+    common = ("--set", "deal=hidden", "--rounds", "3", "--set", "knockout=false")
+    host, first = start_host(
+        tmp, "--bind", "127.0.0.1", *common, "--record", str(hrec),
+        command=cheater_cli("forged-audit") if cheater == 0 else cli,
+    )  # fmt: skip
+    joined = run_join(
+        tmp, first["invite"], "--record", str(jrec),
+        command=cheater_cli("forged-audit") if cheater == 1 else cli,
+    )  # fmt: skip
+    code, _, herr = finish(host)
+    honest_err = joined.stderr if cheater == 0 else herr
+    honest_code = joined.returncode if cheater == 0 else code
+    named = "audit key for position 2 is not the key it sent"
+    assert honest_code != 0 and named in honest_err, honest_err
+    assert "Traceback" not in honest_err
+    record = json.loads((jrec if cheater == 0 else hrec).read_text())
+    assert record["forfeit"]["seat"] == cheater and named in record["forfeit"]["reason"]
+    kinds = [a.get("kind") for a in record["actions"] if a.get("kind")]
+    first_audit = kinds.index("audit")
+    # answered, not yet checked: the joiner's own audit, or the host's next deck1
+    assert kinds[first_audit:] == (
+        ["audit", "audit"] if cheater == 0 else ["audit", "audit", "deck1"]
+    )
+    result = verify(jrec if cheater == 0 else hrec)
+    assert result.returncode != 0
+    assert f"seat {cheater} cheated" in result.stdout, result.stdout
+
+
 def test_leaving_mid_deal_is_a_forfeit_in_the_other_sides_record(tmp_path: object) -> None:
     """The joiner's program ends after its masking step, owing the deal keys: once the
     host gives up on it (here at once: no reconnect window), its record holds the
