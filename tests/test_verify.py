@@ -92,9 +92,110 @@ def test_tampered_seed(record: Record) -> None:
     assert first_failure(rec) == "seed"
 
 
+def _last_of_each_seat(rec: Record) -> dict[int, int]:
+    return {a.seat: i for i, a in enumerate(rec.actions)}
+
+
 def test_tampered_action_signature(record: Record) -> None:
+    """Each seat's last signature is checked: it covers the seat's earlier moves."""
+    for seat, k in _last_of_each_seat(record).items():
+        rec = _with_action(record, k, sig=flip(record.actions[k].sig, 10))
+        assert first_failure(rec) == f"action {k + 1} signature"
+        fail = verify_record(rec).first_failure
+        assert fail is not None
+        assert fail.detail == f"{record.actions[k].action}: signature by seat {seat} fails"
+
+
+def test_a_covered_signature_changes_nothing_the_record_proves(record: Record) -> None:
+    """A signature that a later one of the same player covers is not checked while the
+    covering ones hold: the later one is over a transcript that holds this action (its
+    seat, text and state hash), so changing the move itself fails."""
+    k = 3
+    assert k not in _last_of_each_seat(record).values()
+    rec = _with_action(record, k, sig=flip(record.actions[k].sig, 10))
+    report = verify_record(rec)
+    assert report.ok and report.complete, report
+    actions = next(c for c in report.checks if c.name == "actions")
+    assert actions.detail.endswith("each player's last signature covers all of their moves")
+
+
+def test_with_a_covering_signature_bad_the_first_bad_one_is_named(record: Record) -> None:
+    """Once a covering signature fails every one is checked in order, so the report
+    names the first failing signature, as a check of every signature would."""
+    last = max(_last_of_each_seat(record).values())
     rec = _with_action(record, 3, sig=flip(record.actions[3].sig, 10))
+    rec = _with_action(rec, last, sig=flip(record.actions[last].sig, 1))
     assert first_failure(rec) == "action 4 signature"
+    # and before an action that fails its replay, a failing signature comes first
+    rec = _with_action(rec, 6, state_hash=flip(record.actions[6].state_hash))
+    assert first_failure(rec) == "action 4 signature"
+
+
+def _forge_under_a_later_signature(record: Record) -> tuple[Record, int, int]:
+    """A forger's record: an earlier move of one player replaced by another legal move,
+    every later state hash made to fit the replay, the later moves' texts kept (all
+    still legal), cut after that player's next move.  Returns the record, the changed
+    action's index and the index of the later move whose signature covers it."""
+    from p2pkoikoi.engine import IllegalActionError, MatchState
+
+    assert record.rules is not None and record.match_seed is not None
+    m, _ = MatchState.start(record.rules, record.match_seed)
+    states = [m]
+    for a in record.actions:
+        m = m.after(Action.parse(a.action))
+        states.append(m)
+    for j, aj in enumerate(record.actions):
+        later = [k for k in range(j + 1, len(record.actions)) if record.actions[k].seat == aj.seat]
+        if not later:
+            continue
+        for other in states[j].legal_actions():
+            if str(other) == aj.action:
+                continue
+            actions = list(record.actions[: later[0] + 1])
+            try:
+                m = states[j].after(other)
+                actions[j] = dataclasses.replace(aj, action=str(other), state_hash=m.state_hash())
+                for k in range(j + 1, later[0] + 1):
+                    m = m.after(Action.parse(actions[k].action))
+                    actions[k] = dataclasses.replace(actions[k], state_hash=m.state_hash())
+            except IllegalActionError:
+                continue
+            forged = dataclasses.replace(
+                record, actions=tuple(actions), result=None, final_sigs=(None, None)
+            )
+            return forged, j, later[0]
+    raise AssertionError("no move to forge in this record")  # pragma: no cover
+
+
+def test_a_move_changed_under_a_later_signature_fails(record: Record) -> None:
+    """The chain at work: a forger changes a player's earlier move and makes every
+    state hash fit.  The changed move's signature no longer holds (it was over the
+    real move), and neither does the player's later one, which covers it."""
+    forged, j, k = _forge_under_a_later_signature(record)
+    assert forged.actions[k].sig == record.actions[k].sig
+    assert first_failure(forged) == f"action {j + 1} signature"
+    # the later, covering signature alone already fails the forgery
+    only_later = _with_action(forged, j, sig=record.actions[j].sig)
+    assert not verify_record(only_later).ok
+
+
+def test_a_complete_record_checks_nine_signatures(
+    record: Record, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two identities, the commitment, two starts, each player's last action, two
+    finals: the covering signatures, not one per action."""
+    from p2pkoikoi.session import crypto
+
+    calls: list[bytes] = []
+    real = crypto.verify_sig
+
+    def counting(key: bytes, sig: bytes, message: bytes) -> bool:
+        calls.append(sig)
+        return real(key, sig, message)
+
+    monkeypatch.setattr(crypto, "verify_sig", counting)
+    assert verify_record(record).complete
+    assert len(record.actions) > 9 and len(calls) == 9
 
 
 def test_tampered_action_hash(record: Record) -> None:
@@ -172,7 +273,14 @@ def test_one_byte_in_the_file(record: Record, tmp_path: Path) -> None:
     sig = record.actions[5].sig.hex()
     assert data.count(sig.encode()) == 1
     bad = data.replace(sig.encode(), (("1" if sig[0] != "1" else "2") + sig[1:]).encode())
-    assert first_failure(decode_record(bad)) == "action 6 signature"
+    if 5 in _last_of_each_seat(record).values():  # pragma: no cover - a long record
+        assert first_failure(decode_record(bad)) == "action 6 signature"
+    # a covered signature's byte changes nothing the record proves; a move's byte fails
+    text = record.actions[5].action
+    assert data.count(f'"{text}"'.encode()) >= 1
+    moved = data.replace(record.actions[5].state_hash.hex().encode(), b"0" * 64)
+    assert first_failure(decode_record(moved)) == "action 6 state hash"
+    assert verify_record(decode_record(bad)).ok
 
 
 def _cli(argv: list[str]) -> int:
@@ -416,7 +524,10 @@ def test_a_record_in_the_middle_of_the_match(record: Record) -> None:
         ("result", "skip"),
     ]
     assert report.checks[-1].detail == "the match is not finished"
-    assert report.checks[-2].detail == "5 actions: turn, legality, state hash, signature"
+    assert report.checks[-2].detail == (
+        "5 actions: turn, legality, state hash; each player's last signature covers all of"
+        " their moves"
+    )
 
 
 def test_a_result_the_actions_do_not_reach(record: Record) -> None:

@@ -185,17 +185,22 @@ def result_problems(
     return problems
 
 
-def final_sigs(
-    r: Record, rep: Report, keys: tuple[bytes, bytes], transcript: bytes, final_hash: bytes
-) -> None:
-    for role, key, sig in (
-        ("host", keys[0], r.final_sigs[0]),
-        ("joiner", keys[1], r.final_sigs[1]),
-    ):
-        if sig is None:
+def final_held(
+    r: Record, keys: tuple[bytes, bytes], transcript: bytes, final_hash: bytes
+) -> tuple[bool | None, bool | None]:
+    """Whether each player's final signature holds (None: there is none), checked once
+    for the result's line and the final signature checks both."""
+    message = crypto.final_message(transcript, final_hash)
+    return (
+        None if r.final_sigs[0] is None else crypto.verify_sig(keys[0], r.final_sigs[0], message),
+        None if r.final_sigs[1] is None else crypto.verify_sig(keys[1], r.final_sigs[1], message),
+    )
+
+
+def final_sigs(r: Record, rep: Report, held: tuple[bool | None, bool | None]) -> None:
+    """The final signature checks, from :func:`final_held`."""
+    for role, ok in zip(("host", "joiner"), held, strict=True):
+        if ok is None:
             rep.skip(f"final signature {role}", r.missing or "missing")
-            continue
-        rep.add(
-            f"final signature {role}",
-            crypto.verify_sig(key, sig, crypto.final_message(transcript, final_hash)),
-        )
+        else:
+            rep.add(f"final signature {role}", ok)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.session.verify_ends import (
+    final_held,
     final_sigs,
     forfeit,
     refuted_host_forfeit,
@@ -95,10 +96,10 @@ def verify_hidden(r: Record, rep: Report, seed: bytes, keys: tuple[bytes, bytes]
         # players' final signatures over it are still checked
         rep.skip("result", UNREPLAYED)
         rep.lacks.append(unreplayed_lack(out.audited))
-        final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
+        final_sigs(r, rep, final_held(r, keys, out.transcript, res.final_state_hash))
         return
     m = h.state
     problems = result_problems(m, h.state_hash(), out.transcript, res)
     if not rep.add("result", not problems, "; ".join(problems) or f"scores {m.scores}"):
         return
-    final_sigs(r, rep, keys, out.transcript, res.final_state_hash)
+    final_sigs(r, rep, final_held(r, keys, out.transcript, res.final_state_hash))
