@@ -117,6 +117,20 @@ def test_a_covered_signature_changes_nothing_the_record_proves(record: Record) -
     assert report.ok and report.complete, report
     actions = next(c for c in report.checks if c.name == "actions")
     assert actions.detail.endswith("each player's last signature covers all of their moves")
+    # a program resuming from its journal re-sends signed actions: it checks them all
+    strict = verify_record(rec, every_signature=True)
+    assert strict.first_failure is not None
+    assert strict.first_failure.name == f"action {k + 1} signature"
+    assert verify_record(record, every_signature=True).checks == tuple(
+        c
+        if c.name != "actions"
+        else Check(
+            "actions",
+            "pass",
+            f"{len(record.actions)} actions: turn, legality, state hash, every signature",
+        )
+        for c in report.checks
+    )
 
 
 def test_with_a_covering_signature_bad_the_first_bad_one_is_named(record: Record) -> None:

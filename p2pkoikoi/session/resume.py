@@ -54,7 +54,7 @@ class ResumePoint:
             raise LocalProtocolError("the record stops before the match started: nothing to resume")
         if r.forfeit is not None:
             raise LocalProtocolError("the match ended with a forfeit: nothing to resume")
-        report = verify_record(r)
+        report = verify_record(r, every_signature=True)  # it may re-send them
         if not report.ok:
             bad = report.first_failure
             assert bad is not None

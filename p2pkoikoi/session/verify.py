@@ -67,14 +67,19 @@ from p2pkoikoi.session.verify_report import Check, Report, VerifyReport, lacks
 __all__ = ["Check", "VerifyReport", "verify_record"]
 
 
-def verify_record(record: Record) -> VerifyReport:
-    """Every check on ``record``; never raises on a bad record (it reports)."""
+def verify_record(record: Record, *, every_signature: bool = False) -> VerifyReport:
+    """Every check on ``record``; never raises on a bad record (it reports).
+
+    The actions' signatures that a later one of the same player covers are checked
+    only with ``every_signature`` (see :func:`_covering`): a program resuming from
+    its journal does, since it re-sends signed actions that the other side checks
+    one by one."""
     rep = Report()
-    _verify(record, rep)
+    _verify(record, rep, every_signature)
     return VerifyReport(tuple(rep.checks), tuple(lacks(record, rep)))
 
 
-def _verify(r: Record, rep: Report) -> None:
+def _verify(r: Record, rep: Report, every_signature: bool) -> None:
     if r.rules is None or r.host is None or r.joiner is None or r.session_id is None:
         verify_early(r, rep)
         return
@@ -170,14 +175,17 @@ def _verify(r: Record, rep: Report) -> None:
             return
         m, t = step
         chain.append(t)
-    if _bad_signature(r, keys, chain, _covering(r)) is not None:
+    covering = range(len(chain)) if every_signature else _covering(r)
+    if _bad_signature(r, keys, chain, covering) is not None:
         # name the first that fails, in order, as a check of every signature would
         _fail(rep, _bad_signature(r, keys, chain, range(len(chain))))
         return
     rep.add(
         "actions",
         True,
-        f"{len(r.actions)} actions: turn, legality, state hash; each player's last"
+        f"{len(r.actions)} actions: turn, legality, state hash, every signature"
+        if every_signature
+        else f"{len(r.actions)} actions: turn, legality, state hash; each player's last"
         " signature covers all of their moves",
     )
     label_resignation(r, rep, before)
