@@ -298,9 +298,9 @@ def test_one_record_check_per_break(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     real = resume_module.verify_record
 
-    def counting(record: Any) -> Any:
+    def counting(record: Any, **options: Any) -> Any:
         calls.append(1)
-        return real(record)
+        return real(record, **options)
 
     monkeypatch.setattr(resume_module, "verify_record", counting)
     rc = Reconnect(identity=det_key("hostonce"), secret=host.resume_secret)

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from typing import Final, TextIO
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Final, TextIO
 
 #: the categories that never print as themselves (the same set a name may not hold)
 _HIDDEN: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Iterator
-from typing import Final
 
 from p2pkoikoi.engine.errors import InputError
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Final
 
 
 class Kind(enum.Enum):

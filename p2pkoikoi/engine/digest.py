@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
 
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from _hashlib import HASH
+    from typing import Final
 
 
 def _builtin_sha256() -> Callable[..., HASH]:

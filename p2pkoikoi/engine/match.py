@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import enum
 import struct
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import p2pkoikoi.engine.actions as A
 from p2pkoikoi.engine.actions import Action, ActionKind
@@ -98,6 +96,12 @@ from p2pkoikoi.engine.yaku import (
     total,
     total_function,
 )
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
 
 STATE_HASH_TAG = b"p2pkoikoi/state/v1\x00"
 
@@ -1124,10 +1128,11 @@ _new_event = tuple.__new__
 _new_state = object.__new__
 
 
-_E = TypeVar("_E", Played, Drew)
+if TYPE_CHECKING:
+    _E = TypeVar("_E", Played, Drew)
 
 
-class _EventTable(dict[int, _E]):
+class _EventTable(dict[int, "_E"]):  # a string: the type variable is the type checkers' alone
     """Every ``Played`` (or ``Drew``) event there can be, each made on its first use.
 
     A card captures only cards of its own month, so an event is fixed by the seat,

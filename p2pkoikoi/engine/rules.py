@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import enum
 import json
-from typing import Any, Final
 
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import value
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 YAKU_IDS: Final = (
     "goko",

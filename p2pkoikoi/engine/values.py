@@ -18,12 +18,20 @@ did, was 11 ms, a tenth of the whole command).
   has one), ``__repr__`` (``Name(a=1, b='x')``, pasteable), ``__eq__`` and
   ``__hash__`` over the fields as a tuple, ``__match_args__``;
 * each of those four is at first a :class:`_Lazy` descriptor in the class: the
-  first lookup (making an instance, comparing two, ``Cls.__init__``,
-  :func:`inspect.signature`) compiles the method and puts it in the class in
-  the descriptor's place, so every later call is a plain function call, as
-  fast as the dataclass's own methods (the interpreter's slots for
-  ``__init__``, ``__eq__``, ``__hash__`` and ``__repr__`` look a descriptor up
-  like a function);
+  first lookup (comparing two, ``Cls.__init__``, :func:`inspect.signature`)
+  compiles the method and puts it in the class in the descriptor's place, so
+  every later call is a plain function call, as fast as the dataclass's own
+  methods (the interpreter's slots for ``__init__``, ``__eq__``, ``__hash__``
+  and ``__repr__`` look a descriptor up like a function);
+* making an instance is the exception: it first puts in a generic ``__init__``
+  (:func:`_generic_init`, a closure over the fields: no compile), which
+  compiles the class's own after :data:`COMPILE_AFTER` instances.  A generic
+  call costs about 7,000 instructions more than a compiled one; a process's
+  first ``compile`` of a method costs about 10 M (the later ones 0.6 M): the
+  first pays for itself after about 1,400 instances.  A one-shot command
+  makes most of its value classes a few times, a 12-round record's
+  ``ActionRecord`` about 200 times, so ``verify`` compiles nothing; a class
+  made in a loop gets its fast method within a millisecond;
 * ``__slots__``, so the class is rebuilt without its defaults as class
   attributes, as ``slots=True`` does;
 * frozen: ``__setattr__`` and ``__delattr__`` raise
@@ -44,9 +52,20 @@ Only what the package's values use is supported: no ``field()`` options, no
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, dataclass_transform
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar, dataclass_transform
 
-T = TypeVar("T")
+    T = TypeVar("T")
+else:
+
+    def dataclass_transform(**_: object) -> object:
+        """Type checkers' marker (PEP 681); at run time, nothing."""
+        return lambda cls: cls
+
+
+#: instances a value class makes with the generic ``__init__`` before its own is compiled
+COMPILE_AFTER = 1024
 
 _MISSING: Any = object()
 
@@ -108,9 +127,67 @@ def _source(method: str, names: tuple[str, ...], defaults: dict[str, Any], post:
     return f"def __hash__(self):\n    return hash(({mine},))\n"
 
 
+def _compile(cls: type, method: str) -> Any:
+    """The generated ``method`` of the value class ``cls``, compiled, put in the class."""
+    names: tuple[str, ...] = cls.__value_fields__  # type: ignore[attr-defined]
+    defaults: dict[str, Any] = cls.__value_defaults__  # type: ignore[attr-defined]
+    src = _source(method, names, defaults, hasattr(cls, "__post_init__"))
+    scope: dict[str, Any] = {"_set": object.__setattr__}
+    scope.update({f"_d_{n}": d for n, d in defaults.items()})
+    exec(compile(src, f"<value {cls.__qualname__}>", "exec"), scope)  # noqa: S102
+    fn = scope[method]
+    fn.__qualname__ = f"{cls.__qualname__}.{method}"
+    type.__setattr__(cls, method, fn)
+    return fn
+
+
+def _generic_init(cls: type) -> Any:
+    """``cls``'s ``__init__`` without a compile: the same arguments, defaults and
+    errors (in words of its own), a little slower a call; its
+    :data:`COMPILE_AFTER`-th call puts the compiled one in the class."""
+    names: tuple[str, ...] = cls.__value_fields__  # type: ignore[attr-defined]
+    defaults: dict[str, Any] = cls.__value_defaults__  # type: ignore[attr-defined]
+    post = hasattr(cls, "__post_init__")
+    count = len(names)
+    made = 0
+    _set = object.__setattr__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal made
+        made += 1
+        if made == COMPILE_AFTER:
+            _compile(cls, "__init__")
+        if len(args) > count:
+            raise TypeError(
+                f"{cls.__qualname__}() takes {count} positional arguments but {len(args)} were given"
+            )
+        for name, v in zip(names, args, strict=False):  # the rest by keyword or default
+            _set(self, name, v)
+        for name in names[len(args) :]:
+            if name in kwargs:
+                _set(self, name, kwargs.pop(name))
+            elif name in defaults:
+                _set(self, name, defaults[name])
+            else:
+                raise TypeError(f"{cls.__qualname__}() missing required argument: {name!r}")
+        for name in kwargs:
+            why = (
+                "multiple values for argument"
+                if name in names
+                else "an unexpected keyword argument"
+            )
+            raise TypeError(f"{cls.__qualname__}() got {why} {name!r}")
+        if post:
+            self.__post_init__()
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
 class _Lazy:
     """A generated method of the value class ``owner``, compiled on its first lookup,
-    which then puts the function in the class in this descriptor's place."""
+    which then puts the function in the class in this descriptor's place (making an
+    instance puts :func:`_generic_init`'s in place instead)."""
 
     __slots__ = ("method", "owner")
 
@@ -121,15 +198,11 @@ class _Lazy:
     def __get__(self, obj: object, objtype: type | None = None) -> Any:
         cls = self.owner
         assert cls is not None
-        names: tuple[str, ...] = cls.__value_fields__  # type: ignore[attr-defined]
-        defaults: dict[str, Any] = cls.__value_defaults__  # type: ignore[attr-defined]
-        src = _source(self.method, names, defaults, hasattr(cls, "__post_init__"))
-        scope: dict[str, Any] = {"_set": object.__setattr__}
-        scope.update({f"_d_{n}": d for n, d in defaults.items()})
-        exec(compile(src, f"<value {cls.__qualname__}>", "exec"), scope)  # noqa: S102
-        fn = scope[self.method]
-        fn.__qualname__ = f"{cls.__qualname__}.{self.method}"
-        type.__setattr__(cls, self.method, fn)
+        if obj is not None and self.method == "__init__":  # an instance is being made
+            fn = _generic_init(cls)
+            type.__setattr__(cls, "__init__", fn)
+        else:
+            fn = _compile(cls, self.method)
         return fn if obj is None else fn.__get__(obj, objtype)
 
 

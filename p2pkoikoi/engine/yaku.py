@@ -35,7 +35,6 @@ Semantics fixed here (and in ``docs/rules.md``):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
 
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.cards import (
@@ -63,6 +62,10 @@ from p2pkoikoi.engine.rules import (
     SakeCup,
 )
 from p2pkoikoi.engine.values import value
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Final
 
 #: yaku id -> (English, romaji, Japanese)
 YAKU_INFO: Final[dict[str, tuple[str, str, str]]] = {

@@ -12,13 +12,15 @@ from __future__ import annotations
 import base64
 import importlib
 import struct
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from p2pkoikoi.engine.digest import sha256 as _sha256
 from p2pkoikoi.session.errors import RemoteProtocolError
 
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Final
+
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
         Ed25519PrivateKey,
         Ed25519PublicKey,
@@ -46,13 +48,29 @@ if TYPE_CHECKING:
 # same job (the same bytes, a little slower), see :func:`_load_sodium`.
 
 
-class Sodium(NamedTuple):
-    """The three libsodium calls a signature needs, and where they come from."""
+class Sodium:
+    """The three libsodium calls a signature needs, and where they come from.
 
-    source: str  # "nacl._sodium" (direct) or "nacl.bindings" (PyNaCl's public wrappers)
-    secret_key: Callable[[bytes], bytes]  # 32-byte seed -> libsodium's 64-byte secret key
-    sign: Callable[[bytes, bytes], bytes]  # (message, secret key) -> 64-byte signature
-    open: Callable[[bytes, bytes, bytes], bool]  # (public key, signature, message) -> holds
+    A plain class, not a ``NamedTuple``: that one compiled its ``__new__`` and its
+    four annotations (``ForwardRef`` strings), 11 M instructions of ``verify``'s
+    start-up (issue 25)."""
+
+    __slots__ = ("open", "secret_key", "sign", "source")
+
+    def __init__(
+        self,
+        source: str,  # "nacl._sodium" (direct) or "nacl.bindings" (PyNaCl's public wrappers)
+        secret_key: Callable[[bytes], bytes],  # 32-byte seed -> libsodium's 64-byte secret key
+        sign: Callable[[bytes, bytes], bytes],  # (message, secret key) -> 64-byte signature
+        open: Callable[[bytes, bytes, bytes], bool],  # (public key, signature, message) -> holds
+    ) -> None:
+        self.source = source
+        self.secret_key = secret_key
+        self.sign = sign
+        self.open = open
+
+    def __repr__(self) -> str:
+        return f"<Sodium from {self.source}>"
 
 
 def _direct_sodium(ffi: Any, lib: Any) -> Sodium:

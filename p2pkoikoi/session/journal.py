@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import binascii  # crc32, the same as zlib.crc32 (binascii is loaded already, zlib is not)
 import json
-from typing import Any, Final
 
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.errors import RecordError
@@ -44,6 +43,10 @@ from p2pkoikoi.session.record import (
     decode_compact_record,
     record_from_dict,
 )
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 JOURNAL_FORMAT: Final = "p2pkoikoi-journal"
 JOURNAL_VERSION: Final = 1

@@ -13,12 +13,15 @@ signatures cover is defined in ``protocol/README.md`` ("Transcript");
 from __future__ import annotations
 
 import json
-from typing import Any, Final
 
 from p2pkoikoi.engine import InputError, RuleSet
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 RECORD_FORMAT: Final = "p2pkoikoi-record"
 RECORD_VERSION: Final = 2
