@@ -118,3 +118,56 @@ def test_a_method_is_compiled_on_its_first_use() -> None:
 
     # a signature before the first instance is the generated method's
     assert str(inspect.signature(Later)) == "(x, y=2)"
+
+
+def test_the_first_instances_need_no_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Making instances puts in a generic ``__init__`` (no compile: a one-shot command
+    such as ``verify`` makes most of its values a few times), and the class's own
+    compiled one at the ``COMPILE_AFTER``-th instance; both take the same arguments."""
+    from p2pkoikoi.engine import values
+
+    monkeypatch.setattr(values, "COMPILE_AFTER", 6)
+
+    @value
+    class Pair:
+        a: int
+        b: str = "x"
+
+        def __post_init__(self) -> None:
+            if self.a < 0:
+                raise ValueError("a < 0")
+
+    def made() -> list[Pair]:
+        return [Pair(1), Pair(1, "y"), Pair(a=1, b="y"), Pair(1, b="y"), Pair(b="y", a=2)]
+
+    def refused() -> list[str]:
+        out = []
+        for args, kwargs in (((1, "y", 3), {}), ((), {}), ((1,), {"c": 2}), ((1,), {"a": 2})):
+            with pytest.raises(TypeError) as err:
+                Pair(*args, **kwargs)  # type: ignore[misc]
+            out.append(str(err.value))
+        with pytest.raises(ValueError, match="a < 0"):
+            Pair(-1)
+        return out
+
+    compiles: list[str] = []
+    real_compile = values._compile
+
+    def counted(cls: type, method: str) -> object:
+        compiles.append(method)
+        return real_compile(cls, method)
+
+    monkeypatch.setattr(values, "_compile", counted)
+    generic = made()
+    assert [(p.a, p.b) for p in generic] == [(1, "x"), (1, "y"), (1, "y"), (1, "y"), (2, "y")]
+    assert compiles == []  # five instances, no compile
+    own = f"<value {Pair.__qualname__}>"
+    assert Pair.__dict__["__init__"].__code__.co_filename != own
+    errors = refused()  # the sixth call compiles; its error is the interpreter's own
+    assert compiles == ["__init__"]
+    assert Pair.__dict__["__init__"].__code__.co_filename == own
+    assert made() == generic
+    # the same refusals (in the compiled method's words, the interpreter's)
+    for words in (errors, refused()):
+        assert "positional" in words[0] and "missing" in words[1], words
+        assert "unexpected" in words[2] and "multiple" in words[3], words
