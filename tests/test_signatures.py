@@ -83,3 +83,17 @@ def test_absorb_action_is_absorb_of_an_action_entry() -> None:
         assert crypto.absorb_action(t, seq, seat, text, h) == crypto.absorb(
             t, "action", seq, seat, text, h
         )
+
+
+def test_a_fingerprint_is_base32_of_the_identity_hash() -> None:
+    """crypto.fingerprint writes base32 out (verify need not import base64): the same
+    letters as the standard library's, for keys of every kind of bit pattern."""
+    import base64
+    import random
+
+    rng = random.Random(25)
+    keys = [bytes(32), b"\xff" * 32] + [rng.randbytes(32) for _ in range(200)]
+    for key in keys:
+        digest = crypto.sha256(crypto.TAG_IDENTITY, key)[:10]
+        text = base64.b32encode(digest).decode("ascii").lower()
+        assert crypto.fingerprint(key) == "-".join(text[i : i + 4] for i in range(0, 16, 4))

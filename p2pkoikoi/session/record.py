@@ -262,6 +262,41 @@ def _hexdata(value: Any, where: str) -> bytes:
         raise _fail(f"{where} must be hex digits") from None
 
 
+_ACTION_KEYS: Final = frozenset(
+    {"seq", "seat", "action", "state_hash", "sig", "kind", "pos", "deck", "keys"}
+)
+
+
+def _decode_action(a: Any, i: int) -> ActionRecord:
+    """``actions[i]``, validated.  A record holds a few hundred: the checks that pass
+    are cheap ones (a subset test, not a sorted difference), and the message of one
+    that fails is made only then."""
+    where = f"actions[{i}]"
+    if type(a) is not dict or not _ACTION_KEYS.issuperset(a):
+        a = _map(a, where, _ACTION_KEYS)  # names what is wrong
+    text = _get(a, "action", where)
+    kind = a.get("kind", "")
+    if kind:
+        if kind not in _CARD_KINDS:
+            raise _fail(f"{where}.kind must be one of {', '.join(_CARD_KINDS)}")
+    elif "pos" in a or "deck" in a or "keys" in a:
+        raise _fail(f"{where} has card move data (pos, deck, keys) but no kind")
+    if not isinstance(text, str) or not (0 if kind else 1) <= len(text) <= 64:
+        raise _fail(f"{where}.action must be a string of 1..64 characters")
+    pos, deck, keys = a.get("pos"), a.get("deck", ""), a.get("keys", "")
+    return ActionRecord(
+        _int(_get(a, "seq", where), f"{where}.seq", 1, 2**31 - 1),
+        _int(_get(a, "seat", where), f"{where}.seat", 0, 1),
+        text,
+        _req_bytes(_get(a, "state_hash", where), 32, f"{where}.state_hash"),
+        _req_bytes(_get(a, "sig", where), 64, f"{where}.sig"),
+        kind,
+        None if pos is None else _int(pos, f"{where}.pos", 0, 47),
+        b"" if deck == "" else _hexdata(deck, f"{where}.deck"),
+        b"" if keys == "" else _hexdata(keys, f"{where}.keys"),
+    )
+
+
 def _check_text(obj: Any) -> None:
     """Refuse a record holding a string that is not Unicode text: a lone surrogate
     (JSON's ``"\\ud800"`` escape decodes to one) cannot be encoded, signed or printed.
@@ -332,31 +367,7 @@ def record_from_dict(obj: Any, *, raw: bytes | None = None) -> Record:
     if not isinstance(raw_actions, list):
         raise _fail("'actions' must be a list")
     for i, a in enumerate(raw_actions):
-        where = f"actions[{i}]"
-        a = _map(
-            a, where, {"seq", "seat", "action", "state_hash", "sig", "kind", "pos", "deck", "keys"}
-        )
-        text = _get(a, "action", where)
-        kind = a.get("kind", "")
-        if kind and kind not in _CARD_KINDS:
-            raise _fail(f"{where}.kind must be one of {', '.join(_CARD_KINDS)}")
-        if not kind and any(k in a for k in ("pos", "deck", "keys")):
-            raise _fail(f"{where} has card move data (pos, deck, keys) but no kind")
-        if not isinstance(text, str) or not (0 if kind else 1) <= len(text) <= 64:
-            raise _fail(f"{where}.action must be a string of 1..64 characters")
-        actions.append(
-            ActionRecord(
-                seq=_int(_get(a, "seq", where), f"{where}.seq", 1, 2**31 - 1),
-                seat=_int(_get(a, "seat", where), f"{where}.seat", 0, 1),
-                action=text,
-                state_hash=_req_bytes(_get(a, "state_hash", where), 32, f"{where}.state_hash"),
-                sig=_req_bytes(_get(a, "sig", where), 64, f"{where}.sig"),
-                kind=kind,
-                pos=None if a.get("pos") is None else _int(a["pos"], f"{where}.pos", 0, 47),
-                deck=_hexdata(a.get("deck", ""), f"{where}.deck"),
-                keys=_hexdata(a.get("keys", ""), f"{where}.keys"),
-            )
-        )
+        actions.append(_decode_action(a, i))
     result: ResultRecord | None = None
     if top.get("result") is not None:
         r = _map(
