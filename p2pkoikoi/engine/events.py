@@ -2,16 +2,121 @@
 
 Each event is a small frozen value with a ``kind`` and a ``to_dict()`` whose
 ``"event"`` key is that kind.  Cards appear as their codes in ``to_dict()``.
+
+Every event class is an :class:`EventTuple`, which type checkers read as
+``typing.NamedTuple`` and which makes at run time the same kind of class
+without compiling anything (see its docstring).
 """
 
-# No ``from __future__ import annotations`` here, unlike the other modules: with it every
-# field's annotation is a string, and ``NamedTuple`` compiles each string into a
-# ``ForwardRef`` (41 compiles, about 1.5 ms of ``verify``'s start-up, issue 25).  Every type
-# these annotations name is imported or built in.
-from typing import Any, NamedTuple
+from __future__ import annotations
 
 from p2pkoikoi.engine.cards import CARDS, Card
 from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore
+
+# ``typing.TYPE_CHECKING`` without importing ``typing`` (see p2pkoikoi/cli/__init__.py):
+# type checkers read any ``TYPE_CHECKING`` as true, so to them every event below is a
+# ``typing.NamedTuple`` with its fields' types; at run time it is an ``EventTuple``.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from typing import NamedTuple as EventTuple
+else:
+    try:  # what ``collections.namedtuple`` makes its fields with: a C descriptor
+        from _collections import _tuplegetter
+    except ImportError:  # another Python: the same through ``property``
+        from operator import itemgetter
+
+        def _tuplegetter(index, doc):
+            return property(itemgetter(index), doc=doc)
+
+    _tuple_new = tuple.__new__
+    _MISSING = object()
+
+    class _EventTupleMeta(type):
+        """Makes each subclass of ``EventTuple`` what ``typing.NamedTuple`` makes of it.
+
+        Nothing is checked: type checkers check these classes as NamedTuples (fields
+        with defaults last, no field starting with ``_``, no NamedTuple method redone).
+        """
+
+        def __new__(mcls, name, bases, ns):
+            if bases != (tuple,):  # an event class (not EventTuple itself)
+                # the fields' names only: their types are strings here (``annotations``
+                # from ``__future__``), and nothing evaluates them
+                fields = tuple(ns.get("__annotations__", ()))
+                defaults = {f: ns[f] for f in fields if f in ns}
+                for i, f in enumerate(fields):
+                    ns[f] = _tuplegetter(i, f"Alias for field number {i}")
+                ns.setdefault("__doc__", f"{name}{fields!r}".replace("'", ""))
+                ns.update(
+                    __slots__=(),
+                    __match_args__=fields,
+                    _fields=fields,
+                    _field_defaults=defaults,
+                    _required=len(fields) - len(defaults),
+                    _default_values=tuple(defaults.values()),
+                    _repr_fmt="(" + ", ".join(f"{f}=%r" for f in fields) + ")",
+                )
+            return super().__new__(mcls, name, bases, ns)
+
+    class EventTuple(tuple, metaclass=_EventTupleMeta):
+        """A class as ``typing.NamedTuple`` makes it, made without compiling anything.
+
+        ``collections.namedtuple`` builds each class's ``__new__`` with ``eval``, and
+        ``typing`` adds its own work: 0.68 million instructions a class, 9 million for
+        the 13 events, all of it part of ``verify``'s start-up (issue 25).  A subclass
+        of this one is a tuple of its annotated fields with a NamedTuple's API: fields
+        by name (``_tuplegetter``, as namedtuple's) and by index, ``_fields``,
+        ``_field_defaults``, ``__match_args__``, construction by position and by
+        keyword (a ``TypeError`` for a wrong argument), NamedTuple's ``__repr__``,
+        equality and hashing as tuples, ``_make``, ``_replace``, ``_asdict``,
+        pickling and :mod:`copy`.  The methods are this class's, shared: they read
+        the subclass's tables.  Type checkers see ``typing.NamedTuple`` instead.
+        """
+
+        __slots__ = ()
+
+        def __new__(cls, *args, **kwargs):
+            fields = cls._fields
+            n = len(args)
+            if not kwargs:
+                if n == len(fields):
+                    return _tuple_new(cls, args)
+                if cls._required <= n < len(fields):  # the last fields' defaults
+                    return _tuple_new(cls, args + cls._default_values[n - cls._required :])
+            named = dict(zip(fields, args, strict=False))
+            repeated = n > len(fields) or named.keys() & kwargs
+            named.update(kwargs)
+            defaults = cls._field_defaults
+            values = [named.pop(f, defaults.get(f, _MISSING)) for f in fields]
+            if repeated or named or any(v is _MISSING for v in values):
+                raise TypeError(
+                    f"{cls.__name__}() takes ({', '.join(fields)}), not {n} "
+                    f"arguments by position and {', '.join(kwargs) or 'none'} by keyword"
+                )
+            return _tuple_new(cls, values)
+
+        @classmethod
+        def _make(cls, iterable):
+            result = _tuple_new(cls, iterable)
+            if len(result) != len(cls._fields):
+                raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(result)}")
+            return result
+
+        def _replace(self, /, **kwargs):
+            result = self._make(map(kwargs.pop, self._fields, self))
+            if kwargs:
+                raise ValueError(f"Got unexpected field names: {list(kwargs)!r}")
+            return result
+
+        def _asdict(self):
+            return dict(zip(self._fields, self, strict=True))
+
+        def __repr__(self):
+            return self.__class__.__name__ + self._repr_fmt % self
+
+        def __getnewargs__(self):
+            return tuple(self)
 
 
 def _plain(value: Any) -> Any:
@@ -75,7 +180,7 @@ for _m in range(16):
         cards_of(_m << (4 * _month))
 
 
-class DealerChosen(NamedTuple):
+class DealerChosen(EventTuple):
     """The first dealer (or the next, after both players scored a hand yaku)."""
 
     dealer: int
@@ -90,7 +195,7 @@ class DealerChosen(NamedTuple):
         return _to_dict(self)
 
 
-class RoundStarted(NamedTuple):
+class RoundStarted(EventTuple):
     round: int
     dealer: int
     attempt: int
@@ -104,7 +209,7 @@ class RoundStarted(NamedTuple):
         return _to_dict(self)
 
 
-class Redealt(NamedTuple):
+class Redealt(EventTuple):
     round: int
     attempt: int
     reason: str
@@ -117,7 +222,7 @@ class Redealt(NamedTuple):
         return _to_dict(self)
 
 
-class HandSwapDecided(NamedTuple):
+class HandSwapDecided(EventTuple):
     seat: int
     swapped: bool
 
@@ -129,7 +234,7 @@ class HandSwapDecided(NamedTuple):
         return _to_dict(self)
 
 
-class HandYaku(NamedTuple):
+class HandYaku(EventTuple):
     seat: int
     yaku: YakuScore
     hand: tuple[Card, ...]
@@ -142,7 +247,7 @@ class HandYaku(NamedTuple):
         return _to_dict(self)
 
 
-class Played(NamedTuple):
+class Played(EventTuple):
     seat: int
     card: Card
     captured: tuple[Card, ...]  # field cards taken (empty: the card joined the field)
@@ -155,7 +260,7 @@ class Played(NamedTuple):
         return _to_dict(self)
 
 
-class Drew(NamedTuple):
+class Drew(EventTuple):
     seat: int
     card: Card
     captured: tuple[Card, ...]
@@ -169,7 +274,7 @@ class Drew(NamedTuple):
         return _to_dict(self)
 
 
-class Took(NamedTuple):
+class Took(EventTuple):
     seat: int
     card: Card  # the drawn card
     captured: tuple[Card, ...]
@@ -182,7 +287,7 @@ class Took(NamedTuple):
         return _to_dict(self)
 
 
-class YakuMade(NamedTuple):
+class YakuMade(EventTuple):
     seat: int
     yaku: tuple[YakuScore, ...]
     total: int
@@ -196,7 +301,7 @@ class YakuMade(NamedTuple):
         return _to_dict(self)
 
 
-class KoiKoiCalled(NamedTuple):
+class KoiKoiCalled(EventTuple):
     seat: int
     calls: int  # this player's calls this round, this one included
 
@@ -208,7 +313,7 @@ class KoiKoiCalled(NamedTuple):
         return _to_dict(self)
 
 
-class RoundEnded(NamedTuple):
+class RoundEnded(EventTuple):
     round: int
     winner: int | None  # None: nobody won the round
     reason: str  # stop, next_yaku, hand_yaku, both_hand_yaku, drawn, oya_ken
@@ -224,7 +329,7 @@ class RoundEnded(NamedTuple):
         return _to_dict(self)
 
 
-class MatchEnded(NamedTuple):
+class MatchEnded(EventTuple):
     scores: tuple[int, int]
     winner: int | None
     reason: str  # rounds, knockout, resign
@@ -237,7 +342,7 @@ class MatchEnded(NamedTuple):
         return _to_dict(self)
 
 
-class Resigned(NamedTuple):
+class Resigned(EventTuple):
     seat: int
 
     @property
