@@ -8,8 +8,6 @@ for every value a source leaves open are written down in ``docs/rules.md``
 
 from __future__ import annotations
 
-from typing import Final
-
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.rules import (
     AfterKoiKoi,
@@ -26,6 +24,10 @@ from p2pkoikoi.engine.rules import (
     Scoring,
 )
 from p2pkoikoi.engine.values import replace
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from typing import Final
 
 DEFAULT_PRESET: Final = "online"
 

@@ -178,7 +178,7 @@ def _int(value: Any, where: str, lo: int, hi: int) -> int:
     return value
 
 
-def _map(value: Any, where: str, keys: set[str]) -> dict[str, Any]:
+def _map(value: Any, where: str, keys: set[str] | frozenset[str]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _fail(f"{where} must be an object")
     extra = sorted(set(value) - keys)
