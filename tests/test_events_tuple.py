@@ -304,3 +304,22 @@ except AttributeError:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["ok"]
+
+
+def test_captures_stay_memoised_once_the_cache_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cards_of`` keeps 4,096 masks, and past that every capture's (up to four cards
+    of one month): no longer filled at import (verify's start-up), never crowded out."""
+    import random
+
+    from p2pkoikoi.engine import events
+
+    monkeypatch.setattr(events, "_CARDS_OF", {})
+    rng = random.Random(4096)
+    while len(events._CARDS_OF) < 4096:
+        events.cards_of(rng.getrandbits(48) | 1 << 47)  # whole fields: many months
+    field = (1 << 3) | (1 << 30)  # two months
+    assert events.cards_of(field) is not events.cards_of(field)  # not kept any more
+    for capture in (0, 1 << 5, 0b1100 << 8, 0b1111 << 44):
+        first = events.cards_of(capture)
+        assert events.cards_of(capture) is first  # kept
+        assert [c.id for c in first] == [i for i in range(48) if capture >> i & 1]
