@@ -267,3 +267,19 @@ def test_the_program_exits_without_the_last_collection(tmp_path: Path) -> None:
                               text=True, timeout=120, cwd=ROOT)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.splitlines()[-1] == want, argv
+
+
+def test_a_named_command_is_parsed_by_its_own_parser_alone() -> None:
+    """``main`` parses a named command with that command's parser alone
+    (``command_parser``): the same parser, usage and help as the whole program's
+    subparser, without making the whole program's (issue 25)."""
+    from p2pkoikoi.cli import COMMAND_MODULE, build_parser, command_parser
+
+    whole = build_parser()
+    subparsers = whole._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for command in COMMAND_MODULE:
+        alone = command_parser(command)
+        assert alone.prog == f"p2pkoikoi {command}"
+        assert alone.format_help() == subparsers[command].format_help(), command
+    args, extra = command_parser("score").parse_known_args(["--rules", "online", "1b"])
+    assert (args.rules, args.cards, extra) == ("online", ["1b"], [])

@@ -158,6 +158,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class _OneCommand:
+    """What a command module's ``register`` is handed when the command line names its
+    command: ``add_parser`` makes each parser on its own, as ``p2pkoikoi NAME``, the
+    parser the subparsers action would make.  Hanging them under the whole program's
+    parser cost ``verify`` a third of its parsing (every ``ArgumentParser`` looks its
+    texts up with ``gettext``, a file system look-up each; issue 25)."""
+
+    def __init__(self) -> None:
+        self.parsers: dict[str, argparse.ArgumentParser] = {}
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs.pop("help", None)  # the whole program's list of commands shows it
+        parser = _Parser(prog=f"p2pkoikoi {name}", **kwargs)
+        self.parsers[name] = parser
+        return parser
+
+
+def command_parser(command: str) -> argparse.ArgumentParser:
+    """The parser of one known ``command`` (:data:`COMMAND_MODULE`), on its own: it
+    parses the words after the command's name."""
+    one = _OneCommand()
+    importlib.import_module(COMMAND_MODULE[command]).register(one)
+    return one.parsers[command]
+
+
 def _tolerant_output() -> None:
     """Let a terminal or pipe that cannot encode a character (an ASCII or
     Latin-1 locale, ``PYTHONIOENCODING=ascii``) show a replacement instead of
@@ -215,8 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "ignore", message="coroutine .* was never awaited", category=RuntimeWarning
         )
     # the parser names no engine module: --help and a usage error start without it
-    parser = build_parser(command_of(argv))
-    args, extra = parser.parse_known_args(argv)
+    command = command_of(argv)
+    if command in COMMAND_MODULE:
+        args, extra = command_parser(command).parse_known_args(argv[1:])
+        args.command = command
+    else:  # no command, or an unknown one: the whole program's parser says what it takes
+        args, extra = build_parser(command).parse_known_args(argv)
     if extra:  # name the command whose --help lists what it takes
         command = getattr(args, "command", None)
         see = f"p2pkoikoi {command} --help" if command else "p2pkoikoi --help"
