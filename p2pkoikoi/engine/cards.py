@@ -8,9 +8,9 @@ mask behind an immutable, set-like API for everyone else.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Iterator
 
+from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import InputError
 
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Final
 
 
-class Kind(enum.Enum):
+class Kind(ValueEnum):
     BRIGHT = "b"
     ANIMAL = "a"
     RIBBON = "r"

@@ -34,7 +34,6 @@ seed and actions give the same states on any machine.
 
 from __future__ import annotations
 
-import enum
 import struct
 
 import p2pkoikoi.engine.actions as A
@@ -53,6 +52,7 @@ from p2pkoikoi.engine.cards import (
 )
 from p2pkoikoi.engine.deal import coin, dealer_draw, derive_deck
 from p2pkoikoi.engine.digest import sha256
+from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import IllegalActionError, InputError
 from p2pkoikoi.engine.events import (
     DealerChosen,
@@ -106,7 +106,7 @@ if TYPE_CHECKING:
 STATE_HASH_TAG = b"p2pkoikoi/state/v1\x00"
 
 
-class Phase(enum.Enum):
+class Phase(ValueEnum):
     HAND_SWAP = "hand_swap"
     PLAY = "play"
     DRAW_CHOICE = "draw_choice"

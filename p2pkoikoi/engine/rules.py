@@ -16,6 +16,7 @@ import json
 
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.digest import sha256
+from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import value
 
@@ -41,14 +42,14 @@ YAKU_IDS: Final = (
 HAND_YAKU_IDS: Final = ("teshi", "kuttsuki")
 
 
-class SakeCup(enum.Enum):
+class SakeCup(ValueEnum):
     """How the Sake cup (9a) counts beyond being an animal."""
 
     ANIMAL = "animal"  # an animal (tane) only
     BOTH = "both"  # an animal and also a chaff (kasu) card
 
 
-class RainOut(enum.Enum):
+class RainOut(ValueEnum):
     """Whether Willow / Paulownia cards spoil the viewing yaku."""
 
     NONE = "none"
@@ -56,7 +57,7 @@ class RainOut(enum.Enum):
     CAPTURED_WILLOW = "captured_willow"  # a player who captured a Willow card loses both
 
 
-class KoiKoiMultiplier(enum.Enum):
+class KoiKoiMultiplier(ValueEnum):
     """What the koi-koi calls of this round do to the round winner's score."""
 
     NONE = "none"
@@ -68,7 +69,7 @@ class KoiKoiMultiplier(enum.Enum):
     KOI_BAI = "koi_bai"  # x2 for each call by the loser: x2, x4, x8
 
 
-class KoiKoiBonus(enum.Enum):
+class KoiKoiBonus(ValueEnum):
     """Points the round winner's own koi-koi calls add, before ``koikoi_multiplier``."""
 
     NONE = "none"
@@ -77,20 +78,20 @@ class KoiKoiBonus(enum.Enum):
     SELF_PLUS_ONE = "self_plus_one"
 
 
-class KoiKoiLimit(enum.Enum):
+class KoiKoiLimit(ValueEnum):
     UNLIMITED = "unlimited"
     ONCE_PER_ROUND = "once_per_round"  # one call in the whole round, by either player
     ONCE_PER_PLAYER = "once_per_player"
 
 
-class AfterKoiKoi(enum.Enum):
+class AfterKoiKoi(ValueEnum):
     """What a koi-koi call in force does to later yaku."""
 
     CHOOSE_ON_RAISE = "choose_on_raise"  # whoever raises their total chooses again
     NEXT_YAKU_ENDS = "next_yaku_ends"  # the next raise by either player ends the round
 
 
-class KoiKoiWhen(enum.Enum):
+class KoiKoiWhen(ValueEnum):
     """When a player who may stop may also call koi-koi."""
 
     ALWAYS = "always"
@@ -98,7 +99,7 @@ class KoiKoiWhen(enum.Enum):
     NOT_HAND_EMPTY = "not_hand_empty"  # not once your own hand is empty: only Stop
 
 
-class BothHandYaku(enum.Enum):
+class BothHandYaku(ValueEnum):
     """When both players are dealt a hand yaku (teshi / kuttsuki)."""
 
     DEALER_FIRST = "dealer_first"  # the dealer's is checked first and counts alone
@@ -107,7 +108,7 @@ class BothHandYaku(enum.Enum):
     REDEAL = "redeal"  # the cards are dealt again
 
 
-class DrawnRound(enum.Enum):
+class DrawnRound(ValueEnum):
     """When both hands run out with nobody stopping."""
 
     DEALER_STAYS = "dealer_stays"
@@ -115,31 +116,31 @@ class DrawnRound(enum.Enum):
     OYA_KEN = "oya_ken"  # the dealer scores ``oya_ken_points`` and keeps the deal
 
 
-class FirstDealer(enum.Enum):
+class FirstDealer(ValueEnum):
     COIN = "coin"
     CARD_DRAW = "card_draw"
 
 
-class CardDrawTie(enum.Enum):
+class CardDrawTie(ValueEnum):
     """Card draw for the dealer when both cards are of one month."""
 
     REDRAW = "redraw"
     HIGHER_CARD = "higher_card"  # the card worth more (bright > animal > ribbon > chaff) deals
 
 
-class NextDealer(enum.Enum):
+class NextDealer(ValueEnum):
     WINNER = "winner"
     ALTERNATE = "alternate"
 
 
-class DealMode(enum.Enum):
+class DealMode(ValueEnum):
     """How the cards are dealt between two programs (``protocol/hidden-deal.md``)."""
 
     OPEN = "open"  # both derive the deck from the shared seed: a modified client sees it
     HIDDEN = "hidden"  # a mental-poker deal: nobody sees a hidden card before it is revealed
 
 
-class Scoring(enum.Enum):
+class Scoring(ValueEnum):
     SUM = "sum"  # running totals, the higher total wins
     POOL = "pool"  # both start with ``pool_stake``; the loser pays the winner
 
