@@ -97,13 +97,40 @@ def _last_of_each_seat(rec: Record) -> dict[int, int]:
 
 
 def test_tampered_action_signature(record: Record) -> None:
-    """Each seat's last signature is checked: it covers the seat's earlier moves."""
-    for seat, k in _last_of_each_seat(record).items():
+    """Each seat's last action signature is checked where no final signature of that
+    seat covers it (an unfinished record, or one the seat did not sign): it covers the
+    seat's earlier moves."""
+    last = _last_of_each_seat(record)
+    unfinished = dataclasses.replace(record, result=None, final_sigs=(None, None))
+    for seat, k in last.items():
+        for rec in (
+            _with_action(unfinished, k, sig=flip(record.actions[k].sig, 10)),
+            # signed by the other player alone: only that one's final covers its moves
+            dataclasses.replace(
+                _with_action(record, k, sig=flip(record.actions[k].sig, 10)),
+                final_sigs=tuple(s if i != seat else None for i, s in enumerate(record.final_sigs)),
+            ),
+        ):
+            assert first_failure(rec) == f"action {k + 1} signature"
+            fail = verify_record(rec).first_failure
+            assert fail is not None
+            assert fail.detail == f"{record.actions[k].action}: signature by seat {seat} fails"
+
+
+def test_a_final_signature_covers_its_players_moves(record: Record) -> None:
+    """A final signature is over the transcript after the last action: where both hold,
+    the last action signatures are covered too, and their bytes change nothing the
+    record proves (a program resuming from its journal, which re-sends them, still
+    checks every one)."""
+    for k in _last_of_each_seat(record).values():
         rec = _with_action(record, k, sig=flip(record.actions[k].sig, 10))
-        assert first_failure(rec) == f"action {k + 1} signature"
-        fail = verify_record(rec).first_failure
-        assert fail is not None
-        assert fail.detail == f"{record.actions[k].action}: signature by seat {seat} fails"
+        report = verify_record(rec)
+        assert report.ok and report.complete, report
+        strict = verify_record(rec, every_signature=True).first_failure
+        assert strict is not None and strict.name == f"action {k + 1} signature"
+        # a move changed under it fails: the final signatures no longer hold
+        changed = _with_action(rec, k, state_hash=flip(record.actions[k].state_hash))
+        assert not verify_record(changed).ok
 
 
 def test_a_covered_signature_changes_nothing_the_record_proves(record: Record) -> None:
@@ -137,7 +164,9 @@ def test_with_a_covering_signature_bad_the_first_bad_one_is_named(record: Record
     """Once a covering signature fails every one is checked in order, so the report
     names the first failing signature, as a check of every signature would."""
     last = max(_last_of_each_seat(record).values())
-    rec = _with_action(record, 3, sig=flip(record.actions[3].sig, 10))
+    # unfinished: no final signature covers the last action signatures
+    rec = dataclasses.replace(record, result=None, final_sigs=(None, None))
+    rec = _with_action(rec, 3, sig=flip(record.actions[3].sig, 10))
     rec = _with_action(rec, last, sig=flip(record.actions[last].sig, 1))
     assert first_failure(rec) == "action 4 signature"
     # and before an action that fails its replay, a failing signature comes first
@@ -193,11 +222,11 @@ def test_a_move_changed_under_a_later_signature_fails(record: Record) -> None:
     assert not verify_record(only_later).ok
 
 
-def test_a_complete_record_checks_nine_signatures(
+def test_a_complete_record_checks_seven_signatures(
     record: Record, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two identities, the commitment, two starts, each player's last action, two
-    finals: the covering signatures, not one per action."""
+    """Two identities, the commitment, two starts and two finals: the covering
+    signatures, not one per action (the finals cover each player's last action)."""
     from p2pkoikoi.session import crypto
 
     calls: list[bytes] = []
@@ -209,7 +238,7 @@ def test_a_complete_record_checks_nine_signatures(
 
     monkeypatch.setattr(crypto, "verify_sig", counting)
     assert verify_record(record).complete
-    assert len(record.actions) > 9 and len(calls) == 9
+    assert len(record.actions) > 9 and len(calls) == 7
 
 
 def test_tampered_action_hash(record: Record) -> None:
@@ -511,6 +540,12 @@ def test_a_record_ending_in_a_resignation() -> None:
     bad = _with_action(rec, len(rec.actions) - 1, state_hash=flip(rec.actions[-1].state_hash))
     assert first_failure(bad) == f"action {len(rec.actions)} state hash"
     forged = _with_action(rec, len(rec.actions) - 1, sig=flip(rec.actions[-1].sig, 3))
+    # the resigner's final signature covers the resignation; without it, its own does
+    assert verify_record(forged).complete
+    forged = dataclasses.replace(
+        forged,
+        final_sigs=tuple(None if i == actor.our_seat else s for i, s in enumerate(rec.final_sigs)),
+    )
     assert first_failure(forged) == f"action {len(rec.actions)} signature"
 
 

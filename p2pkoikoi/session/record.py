@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from p2pkoikoi.engine import InputError, RuleSet
-from p2pkoikoi.engine.values import value
+from p2pkoikoi.engine.values import make, value
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
 
@@ -284,7 +284,9 @@ def _decode_action(a: Any, i: int) -> ActionRecord:
     if not isinstance(text, str) or not (0 if kind else 1) <= len(text) <= 64:
         raise _fail(f"{where}.action must be a string of 1..64 characters")
     pos, deck, keys = a.get("pos"), a.get("deck", ""), a.get("keys", "")
-    return ActionRecord(
+    # every field checked just above: made without __init__ (a record holds hundreds)
+    return make(
+        ActionRecord,
         _whole(_get(a, "seq", where), where, ".seq", 1, 2**31 - 1),
         _whole(_get(a, "seat", where), where, ".seat", 0, 1),
         text,

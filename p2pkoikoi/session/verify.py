@@ -175,7 +175,10 @@ def _verify(r: Record, rep: Report, every_signature: bool) -> None:
             return
         m, t = step
         chain.append(t)
-    covering = range(len(chain)) if every_signature else _covering(r)
+    # a player's final signature, where it holds, is over the transcript after every
+    # action: it covers that player's moves as their last action signature does
+    held = (None, None) if r.result is None else final_held(r, keys, t, r.result.final_state_hash)
+    covering = range(len(chain)) if every_signature else _covering(r, held)
     if _bad_signature(r, keys, chain, covering) is not None:
         # name the first that fails, in order, as a check of every signature would
         _fail(rep, _bad_signature(r, keys, chain, range(len(chain))))
@@ -204,7 +207,6 @@ def _verify(r: Record, rep: Report, every_signature: bool) -> None:
         return
     res = r.result
     problems = result_problems(m, m.state_hash(), t, res)
-    held = final_held(r, keys, t, res.final_state_hash)
     signed = [role for role, ok in zip(("host", "joiner"), held, strict=True) if ok]
     confirmed = (
         "confirmed: both players signed it"
@@ -220,19 +222,22 @@ def _verify(r: Record, rep: Report, every_signature: bool) -> None:
     final_sigs(r, rep, held)
 
 
-def _covering(r: Record) -> list[int]:
-    """The actions whose signatures cover every action: each seat's last.
+def _covering(r: Record, held: tuple[bool | None, bool | None]) -> list[int]:
+    """The actions whose signatures cover every action: each seat's last, unless that
+    seat's final signature holds (``held``), which covers them all the same.
 
     An action's signature is over the transcript after it (protocol/record-format.md),
     a hash chain through every earlier action with its seat, text and state hash, so a
     player's last signature binds that player to all of their earlier moves as well:
-    changing any of them changes the transcript it signs.  Checking those two is as
-    strong as checking them all (SHA-256 and Ed25519 as the protocol assumes them) and
-    saves the rest, which were most of ``verify``'s own time.  A record where one fails
-    is checked in order, so that the report names its first failing signature.
+    changing any of them changes the transcript it signs.  A final signature is over
+    the transcript after the last action, so it binds its player to every move.
+    Checking those is as strong as checking them all (SHA-256 and Ed25519 as the
+    protocol assumes them) and saves the rest, which were most of ``verify``'s own
+    time.  A record where one fails is checked in order, so that the report names its
+    first failing signature.
     """
     last = {a.seat: i for i, a in enumerate(r.actions)}
-    return sorted(last.values())
+    return sorted(i for seat, i in last.items() if not held[seat])
 
 
 def _bad_signature(
@@ -251,6 +256,11 @@ def _bad_signature(
 def _fail(rep: Report, check: Check | None) -> None:
     assert check is not None  # a covering signature failed, so one in order does
     rep.add(check.name, False, check.detail)
+
+
+#: canonical action texts met so far, and their actions (a record repeats most of
+#: its texts: ``play 3b`` comes back every few rounds); bounded by the game itself
+_CANONICAL: dict[str, Action] = {}
 
 
 def _action(
@@ -274,9 +284,12 @@ def _action(
         new, _ = m.resign(seat)
     else:
         try:
-            action = Action.parse(text)
-            if str(action) != text:
-                raise InputError(f"not canonical: {text!r}")
+            action = _CANONICAL.get(text)
+            if action is None:
+                action = Action.parse(text)
+                if str(action) != text:
+                    raise InputError(f"not canonical: {text!r}")
+                _CANONICAL[text] = action
             new = m.after(action)  # the same checks as apply, without building events
         except (InputError, IllegalActionError) as exc:
             return Check(f"{name} legal", "fail", f"{text}: {exc}")
