@@ -1,4 +1,4 @@
-"""The engine's events are named tuples without a compile (engine/events.py's ``EventTuple``).
+"""The engine's events are named tuples without a compile (engine/event_tuple.py).
 
 Every event class is checked against what ``collections.namedtuple`` (what
 ``typing.NamedTuple`` makes) gives for the same fields and defaults: fields,
@@ -229,7 +229,7 @@ def test_importing_the_events_compiles_nothing() -> None:
     probe = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-import p2pkoikoi.engine.cards, p2pkoikoi.engine.yaku, operator
+import p2pkoikoi.engine.cards, p2pkoikoi.engine.yaku, p2pkoikoi.engine.event_tuple, operator
 compiles = []
 
 def hook(event, args):
@@ -256,10 +256,11 @@ print("\\n".join(compiles[:5]))
     assert count == "0", examples
 
 
-def test_events_py_imports_typing_for_type_checkers_only() -> None:
+@pytest.mark.parametrize("name", ["events.py", "event_tuple.py"])
+def test_events_py_imports_typing_for_type_checkers_only(name: str) -> None:
     """``typing`` (``NamedTuple``, ``Any``) only under ``if TYPE_CHECKING:``, and no
-    ``namedtuple``: what runs is the standard library's C parts and this module."""
-    tree = ast.parse((ROOT / "p2pkoikoi" / "engine" / "events.py").read_text())
+    ``namedtuple``: what runs is the standard library's C parts and these modules."""
+    tree = ast.parse((ROOT / "p2pkoikoi" / "engine" / name).read_text())
     checking = [
         node
         for node in ast.walk(tree)
