@@ -21,8 +21,9 @@ replay cannot go on):
 ``action N legal``        the action is legal in the replayed state
 ``action N state hash``   the recorded state hash equals the replayed one
 ``action N signature``    the actor's signature over the transcript holds (each
-                          seat's last is checked, which covers its earlier ones; all
-                          in order when one fails: see :func:`_covering`)
+                          seat's last is checked, or its final signature where that
+                          holds: either covers its earlier ones; all in order when
+                          one fails: see :func:`_covering`)
 ``result``                the replay's scores, winner and hashes equal the recorded result
 ``final signature host|joiner``  each player's signature over the final transcript holds
 ``resigned``              who resigned, at which action, and whether on the other
