@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from hostile_peer import HostilePeer, start_host
 
 from p2pkoikoi.session import PeerResigned, SendAction, State, encode_record
@@ -144,3 +145,36 @@ def test_leaving_the_table_on_the_other_players_turn_resigns_at_once(
             peer.close()
     assert any(isinstance(e, PeerResigned) for e in peer.events)
     _both_records_hold_the_resignation(tmp_path, peer, record, seq, "on the other player's turn")
+
+
+def test_ctrl_c_is_the_leaving_before_the_first_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The headless Ctrl-C watcher is in place before play makes its first move: play
+    may make and send one without yielding (a queued update, a quick bot), and a
+    Ctrl-C there was trio's KeyboardInterrupt, an exit without the resignation (1 run
+    in 20 of the process test above under load).  Here play's first step is the
+    Ctrl-C, 10 times: each time the link leaves (the old order: about half the time)."""
+    import contextlib
+    import os
+
+    from p2pkoikoi.cli import net_run
+
+    class Link:
+        left = 0
+
+        async def leave(self) -> None:
+            Link.left += 1
+
+    @contextlib.asynccontextmanager
+    async def opener(emit: Any) -> Any:
+        yield Link()
+
+    async def first_move_is_ctrl_c(*args: Any, **kwargs: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # before play yields once
+        await trio.sleep_forever()
+
+    monkeypatch.setattr(net_run, "play_headless", first_move_is_ctrl_c)
+    player = net_run._Player(choose=lambda view: None, close=lambda: None, in_thread=False)  # type: ignore[arg-type,return-value]
+    for run in range(10):
+        with pytest.raises(KeyboardInterrupt):
+            trio.run(net_run._headless, opener, player)
+        assert Link.left == run + 1

@@ -423,19 +423,24 @@ async def _headless(opener: Opener, player: _Player, rematch: int = 0) -> int:
                         break
             nursery.cancel_scope.cancel()  # the Ctrl-C watcher too
 
-        async def leave_on_ctrl_c() -> None:
+        async def leave_on_ctrl_c(task_status: trio.TaskStatus[None]) -> None:
             nonlocal left
             if threading.current_thread() is not threading.main_thread():
+                task_status.started()
                 return  # (signals reach the main thread only: an embedding caller's)
             with trio.open_signal_receiver(signal.SIGINT) as signals:
+                task_status.started()
                 async for _ in signals:
                     left = True
                     play_scope.cancel()
                     return  # a second Ctrl-C interrupts the leaving itself
 
         async with trio.open_nursery() as nursery:
+            # Ctrl-C is ours before the first move: play may make it (a queued update,
+            # a quick bot) and send it without yielding, and a Ctrl-C landing there
+            # would be trio's KeyboardInterrupt, leaving without the resignation
+            await nursery.start(leave_on_ctrl_c)
             nursery.start_soon(play, nursery)
-            nursery.start_soon(leave_on_ctrl_c)
         if left:
             await link.leave()  # resign now (off-turn too) and wait briefly for the signature
     if left:
