@@ -135,8 +135,9 @@ def command_of(argv: Sequence[str]) -> str | None:
     return argv[0] if argv and not argv[0].startswith("-") else None
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or with a known ``command`` only its module's parsers."""
+def build_parser() -> argparse.ArgumentParser:
+    """The whole program's parser, every command's (a named command is parsed by
+    :func:`command_parser` alone)."""
     parser = _Parser(
         prog="p2pkoikoi",
         description="Peer-to-peer Koi-Koi for the terminal. With no command, opens the start screen.",
@@ -144,10 +145,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"p2pkoikoi {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    only = COMMAND_MODULE.get(command or "")
     for name in COMMAND_MODULES:
-        if only is not None and name != only:
-            continue
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -245,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args, extra = command_parser(command).parse_known_args(argv[1:])
         args.command = command
     else:  # no command, or an unknown one: the whole program's parser says what it takes
-        args, extra = build_parser(command).parse_known_args(argv)
+        args, extra = build_parser().parse_known_args(argv)
     if extra:  # name the command whose --help lists what it takes
         command = getattr(args, "command", None)
         see = f"p2pkoikoi {command} --help" if command else "p2pkoikoi --help"

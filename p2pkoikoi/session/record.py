@@ -268,9 +268,8 @@ _ACTION_KEYS: Final = frozenset(
 
 
 def _decode_action(a: Any, i: int) -> ActionRecord:
-    """``actions[i]``, validated.  A record holds a few hundred: the checks that pass
-    are cheap ones (a subset test, not a sorted difference), and the message of one
-    that fails is made only then."""
+    """``actions[i]``, validated.  A record holds a few hundred: the key check that
+    passes is a subset test (the sorted difference only names a failure)."""
     where = f"actions[{i}]"
     if type(a) is not dict or not _ACTION_KEYS.issuperset(a):
         a = _map(a, where, _ACTION_KEYS)  # names what is wrong
@@ -287,33 +286,16 @@ def _decode_action(a: Any, i: int) -> ActionRecord:
     # every field checked just above: made without __init__ (a record holds hundreds)
     return make(
         ActionRecord,
-        _whole(_get(a, "seq", where), where, ".seq", 1, 2**31 - 1),
-        _whole(_get(a, "seat", where), where, ".seat", 0, 1),
+        _int(_get(a, "seq", where), f"{where}.seq", 1, 2**31 - 1),
+        _int(_get(a, "seat", where), f"{where}.seat", 0, 1),
         text,
-        _hex(_get(a, "state_hash", where), 32, where, ".state_hash"),
-        _hex(_get(a, "sig", where), 64, where, ".sig"),
+        _req_bytes(_get(a, "state_hash", where), 32, f"{where}.state_hash"),
+        _req_bytes(_get(a, "sig", where), 64, f"{where}.sig"),
         kind,
-        None if pos is None else _whole(pos, where, ".pos", 0, 47),
+        None if pos is None else _int(pos, f"{where}.pos", 0, 47),
         b"" if deck == "" else _hexdata(deck, f"{where}.deck"),
         b"" if keys == "" else _hexdata(keys, f"{where}.keys"),
     )
-
-
-def _whole(value: Any, where: str, field: str, lo: int, hi: int) -> int:
-    """:func:`_int` of ``value`` at ``where + field``, whose name is made only to fail."""
-    if type(value) is int and lo <= value <= hi:
-        return value
-    return _int(value, where + field, lo, hi)
-
-
-def _hex(value: Any, n: int, where: str, field: str) -> bytes:
-    """:func:`_req_bytes` of ``value`` at ``where + field``, named only to fail."""
-    if type(value) is str and len(value) == 2 * n:
-        try:
-            return bytes.fromhex(value)
-        except ValueError:
-            pass
-    return _req_bytes(value, n, where + field)
 
 
 def _check_text(obj: Any) -> None:
