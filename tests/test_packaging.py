@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from p2pkoikoi import HOME_URL, doc_url
-from p2pkoikoi.cli import build_parser
 from p2pkoikoi.cli.net_run import invite_lines
+from p2pkoikoi.cli.parsing import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 FILE_URL = re.compile(re.escape(HOME_URL) + r"/blob/main/([^\s)#]+)(?:#([^\s)]+))?")

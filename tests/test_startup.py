@@ -7,7 +7,7 @@ takes is measured by ``p2pkoikoi bench`` (``startup_*`` figures).
 
 from __future__ import annotations
 
-import json
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +29,7 @@ PROBE = """
 import sys
 sys.path[:0] = [ROOT]
 sys.path.extend(SITE_DIRS)
-import contextlib, io, json
+import contextlib, io
 from p2pkoikoi.cli import main
 compiled = []  # code compiled at run time (not a module's source): <string>, <value X>
 def watch(event, args):
@@ -42,8 +42,8 @@ with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = main(sys.argv[1:])
     except SystemExit as exc:
         code = exc.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules), "out": out.getvalue(),
-                  "compiled": compiled}))
+print(repr({"code": code, "modules": sorted(sys.modules), "out": out.getvalue(),
+            "compiled": compiled}))
 """
 
 
@@ -65,7 +65,7 @@ def run_probe(*argv: str) -> dict[str, object]:
         cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr
-    result: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    result: dict[str, object] = ast.literal_eval(proc.stdout.splitlines()[-1])
     return result
 
 
@@ -113,7 +113,7 @@ def test_help_imports_no_engine_session_or_transport() -> None:
     assert result["code"] == 0 and "verify" in str(result["out"])
     for name in ("p2pkoikoi.engine", "p2pkoikoi.session", "p2pkoikoi.transport", "p2pkoikoi.ui"):
         assert not loaded(result["modules"], name), f"--help imported {name}"
-    for name in ("dataclasses", "datetime", "hashlib"):  # (the probe itself imports json)
+    for name in ("dataclasses", "datetime", "hashlib"):
         assert not loaded(result["modules"], name), f"--help imported {name}"
     # annotations only: the command line's modules take typing's TYPE_CHECKING as False
     assert not loaded(result["modules"], "typing"), "--help imported typing"
@@ -212,7 +212,8 @@ def test_each_command_is_built_from_the_module_that_registers_it() -> None:
     import argparse
     import importlib
 
-    from p2pkoikoi.cli import COMMAND_MODULE, COMMAND_MODULES, command_of, command_parser
+    from p2pkoikoi.cli import command_of
+    from p2pkoikoi.cli.parsing import COMMAND_MODULE, COMMAND_MODULES, command_parser
 
     registered: dict[str, str] = {}
     for name in COMMAND_MODULES:
@@ -272,7 +273,7 @@ def test_a_named_command_is_parsed_by_its_own_parser_alone() -> None:
     """``main`` parses a named command with that command's parser alone
     (``command_parser``): the same parser, usage and help as the whole program's
     subparser, without making the whole program's (issue 25)."""
-    from p2pkoikoi.cli import COMMAND_MODULE, build_parser, command_parser
+    from p2pkoikoi.cli.parsing import COMMAND_MODULE, build_parser, command_parser
 
     whole = build_parser()
     subparsers = whole._subparsers._group_actions[0].choices  # type: ignore[union-attr]
@@ -282,3 +283,74 @@ def test_a_named_command_is_parsed_by_its_own_parser_alone() -> None:
         assert alone.format_help() == subparsers[command].format_help(), command
     args, extra = command_parser("score").parse_known_args(["--rules", "online", "1b"])
     assert (args.rules, args.cards, extra) == ("online", ["1b"], [])
+
+
+def test_verify_loads_no_parser_library(tmp_path: Path) -> None:
+    """``verify RECORD`` of a record with ASCII names parses its command line without
+    argparse (``verify_cmd.quick_args``), its JSON with the C scanner alone
+    (``engine/jsontext.py``) and imports its lazy parts without importlib: none of
+    argparse (with gettext and locale), json, re, importlib or the Unicode database
+    is loaded (issue 25: together a sixth of the command's start-up)."""
+    path = tmp_path / "m.koikoi"
+    host, joiner = make_pair(get_preset("online"))
+    run_pair(host, joiner, random_chooser(3))
+    path.write_bytes(encode_record(host.record()))
+    result = run_probe("verify", str(path))
+    assert result["code"] == 0, result
+    for name in ("argparse", "gettext", "locale", "json", "re", "importlib", "unicodedata",
+                 "warnings", "collections.abc"):  # fmt: skip
+        assert not loaded(result["modules"], name), f"verify imported {name}"
+    # --json prints with json (and so loads re), but parses its words alone
+    result = run_probe("verify", "--json", str(path))
+    assert result["code"] == 0 and '"ok": true' in str(result["out"]), result
+    assert not loaded(result["modules"], "argparse")
+    # a command line quick_args leaves to argparse still works, through argparse
+    result = run_probe("verify", "--js", str(path))
+    assert result["code"] == 0 and loaded(result["modules"], "argparse"), result
+
+
+QUICK_FORMS = [
+    ["r.koikoi"],
+    ["--json", "r.koikoi"],
+    ["r.koikoi", "--json"],
+    ["--dir", "/tmp/x", "last"],
+    ["3", "--dir=/tmp/x"],
+    ["--dir=", "last"],
+    ["--json", "--dir", "d", "7"],
+    ["-"],  # argparse's "-" is a value, not an option: left to it
+    ["--js", "r.koikoi"],  # an abbreviation: argparse's
+    ["--help"],
+    ["-h"],
+    ["--", "-r.koikoi"],
+    ["-r.koikoi"],
+    ["--json", "--json", "r.koikoi"],
+    ["--dir", "a", "--dir", "b", "r"],
+    ["--dir", "-x", "r"],
+    ["--dir"],
+    ["r.koikoi", "s.koikoi"],
+    [],
+    ["--jsonx", "r"],
+    ["--dir=a", "--dir", "b", "r"],
+]
+
+
+@pytest.mark.parametrize("words", QUICK_FORMS, ids=lambda w: " ".join(w) or "(none)")
+def test_verify_quick_args_agree_with_argparse(words: list[str]) -> None:
+    """Every command line ``quick_args`` parses gives argparse's namespace; what it
+    leaves (None) argparse parses or refuses as before."""
+    from p2pkoikoi.cli import verify_cmd
+    from p2pkoikoi.cli.parsing import command_parser
+
+    quick = verify_cmd.quick_args(words)
+    if quick is None:
+        return
+    args, extra = command_parser("verify").parse_known_args(words)
+    assert extra == []
+    assert vars(quick) == {**vars(args), "command": "verify"}
+
+
+def test_verify_quick_args_take_only_the_plain_forms() -> None:
+    from p2pkoikoi.cli import verify_cmd
+
+    taken = [w for w in QUICK_FORMS if verify_cmd.quick_args(w) is not None]
+    assert taken == QUICK_FORMS[:7]

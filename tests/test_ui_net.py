@@ -27,8 +27,8 @@ from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from p2pkoikoi.cli import build_parser
 from p2pkoikoi.cli.net_run import _opener, network_table_factory
+from p2pkoikoi.cli.parsing import build_parser
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.transport.identity import KnownPeers
 from p2pkoikoi.ui.app import TableApp

@@ -149,7 +149,7 @@ def test_the_host_form_stands_for_a_host_command() -> None:
     assert host_argv(s) == ("host", "--rules", s.preset_name)
     s.host_name, s.rounds, s.deal = "Alice", 3, 2
     assert host_argv(s)[3:] == ("--name", "Alice", "--rounds", "3", "--set", "deal=hidden")
-    from p2pkoikoi.cli import build_parser
+    from p2pkoikoi.cli.parsing import build_parser
 
     args = build_parser().parse_args(list(host_argv(s)))  # the host command takes it
     assert args.name == "Alice" and args.rounds == 3

@@ -11,7 +11,7 @@ import types
 import pytest
 
 from p2pkoikoi.engine import Action, RuleSet
-from p2pkoikoi.engine.values import field_names, field_types, replace, value
+from p2pkoikoi.engine.values import field_names, field_types, make, replace, value
 from p2pkoikoi.session.record import ResultRecord
 
 
@@ -171,3 +171,15 @@ def test_the_first_instances_need_no_compile(monkeypatch: pytest.MonkeyPatch) ->
     for words in (errors, refused()):
         assert "positional" in words[0] and "missing" in words[1], words
         assert "unexpected" in words[2] and "multiple" in words[3], words
+
+
+def test_make_sets_every_field_in_order_and_checks_their_number() -> None:
+    """``make`` (no ``__init__``: tables and checked record actions) gives the value
+    ``__init__`` gives from the same fields, and refuses a wrong number of them
+    (``map`` would stop at the shorter list without a word)."""
+    made = make(Point, 3, 4, "q")
+    assert made == Point(3, 4, "q") and type(made) is Point
+    assert make(Point, -1, 0, "p").x == -1  # no __post_init__: the caller checked
+    for fields in ((1, 2), (1, 2, "p", 4)):
+        with pytest.raises(TypeError, match="3 fields"):
+            make(Point, *fields)

@@ -275,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _network_command(argv: list[str]) -> int | None:
     """Run ``p2pkoikoi host`` / ``join`` if the network commands are installed; else ``None``."""
-    from p2pkoikoi.cli import build_parser
+    from p2pkoikoi.cli.parsing import build_parser
 
     parser = build_parser()
     try:

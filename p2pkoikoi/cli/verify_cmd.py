@@ -13,11 +13,13 @@ Exit status (so that ``verify && ...`` means "a whole, valid match"):
 
 from __future__ import annotations
 
-import argparse
 import sys
+from types import SimpleNamespace
 
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
     from typing import Any
 
 
@@ -44,6 +46,41 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 register = add_parser  # the name the CLI dispatcher calls
 
+
+def quick_args(words: Sequence[str]) -> SimpleNamespace | None:
+    """``verify``'s plain command lines parsed without argparse: RECORD, ``--json``
+    and ``--dir DIR`` (or ``--dir=DIR``), each at most once, in any order.  Anything
+    else (``--help``, an abbreviation, ``--``, a repeated or unknown option, a word
+    starting with a hyphen) is None: argparse parses it and says what is wrong.
+
+    The namespace is the one :func:`add_parser`'s parser makes for the same words
+    (tests/test_startup.py compares them); importing argparse and building that
+    parser was a sixth of ``verify``'s start-up (issue 25)."""
+    record: str | None = None
+    as_json = False
+    folder: str | None = None
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--json" and not as_json:
+            as_json = True
+        elif word == "--dir" and folder is None and i + 1 < len(words):
+            folder = words[i + 1]
+            if folder.startswith("-"):
+                return None
+            i += 1
+        elif word.startswith("--dir=") and folder is None:
+            folder = word[len("--dir=") :]
+        elif not word.startswith("-") and record is None:
+            record = word
+        else:
+            return None
+        i += 1
+    if record is None:
+        return None
+    return SimpleNamespace(record=record, json=as_json, dir=folder, func=run, command="verify")
+
+
 EXIT_COMPLETE = 0
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 3
@@ -63,9 +100,7 @@ def read_record_bytes(path: str) -> bytes:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def run(args: argparse.Namespace) -> int:
-    import json
-
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
     from p2pkoikoi.engine.errors import KoiKoiError
     from p2pkoikoi.session.crypto import fingerprint
     from p2pkoikoi.session.journal import decode_record_file
@@ -84,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             raise
         # a script reads JSON on stdout whatever happens; the line goes to stderr too
+        import json
+
         status = exc.exit_code
         error = {"ok": False, "complete": False, "error": str(exc), "record": path}
         sys.stdout.write(json.dumps({**error, "exit_status": status}) + "\n")
@@ -93,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     first = report.first_failure
     status = EXIT_FAILED if not report.ok else EXIT_COMPLETE if report.complete else EXIT_INCOMPLETE
     if args.json:
+        import json
+
         out = report.to_dict()
         out["record"] = path
         out["exit_status"] = status

@@ -11,11 +11,9 @@ and what was there can still be read.
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Callable
-
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Final, TextIO
 
 #: the categories that never print as themselves (the same set a name may not hold)
@@ -30,7 +28,9 @@ def _escape(ch: str) -> str:
 def visible(text: str) -> str:
     """``text`` with every character that does not print as itself escaped."""
     if text.isascii() and text.isprintable():
-        return text  # the common case, fast
+        return text  # the common case, fast (and without loading the Unicode database)
+    import unicodedata
+
     return "".join(_escape(c) if unicodedata.category(c) in _HIDDEN else c for c in text)
 
 

@@ -30,6 +30,9 @@ class ActionKind(ValueEnum):
     KEEP = "keep"
 
 
+_KIND_OF_WORD = {k.value: k for k in ActionKind}  # ActionKind(word) without EnumType.__call__
+
+
 @value
 class Action:
     """A player's decision: its kind and the cards it names (``str()``: its text)."""
@@ -57,12 +60,9 @@ class Action:
         words = text.strip().lower().split()
         if not words:
             raise InputError("empty action")
-        try:
-            kind = ActionKind(words[0])
-        except ValueError:
-            raise InputError(
-                f"unknown action {words[0]!r} (play, take, koikoi, stop, swap, keep)"
-            ) from None
+        kind = _KIND_OF_WORD.get(words[0])
+        if kind is None:
+            raise InputError(f"unknown action {words[0]!r} (play, take, koikoi, stop, swap, keep)")
         args = [parse_card(w) for w in words[1:]]
         if kind is ActionKind.PLAY and len(args) == 1:
             return PLAY[args[0].id]

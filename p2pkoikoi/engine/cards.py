@@ -8,13 +8,12 @@ mask behind an immutable, set-like API for everyone else.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
 from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import InputError
 
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from typing import Final
 
 
@@ -28,6 +27,8 @@ class Kind(ValueEnum):
     def label(self) -> str:
         return _KIND_LABELS[self]
 
+
+_KIND_OF_LETTER = {k.value: k for k in Kind}  # Kind(letter) without EnumType.__call__
 
 _KIND_LABELS = {
     Kind.BRIGHT: "bright",
@@ -157,7 +158,7 @@ class Card:
         code, english, romaji, japanese, extra = _CARD_TABLE[cid]
         self = object.__new__(cls)
         month = _month_of(code)
-        kind = Kind(code[len(str(month))])
+        kind = _KIND_OF_LETTER[code[len(str(month))]]
         flower = MONTHS[month][0].lower().replace(" ", "-")
         generic = [f"{flower}-{kind.label}"]
         if code[-1].isdigit() and kind is Kind.CHAFF:

@@ -10,12 +10,15 @@ likely (no modulo bias).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
 
 from p2pkoikoi.engine.cards import CARDS, Card
 from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import value
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 DECK_TAG = b"p2pkoikoi/deck/v1"
 DEALER_DRAW_TAG = b"p2pkoikoi/dealer-draw/v1"

@@ -14,12 +14,10 @@ the rest of the package (the hidden deal's SHA-512, the network's keys) keeps
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from _hashlib import HASH
+    from collections.abc import Callable
     from typing import Final
 
 
@@ -27,7 +25,8 @@ def _builtin_sha256() -> Callable[..., HASH]:
     """CPython's own ``sha256`` constructor, else OpenSSL's (through :mod:`hashlib`)."""
     for name in ("_sha256", "_sha2"):  # CPython 3.11, 3.12 and later
         try:
-            made: Callable[..., HASH] = importlib.import_module(name).sha256
+            # importlib.import_module (see engine/__init__.py); a top-level name
+            made: Callable[..., HASH] = __import__(name).sha256
         except (ImportError, AttributeError):
             continue
         return made

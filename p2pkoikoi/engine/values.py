@@ -52,6 +52,9 @@ Only what the package's values use is supported: no ``field()`` options, no
 
 from __future__ import annotations
 
+from collections import deque
+from itertools import repeat
+
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from typing import Any, TypeVar, dataclass_transform
@@ -252,11 +255,20 @@ def make(cls: type[T], *fields: object) -> T:
     """An instance of the value class ``cls`` from all of its fields in order, made
     without ``__init__`` (nor ``__post_init__``'s checks): for the tables of values a
     module builds at import from values it knows are good (``engine.actions``' 244
-    actions), at a third of the generic ``__init__``'s cost."""
+    actions) and a record's actions once checked, at a fifth of the generic
+    ``__init__``'s cost.  The fields are set by ``map`` (no Python loop: a third
+    faster for nine fields)."""
+    names = cls.__value_fields__  # type: ignore[attr-defined]
+    if len(fields) != len(names):
+        raise TypeError(f"{cls.__qualname__} has {len(names)} fields, not {len(fields)}")
     obj = object.__new__(cls)
-    for name, v in zip(cls.__value_fields__, fields, strict=True):  # type: ignore[attr-defined]
-        object.__setattr__(obj, name, v)
+    _exhaust(map(_set_field, repeat(obj), names, fields))
     return obj
+
+
+_set_field = object.__setattr__
+_sink: deque[object] = deque(maxlen=0)
+_exhaust = _sink.extend  # runs an iterator to its end, keeping nothing
 
 
 def field_names(obj: object) -> tuple[str, ...]:

@@ -34,8 +34,6 @@ Semantics fixed here (and in ``docs/rules.md``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.cards import (
     ALL_MASK,
@@ -65,6 +63,7 @@ from p2pkoikoi.engine.values import value
 
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Final
 
 #: yaku id -> (English, romaji, Japanese)

@@ -5,7 +5,7 @@ randomness of its own.  See :mod:`p2pkoikoi.session.session` for the theory of
 operation and ``protocol/README.md`` for the specification.
 """
 
-import importlib
+import sys
 
 from p2pkoikoi.session.errors import (
     CheatingError,
@@ -136,7 +136,8 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    __import__(module)  # importlib.import_module (see engine/__init__.py)
+    value = getattr(sys.modules[module], name)
     globals()[name] = value
     return value
 

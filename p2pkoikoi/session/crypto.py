@@ -9,8 +9,8 @@ vector in ``protocol/vectors``.
 
 from __future__ import annotations
 
-import importlib
 import struct
+import sys
 
 from p2pkoikoi.engine.digest import sha256 as _sha256
 from p2pkoikoi.session.errors import RemoteProtocolError
@@ -125,7 +125,8 @@ def _public_sodium() -> Sodium:
 def _load_sodium() -> Sodium:
     """PyNaCl's compiled module when it is there (the faster path), else its public bindings."""
     try:
-        compiled = importlib.import_module("nacl._sodium")
+        __import__("nacl._sodium")  # importlib.import_module (see engine/__init__.py)
+        compiled = sys.modules["nacl._sodium"]
         return _direct_sodium(compiled.ffi, compiled.lib)
     except (ImportError, AttributeError):
         return _public_sodium()

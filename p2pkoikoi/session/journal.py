@@ -33,8 +33,8 @@ records into the bytes to append (writing lives in
 from __future__ import annotations
 
 import binascii  # crc32, the same as zlib.crc32 (binascii is loaded already, zlib is not)
-import json
 
+from p2pkoikoi.engine.jsontext import loads
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.errors import RecordError
 from p2pkoikoi.session.record import (
@@ -69,7 +69,7 @@ def decode_entry(line: bytes) -> dict[str, Any] | None:
     if binascii.crc32(text) != crc:
         return None
     try:
-        obj = json.loads(text.decode("utf-8"))
+        obj = loads(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) and len(obj) >= 1 else None

@@ -12,9 +12,8 @@ signatures cover is defined in ``protocol/README.md`` ("Transcript");
 
 from __future__ import annotations
 
-import json
-
 from p2pkoikoi.engine import InputError, RuleSet
+from p2pkoikoi.engine.jsontext import loads, syntax_error
 from p2pkoikoi.engine.values import make, value
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
@@ -43,10 +42,10 @@ RESIGN_TEXTS: Final = {"": "resign", TIME_FORFEIT: "resign:time"}
 def resign_reason(text: str) -> str | None:
     """The reason of a recorded resignation (``""`` for a plain one), or None for
     an ordinary action."""
-    for reason, resign in RESIGN_TEXTS.items():
-        if text == resign:
-            return reason
-    return None
+    return _RESIGN_REASONS.get(text)
+
+
+_RESIGN_REASONS: Final = {text: reason for reason, text in RESIGN_TEXTS.items()}
 
 
 @value
@@ -195,10 +194,12 @@ _NOT_IN_NAMES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 def _wire_name(name: str) -> bool:
     """protocol/README.md section 4: no character of those categories, no space but
     U+0020, none leading or trailing."""
-    import unicodedata
-
     if name != name.strip(" ") or name.strip() != name:
         return False
+    if name.isascii():  # the common case, without loading the Unicode database
+        return name.isprintable()  # ASCII's only hidden category is Cc; its only Zs, " "
+    import unicodedata
+
     for ch in name:
         cat = unicodedata.category(ch)
         if cat in _NOT_IN_NAMES or (cat == "Zs" and ch != " "):
@@ -446,12 +447,14 @@ def decode_compact_record(data: bytes) -> Record:
     if len(data) > MAX_RECORD_BYTES:
         raise _fail(f"larger than {MAX_RECORD_BYTES} bytes")
     try:
-        obj = json.loads(data.decode("utf-8"))
+        obj = loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise _fail("not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise _fail(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except ValueError:  # a number too long to convert (over 4300 digits)
+    except ValueError as exc:  # json.JSONDecodeError or a number too long: see jsontext
+        where = syntax_error(exc)
+        if where is not None:
+            raise _fail(f"not valid JSON ({where})") from None
+        # a number too long to convert (over 4300 digits)
         raise _fail(
             "a number is too long (no field of a record needs more than 20 digits)"
         ) from None

@@ -45,8 +45,6 @@ complete one: docs/verify.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
 from p2pkoikoi.engine.rules import DealMode
@@ -64,6 +62,10 @@ from p2pkoikoi.session.verify_ends import (
     verify_early,
 )
 from p2pkoikoi.session.verify_report import Check, Report, VerifyReport, lacks
+
+TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["Check", "VerifyReport", "verify_record"]
 
