@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from p2pkoikoi.engine import get_preset
+from p2pkoikoi.engine.values import replace
 from p2pkoikoi.session import encode_record
 from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
 
@@ -249,8 +250,10 @@ def test_verify_builds_no_other_command(tmp_path: Path) -> None:
 
 def test_the_program_exits_without_the_last_collection(tmp_path: Path) -> None:
     """``entry`` (the script and ``python -m p2pkoikoi``) freezes the objects before the
-    interpreter's exit; a one-shot command (``verify``) runs without the cycle collector.
-    A fact about the process's state at exit, not a timing (``bench/startup_cost.py``)."""
+    interpreter's exit; a one-shot command (``verify``) runs without the cycle collector
+    and leaves with ``os._exit`` once its output is flushed: no ``atexit`` handler runs
+    (the probe's would print a line), yet every line of the report is there.  A fact
+    about the process's exit, not a timing (``bench/startup_cost.py``)."""
     path = tmp_path / "m.koikoi"
     host, joiner = make_pair(get_preset("online"))
     run_pair(host, joiner, random_chooser(4))
@@ -262,11 +265,15 @@ def test_the_program_exits_without_the_last_collection(tmp_path: Path) -> None:
         "sys.argv = ['p2pkoikoi', *sys.argv[1:]]\n"
         "entry()\n"
     )
-    for argv, want in ((["verify", str(path)], "gc False True"), (["rules"], "gc True True")):
-        proc = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
-                              text=True, timeout=120, cwd=ROOT)  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.splitlines()[-1] == want, argv
+    verify = subprocess.run([sys.executable, "-c", probe, "verify", str(path)],
+                            capture_output=True, text=True, timeout=120, cwd=ROOT)  # fmt: skip
+    assert verify.returncode == 0, verify.stderr
+    assert verify.stdout.splitlines()[-1].startswith("verified: "), verify.stdout
+    assert "gc " not in verify.stdout  # os._exit: no atexit handler, no finalisation
+    rules = subprocess.run([sys.executable, "-c", probe, "rules"], capture_output=True,
+                           text=True, timeout=120, cwd=ROOT)  # fmt: skip
+    assert rules.returncode == 0, rules.stderr
+    assert rules.stdout.splitlines()[-1] == "gc True True"
 
 
 def test_a_named_command_is_parsed_by_its_own_parser_alone() -> None:
@@ -354,3 +361,25 @@ def test_verify_quick_args_take_only_the_plain_forms() -> None:
 
     taken = [w for w in QUICK_FORMS if verify_cmd.quick_args(w) is not None]
     assert taken == QUICK_FORMS[:7]
+
+
+def test_a_one_shot_command_keeps_its_exit_status_and_output(tmp_path: Path) -> None:
+    """``verify`` leaves with ``os._exit``: its status (3 for an incomplete record, 2
+    for a file that is not a record) and every line still reach the caller, through
+    a pipe as to a file."""
+    host, joiner = make_pair(get_preset("online"))
+    run_pair(host, joiner, random_chooser(2))
+    unfinished = tmp_path / "u.koikoi"  # the same match, its final signatures missing
+    unfinished.write_bytes(encode_record(replace(host.record(), final_sigs=(None, None))))
+    junk = tmp_path / "junk.koikoi"
+    junk.write_text("not a record")
+    me = [sys.executable, "-m", "p2pkoikoi", "verify"]
+    proc = subprocess.run([*me, str(unfinished)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    assert "INCOMPLETE" in proc.stdout and proc.stdout.endswith("\n")
+    out = tmp_path / "out.txt"
+    with out.open("w") as f:
+        proc = subprocess.run([*me, "--json", str(junk)], stdout=f, stderr=subprocess.PIPE,
+                              text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 2
+    assert '"exit_status": 2' in out.read_text() and proc.stderr.startswith("p2pkoikoi: ")
