@@ -383,3 +383,23 @@ def test_a_one_shot_command_keeps_its_exit_status_and_output(tmp_path: Path) -> 
                               text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 2
     assert '"exit_status": 2' in out.read_text() and proc.stderr.startswith("p2pkoikoi: ")
+
+
+def test_the_list_of_commands_is_the_whole_parsers(capsys: pytest.CaptureFixture[str]) -> None:
+    """``main`` answers ``--help``, an unknown command and no command with the whole
+    program's parser without the commands' arguments (``build_parser(arguments=False)``):
+    the same page, the same choices, the same answer to a mistake."""
+    from p2pkoikoi.cli.parsing import build_parser
+
+    whole, listing = build_parser(), build_parser(arguments=False)
+    assert listing.format_help() == whole.format_help()
+    assert listing.format_usage() == whole.format_usage()
+    assert vars(listing.parse_known_args([])[0]) == vars(whole.parse_known_args([])[0])
+    answers = []
+    for argv in (["nosuch"], ["--name", "x"]):
+        for parser in (whole, listing):
+            with pytest.raises(SystemExit) as ended:
+                parser.parse_known_args(argv)
+            answers.append((ended.value.code, capsys.readouterr().err))
+    assert answers[0] == answers[1] and answers[2] == answers[3]
+    assert answers[0][0] == 2 and "invalid choice: 'nosuch'" in answers[0][1]

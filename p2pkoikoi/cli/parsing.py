@@ -122,9 +122,13 @@ class _Parser(argparse.ArgumentParser):
         return " ".join(parts) + " " if parts else ""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, arguments: bool = True) -> argparse.ArgumentParser:
     """The whole program's parser, every command's (a named command is parsed by
-    :func:`command_parser` alone)."""
+    :func:`command_parser` alone).
+
+    ``arguments=False`` leaves each command's parser empty, its name and one-line
+    help alone (:class:`_CommandList`): what the whole program's ``--help``, an
+    unknown command and the start screen need."""
     parser = _Parser(
         prog="p2pkoikoi",
         description="Peer-to-peer Koi-Koi for the terminal. With no command, opens the start screen.",
@@ -140,8 +144,38 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == name:  # a command group not built yet
                 continue
             raise
-        module.register(sub)
+        module.register(sub if arguments else _CommandList(sub))
     return parser
+
+
+class _CommandList:
+    """What a command module's ``register`` is handed when only the list of commands
+    is wanted: ``add_parser`` makes the command's entry (its name and help) and hands
+    back a stand-in that takes the command's arguments and drops them.  Building
+    every command's arguments was a fifth of ``p2pkoikoi --help``'s instructions, for
+    a page that shows none of them (issue 25); tests/test_startup.py checks that the
+    page, and the answer to an unknown command, are the same."""
+
+    def __init__(self, subparsers: Any) -> None:
+        self._subparsers = subparsers
+
+    def add_parser(self, name: str, **kwargs: Any) -> _Dropped:
+        self._subparsers.add_parser(name, help=kwargs.get("help"))
+        return _DROPPED
+
+
+class _Dropped:
+    """A parser, an argument group or an action as a command's ``register`` uses them,
+    doing nothing: every method it calls returns this object again."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._nothing
+
+    def _nothing(self, *args: object, **kwargs: object) -> _Dropped:
+        return self
+
+
+_DROPPED = _Dropped()
 
 
 class _OneCommand:
@@ -178,7 +212,7 @@ def parse(argv: Sequence[str], command: str | None) -> argparse.Namespace:
         args, extra = command_parser(command).parse_known_args(argv[1:])
         args.command = command
     else:  # no command, or an unknown one: the whole program's parser says what it takes
-        args, extra = build_parser().parse_known_args(argv)
+        args, extra = build_parser(arguments=False).parse_known_args(argv)
     if extra:  # name the command whose --help lists what it takes
         command = getattr(args, "command", None)
         see = f"p2pkoikoi {command} --help" if command else "p2pkoikoi --help"
