@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -120,6 +121,27 @@ def test_console_script_entry_point() -> None:
     assert figures["protocol_actions"] > 100
     for name in ("python", "help", "score", "rules", "verify"):
         assert figures[f"startup_{name}_ms"] > 0
+    assert figures["startup_bytecode"] in (0, 1)
+
+
+def test_bench_tells_whether_the_modules_start_from_bytecode(tmp_path: Path) -> None:
+    """Start-up figures without bytecode measure the compiler: ``has_bytecode`` says
+    whether a module's cached bytecode exists and matches its source."""
+    import os
+    import py_compile
+
+    from p2pkoikoi.cli.bench_protocol import has_bytecode
+
+    source = tmp_path / "mod.py"
+    source.write_text("X = 1\n")
+    assert not has_bytecode(str(source))  # never compiled
+    py_compile.compile(str(source))
+    assert has_bytecode(str(source))
+    source.write_text("X = 22\n")  # changed since: the interpreter would compile it again
+    os.utime(source, (1, 1))
+    assert not has_bytecode(str(source))
+    py_compile.compile(str(source))
+    assert has_bytecode(str(source))
 
 
 def test_rules_diff_koikoijapan(capsys: pytest.CaptureFixture[str]) -> None:

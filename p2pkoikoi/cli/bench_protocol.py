@@ -108,6 +108,33 @@ def timed_run(argv: list[str], env: dict[str, str] | None, cwd: str | None) -> t
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def has_bytecode(source: str) -> bool:
+    """Whether the interpreter would load ``source`` (a module's ``.py`` file) from
+    cached bytecode rather than compile it: its ``__pycache__`` file exists and was
+    made from this source (same modification time and size; a hash-based file counts).
+
+    Without it, every start compiles the module, which ``python -c pass`` never does:
+    an editable install has no bytecode until a run writes it, and with
+    ``PYTHONDONTWRITEBYTECODE`` set no run does (the start-up figures say so)."""
+    import importlib.util
+
+    try:
+        cached = Path(importlib.util.cache_from_source(source))
+        with cached.open("rb") as f:
+            header = f.read(16)
+        st = os.stat(source)
+    except (OSError, NotImplementedError, ValueError):
+        return False
+    if len(header) < 16:
+        return False
+    flags = int.from_bytes(header[4:8], "little")
+    if flags & 1:  # checked against a hash of the source (PEP 552): taken as current
+        return True
+    mtime = int.from_bytes(header[8:12], "little")
+    size = int.from_bytes(header[12:16], "little")
+    return mtime == int(st.st_mtime) & 0xFFFFFFFF and size == st.st_size & 0xFFFFFFFF
+
+
 def startup_figures(record: Path, runs: int = 5) -> dict[str, float]:
     """The fastest of ``runs`` new processes for each command, wall and CPU time in
     milliseconds, and the ratio of each to ``python -c pass`` (the interpreter's own
@@ -137,7 +164,10 @@ def startup_figures(record: Path, runs: int = 5) -> dict[str, float]:
         for name, argv in commands.items():
             wall, cpu = timed_run(argv, env, root)
             best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
-    out: dict[str, float] = {}
+    import p2pkoikoi.engine.match as match  # the largest module on verify's way
+
+    compiled = has_bytecode(match.__file__) or not sys.dont_write_bytecode
+    out: dict[str, float] = {"startup_bytecode": 1.0 if compiled else 0.0}
     for name, (wall, cpu) in best.items():
         out[f"startup_{name}_ms"] = 1000 * wall
         out[f"startup_{name}_cpu_ms"] = 1000 * cpu

@@ -370,6 +370,13 @@ def run_bench(args: argparse.Namespace) -> int:
             if name != "python":
                 line += f" ({more[f'startup_{name}_cpu_ratio']:.1f} x)"
             print(line)
+        if not more["startup_bytecode"]:
+            print(
+                "  note: p2pkoikoi's modules have no bytecode here, and none is written\n"
+                "  (PYTHONDONTWRITEBYTECODE is set; an editable install has none of its own):\n"
+                "  each start compiles their source, which python -c pass never does.\n"
+                "  An installed copy (pip install ., pipx) is compiled once, when installed."
+            )
     return 0
 
 
