@@ -320,3 +320,25 @@ def test_legal_plays_agree_with_the_naive_rule() -> None:
                 checked += 1
             m = m.after(rng.choice(m.legal_actions()))
     assert checked > 500
+
+
+def test_a_match_started_without_events_is_the_same_match() -> None:
+    """``new_match`` (no events made: the redeals, hand yaku and dealer draws of a start
+    go unrecorded) reaches the state ``MatchState.start`` reaches, with every preset,
+    over enough seeds to meet redeals, hand yaku and the hand-swap offer."""
+    import hashlib
+
+    kinds: set[str] = set()
+    phases: set[Phase] = set()
+    for name, rules in PRESETS.items():
+        for i in range(300):
+            seed = hashlib.sha256(b"start%d" % i).digest()
+            started, events = MatchState.start(rules, seed)
+            kinds.update(type(e).__name__ for e in events)
+            phases.add(started.phase)
+            quiet = new_match(rules, seed)
+            assert quiet.encode_state() == started.encode_state(), (name, i)
+            assert quiet.results == started.results and quiet.phase is started.phase
+    # the other paths were met: redeals, hand yaku (a round over before play), the swap offer
+    assert {"Redealt", "HandYaku", "RoundEnded", "MatchEnded"} <= kinds
+    assert Phase.HAND_SWAP in phases

@@ -157,6 +157,9 @@ def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
         "p2pkoikoi.session.verify_hidden",  # an open deal's record: no hidden-deal checks
         "p2pkoikoi.session.record_writer",  # verify reads records, it writes none
         "p2pkoikoi.session.mental",
+        # the replay (new_match, after) makes no event: none of the event classes
+        "p2pkoikoi.engine.events",
+        "p2pkoikoi.engine.event_tuple",
         "nacl.bindings",  # every libsodium wrapper: the checks call libsodium's module
         "difflib",  # suggestions for a mistyped code word
         "textwrap",  # only to show help

@@ -54,23 +54,6 @@ from p2pkoikoi.engine.deal import coin, dealer_draw, derive_deck
 from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import IllegalActionError, InputError
-from p2pkoikoi.engine.events import (
-    DealerChosen,
-    Drew,
-    Event,
-    HandSwapDecided,
-    HandYaku,
-    KoiKoiCalled,
-    MatchEnded,
-    Played,
-    Redealt,
-    Resigned,
-    RoundEnded,
-    RoundStarted,
-    Took,
-    YakuMade,
-    cards_of,
-)
 from p2pkoikoi.engine.rules import (
     AfterKoiKoi,
     BothHandYaku,
@@ -101,6 +84,48 @@ TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init_
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar
+
+    import p2pkoikoi.engine.events as events
+    from p2pkoikoi.engine.events import Drew, Event, Played
+
+
+class _Events:
+    """The event classes (and ``cards_of``), imported on first use: ``E.Played``.
+
+    Replaying with :meth:`MatchState.after` from :func:`new_match` makes no event, so
+    ``verify`` never loads :mod:`~p2pkoikoi.engine.events` (13 classes and their
+    maker: 3 M instructions, and 2.5 ms to compile where there is no bytecode;
+    issue 25).  The first look-up of a name imports the module and keeps the class
+    here, so later ones are plain attribute reads."""
+
+    if TYPE_CHECKING:
+        DealerChosen: type[events.DealerChosen]
+        Drew: type[events.Drew]
+        HandSwapDecided: type[events.HandSwapDecided]
+        HandYaku: type[events.HandYaku]
+        KoiKoiCalled: type[events.KoiKoiCalled]
+        MatchEnded: type[events.MatchEnded]
+        Played: type[events.Played]
+        Redealt: type[events.Redealt]
+        Resigned: type[events.Resigned]
+        RoundEnded: type[events.RoundEnded]
+        RoundStarted: type[events.RoundStarted]
+        Took: type[events.Took]
+        YakuMade: type[events.YakuMade]
+        cards_of: Callable[[int], tuple[Card, ...]]
+    else:
+
+        def __getattr__(self, name: str) -> object:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            from p2pkoikoi.engine import events
+
+            value = getattr(events, name)
+            setattr(self, name, value)
+            return value
+
+
+E = _Events()
 
 
 STATE_HASH_TAG = b"p2pkoikoi/state/v1\x00"
@@ -251,15 +276,20 @@ class MatchState:
     @classmethod
     def start(cls, rules: RuleSet, match_seed: bytes) -> tuple[MatchState, tuple[Event, ...]]:
         """The match at its first decision, and the events of choosing a dealer and dealing."""
+        ev: list[Event] = []
+        return cls._started(rules, match_seed, ev), tuple(ev)
+
+    @classmethod
+    def _started(cls, rules: RuleSet, match_seed: bytes, ev: list[Event] | None) -> MatchState:
+        """:meth:`start`'s state; its events go to ``ev`` (None: no events are made)."""
         if not isinstance(rules, RuleSet):
             raise InputError("rules must be a RuleSet")
         if not isinstance(match_seed, (bytes, bytearray)) or len(match_seed) != 32:
             raise InputError("match seed must be exactly 32 bytes (64 hex digits)")
         s = cls._blank(rules, match_seed)
-        ev: list[Event] = []
         s._dealer = _choose_dealer(rules, s._seed, 0, ev)
         _begin_round(s, ev)
-        return s, tuple(ev)
+        return s
 
     @classmethod
     def position(
@@ -605,12 +635,12 @@ class MatchState:
         if self.is_over:
             raise IllegalActionError("the match is already over")
         s = self._copy()
-        ev: list[Event] = [Resigned(seat)]
+        ev: list[Event] = [E.Resigned(seat)]
         s._phase = _OVER
         s._to_act = None
         s._winner = 1 - seat
         s._end = "resign"
-        ev.append(MatchEnded(s._scores, s._winner, "resign"))
+        ev.append(E.MatchEnded(s._scores, s._winner, "resign"))
         return s, tuple(ev)
 
     def _apply(self, action: Action, ev: list[Event] | None) -> MatchState:
@@ -782,7 +812,7 @@ class MatchState:
             s._piles = (self._piles[0], self._piles[1] | gained)
         s._pending = -1
         if ev is not None:
-            ev.append(_new_event(Took, (p, CARDS[d], (action.card,))))
+            ev.append(_new_event(E.Took, (p, CARDS[d], (action.card,))))
         _end_turn(s, p, ev)
         return s
 
@@ -800,7 +830,7 @@ class MatchState:
         t = _seat_total(s, p)  # after the call: viewing yaku at their after-koi-koi value
         s._last = (t, s._last[1]) if p == 0 else (s._last[0], t)
         if ev is not None:
-            ev.append(_new_event(KoiKoiCalled, (p, calls[p])))
+            ev.append(_new_event(E.KoiKoiCalled, (p, calls[p])))
         _pass_turn(s, p, ev)
         return s
 
@@ -808,11 +838,11 @@ class MatchState:
         s = self._copy()
         if swap:
             s._hands = (self._hands[1], self._hands[0])
-        evl: list[Event] = ev if ev is not None else []
-        evl.append(HandSwapDecided(1 - self._dealer, swap))
-        if _after_deal(s, evl):
+        if ev is not None:
+            ev.append(E.HandSwapDecided(1 - self._dealer, swap))
+        if _after_deal(s, ev):
             s._attempt += 1
-            _begin_round(s, evl)
+            _begin_round(s, ev)
         return s
 
     # ------------------------------------------------------------------ views and hashes
@@ -896,11 +926,12 @@ _EXPECTED = {
 
 
 # ---------------------------------------------------------------------- round flow
-def _choose_dealer(rules: RuleSet, seed: bytes, before_round: int, ev: list[Event]) -> int:
+def _choose_dealer(rules: RuleSet, seed: bytes, before_round: int, ev: list[Event] | None) -> int:
     """The first dealer (``before_round`` 0) or a dealer drawn again later."""
     if rules.first_dealer is FirstDealer.COIN:
         d = coin(seed, before_round)
-        ev.append(DealerChosen(d, "coin"))
+        if ev is not None:
+            ev.append(E.DealerChosen(d, "coin"))
         return d
     draws: list[tuple[Card, Card]] = []
     for attempt in range(0x10000):
@@ -915,7 +946,8 @@ def _choose_dealer(rules: RuleSet, seed: bytes, before_round: int, ev: list[Even
             break
     else:  # pragma: no cover - 65536 ties in a row cannot happen with SHA-256
         raise RuntimeError("no dealer after 65536 draws")
-    ev.append(DealerChosen(d, "card_draw", tuple(draws)))
+    if ev is not None:
+        ev.append(E.DealerChosen(d, "card_draw", tuple(draws)))
     return d
 
 
@@ -955,7 +987,6 @@ def _begin_round(
 
     With ``deal = hidden`` every deal waits in ``Phase.DEAL`` for its deck (``given``).
     """
-    evl: list[Event] = ev if ev is not None else []
     while True:
         if s._attempt > 0xFFFF:  # pragma: no cover - astronomically unlikely
             raise RuntimeError("too many redeals")
@@ -966,13 +997,15 @@ def _begin_round(
             return
         _lay_out(s, given)
         given = None
-        evl.append(_new_event(RoundStarted, (s._round, s._dealer, s._attempt, cards_of(s._field))))
-        if not _deal_rules(s, evl):
+        if ev is not None:
+            started = (s._round, s._dealer, s._attempt, E.cards_of(s._field))
+            ev.append(_new_event(E.RoundStarted, started))
+        if not _deal_rules(s, ev):
             return
         s._attempt += 1
 
 
-def _deal_rules(s: MatchState, ev: list[Event]) -> bool:
+def _deal_rules(s: MatchState, ev: list[Event] | None) -> bool:
     """The deal-time rules on a fresh deal: field redeal, hand swap offer, hand checks.
 
     True means deal again (the caller counts the attempt).  Otherwise the state waits
@@ -981,7 +1014,8 @@ def _deal_rules(s: MatchState, ev: list[Event]) -> bool:
     if not s._rules.hand_yaku_before_field_redeal:
         reason = _field_redeal_reason(s)
         if reason:
-            ev.append(Redealt(s._round, s._attempt + 1, reason))
+            if ev is not None:
+                ev.append(E.Redealt(s._round, s._attempt + 1, reason))
             return True
     if s._rules.hand_swap:
         s._phase = _HAND_SWAP
@@ -1005,7 +1039,7 @@ def _plain_hands(hands: tuple[int, int]) -> bool:
     return True
 
 
-def _after_deal(s: MatchState, ev: list[Event]) -> bool:
+def _after_deal(s: MatchState, ev: list[Event] | None) -> bool:
     """Hand checks after the deal (and any swap).  True means deal again."""
     r = s._rules
     dealer = s._dealer
@@ -1015,18 +1049,22 @@ def _after_deal(s: MatchState, ev: list[Event]) -> bool:
             if (r.redeal_hand_four_of_month and _four_of_month(h)) or (
                 r.redeal_hand_four_pairs and four_pairs(h)
             ):
-                ev.append(Redealt(s._round, s._attempt + 1, "a lucky hand"))
+                if ev is not None:
+                    ev.append(E.Redealt(s._round, s._attempt + 1, "a lucky hand"))
                 return True
         hy = (hand_yaku(hands[0], r), hand_yaku(hands[1], r))
         if hy[0] is not None or hy[1] is not None:
             for seat in (dealer, 1 - dealer):
                 y = hy[seat]
-                if y is not None:
-                    ev.append(HandYaku(seat, y, cards_of(hands[seat])))
+                if y is not None and ev is not None:
+                    ev.append(E.HandYaku(seat, y, E.cards_of(hands[seat])))
             if hy[0] is not None and hy[1] is not None:
                 mode = r.both_hand_yaku
                 if mode is BothHandYaku.REDEAL:
-                    ev.append(Redealt(s._round, s._attempt + 1, "both players hold a hand yaku"))
+                    if ev is not None:
+                        ev.append(
+                            E.Redealt(s._round, s._attempt + 1, "both players hold a hand yaku")
+                        )
                     return True
                 if mode is BothHandYaku.DRAW:
                     _round_over(s, None, "both_hand_yaku", None, (0, 0), dealer, ev)
@@ -1045,7 +1083,8 @@ def _after_deal(s: MatchState, ev: list[Event]) -> bool:
     if r.hand_yaku_before_field_redeal:
         reason = _field_redeal_reason(s)
         if reason:
-            ev.append(Redealt(s._round, s._attempt + 1, reason))
+            if ev is not None:
+                ev.append(E.Redealt(s._round, s._attempt + 1, reason))
             return True
     s._phase = _PLAY
     s._to_act = dealer
@@ -1093,7 +1132,7 @@ def _raised(s: MatchState, p: int, t: int, ev: list[Event] | None) -> None:
         return
     may = _may_call(s, p)
     if ev is not None:
-        ev.append(_new_event(YakuMade, (p, _evaluate(s, p), t, may)))
+        ev.append(_new_event(E.YakuMade, (p, _evaluate(s, p), t, may)))
     if may:
         s._phase = _KOIKOI
         s._to_act = p
@@ -1161,20 +1200,20 @@ class _EventTable(dict[int, "_E"]):  # a string: the type variable is the type c
 def _played(key: int) -> Played:
     seat_card, nibble = divmod(key, 16)
     p, c = divmod(seat_card, 48)
-    event: Played = _new_event(Played, (p, CARDS[c], cards_of(nibble << (c & 60))))
+    event: Played = _new_event(E.Played, (p, CARDS[c], E.cards_of(nibble << (c & 60))))
     return event
 
 
 def _drew(key: int) -> Drew:
     seat_card, nibble = divmod(key, 16)
     p, c = divmod(seat_card, 48)
-    event: Drew = _new_event(Drew, (p, CARDS[c], cards_of(nibble << (c & 60)), False))
+    event: Drew = _new_event(E.Drew, (p, CARDS[c], E.cards_of(nibble << (c & 60)), False))
     return event
 
 
 def _drew_pending(key: int) -> Drew:
     p, c = divmod(key, 48)
-    event: Drew = _new_event(Drew, (p, CARDS[c], (), True))
+    event: Drew = _new_event(E.Drew, (p, CARDS[c], (), True))
     return event
 
 
@@ -1252,7 +1291,7 @@ def _round_over(
     s._to_act = None
     if ev is not None:
         ev.append(
-            _new_event(RoundEnded, (s._round, winner, reason, breakdown, (g0, g1), s._scores))
+            _new_event(E.RoundEnded, (s._round, winner, reason, breakdown, (g0, g1), s._scores))
         )
     knocked = r.scoring is _POOL and r.knockout and (s0 <= 0 or s1 <= 0)
     if knocked or s._round >= r.rounds:
@@ -1260,13 +1299,12 @@ def _round_over(
         s._end = "knockout" if knocked else "rounds"
         s._winner = 0 if s0 > s1 else 1 if s1 > s0 else None
         if ev is not None:
-            ev.append(_new_event(MatchEnded, (s._scores, s._winner, s._end)))
+            ev.append(_new_event(E.MatchEnded, (s._scores, s._winner, s._end)))
         return
     s._round += 1
     s._attempt = 0
     if next_dealer is None:
-        evl: list[Event] = ev if ev is not None else []
-        next_dealer = _choose_dealer(r, s._seed, s._round, evl)
+        next_dealer = _choose_dealer(r, s._seed, s._round, ev)
     s._dealer = next_dealer
     _begin_round(s, ev)
 
@@ -1394,5 +1432,6 @@ def determinize(
 
 
 def new_match(rules: RuleSet, match_seed: bytes) -> MatchState:
-    """The match at its first decision (see :meth:`MatchState.start` for the events)."""
-    return MatchState.start(rules, match_seed)[0]
+    """The match at its first decision (:meth:`MatchState.start` without making its
+    events: with :meth:`MatchState.after`, a replay that makes none)."""
+    return MatchState._started(rules, match_seed, None)

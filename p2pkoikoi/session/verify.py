@@ -46,7 +46,14 @@ complete one: docs/verify.md).
 from __future__ import annotations
 
 import p2pkoikoi.session.crypto as crypto
-from p2pkoikoi.engine import Action, IllegalActionError, InputError, KoiKoiError, MatchState
+from p2pkoikoi.engine import (
+    Action,
+    IllegalActionError,
+    InputError,
+    KoiKoiError,
+    MatchState,
+    new_match,
+)
 from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session.record import TIME_FORFEIT, Record, resign_reason
 from p2pkoikoi.session.transcript import transcript_to_accept
@@ -155,7 +162,7 @@ def _verify(r: Record, rep: Report, every_signature: bool) -> None:
         if not rep.add(f"start {role}", ok, detail):
             return
     try:
-        m, _ = MatchState.start(rules, seed)
+        m = new_match(rules, seed)  # no events: the replay makes none (``after``)
     except KoiKoiError as exc:  # pragma: no cover - decoded rules and a 32-byte seed
         rep.add("deal", False, str(exc))
         return
