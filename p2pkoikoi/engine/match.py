@@ -118,7 +118,7 @@ class _Events:
         def __getattr__(self, name: str) -> object:
             if name.startswith("__"):
                 raise AttributeError(name)
-            from p2pkoikoi.engine import events
+            import p2pkoikoi.engine.events as events
 
             value = getattr(events, name)
             setattr(self, name, value)
