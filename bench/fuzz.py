@@ -42,7 +42,15 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 from p2pkoikoi.engine import KoiKoiError, get_preset
-from p2pkoikoi.session import NEED_DATA, ProtocolError, SendAction, Session, State, crypto, wire
+from p2pkoikoi.session import (
+    NEED_DATA,
+    ProtocolError,
+    SendAction,
+    Session,
+    State,
+    channel,
+    wire,
+)
 from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
 
 KINDS = ("random", "frame", "stream", "message")
@@ -51,7 +59,7 @@ INTERESTING_LENGTHS = (0, 1, 2, 31, 32, 33, 65535, 65536, 65537, 2**31, 2**32 - 
 
 
 # ---------------------------------------------------------------------- the corpus
-class KeyCapture(crypto.Channel):
+class KeyCapture(channel.Channel):
     """A Channel that remembers its key (installed while recording the corpus)."""
 
     keys: list[bytes] = []
@@ -91,9 +99,9 @@ def split_frames(data: bytes) -> list[bytes]:
 
 def record_corpus(label: str) -> Corpus:
     rules = get_preset("online").with_settings(rounds=1)
-    original = crypto.Channel
+    original = channel.Channel
     KeyCapture.keys = []
-    crypto.Channel = KeyCapture  # type: ignore[misc]
+    channel.Channel = KeyCapture  # type: ignore[misc]
     try:
         host, joiner = make_pair(rules, label=label)
         streams: tuple[bytearray, bytearray] = (bytearray(), bytearray())
@@ -104,7 +112,7 @@ def record_corpus(label: str) -> Corpus:
 
         run_pair(host, joiner, random_chooser(7), tap=tap)
     finally:
-        crypto.Channel = original  # type: ignore[misc]
+        channel.Channel = original  # type: ignore[misc]
     assert host.state is State.DONE and joiner.state is State.DONE
     # channel creation order: joiner (send, recv) or host first, depending on who got the hello
     # first; identify each key by opening the first encrypted frame of each direction.
@@ -112,7 +120,7 @@ def record_corpus(label: str) -> Corpus:
     for sender, receiver_sess, receiver in ((0, joiner, "joiner"), (1, host, "host")):
         frames = split_frames(bytes(streams[sender]))
         key = next(k for k in KeyCapture.keys if _opens(k, frames[1]))
-        chan = crypto.Channel(key)
+        chan = channel.Channel(key)
         plains = [frames[0][wire.HEADER :]] + [chan.open(f[wire.HEADER :]) for f in frames[1:]]
         seat = 1 if receiver == "joiner" else 0
         local = [a.action for a in receiver_sess.record().actions if a.seat == seat]
@@ -136,7 +144,7 @@ def record_corpus(label: str) -> Corpus:
 
 def _opens(key: bytes, frame: bytes) -> bool:
     try:
-        crypto.Channel(key).open(frame[wire.HEADER :])
+        channel.Channel(key).open(frame[wire.HEADER :])
     except ProtocolError:
         return False
     return True
@@ -342,7 +350,7 @@ def case_message(rng: random.Random, corpus: Corpus) -> None:
     if i == 0:
         frame = wire.encode_frame(bad) if 1 <= len(bad) <= wire.MAX_FRAME else b"\0\0\0\0"
     else:
-        chan = crypto.Channel(d.key)
+        chan = channel.Channel(d.key)
         chan.counter = i - 1
         frame = wire.encode_frame(chan.seal(bad)) if bad else b"\0\0\0\0"
     data = b"".join(d.frames[:i]) + frame + b"".join(d.frames[i + 1 :])

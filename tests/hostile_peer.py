@@ -485,9 +485,9 @@ def polyglot_abort(aead: Any, counter: int = 0, tries: int = 1_000_000) -> bytes
     16-byte tag ends ``R``.  ChaCha20 is a stream cipher: the ciphertext bytes are
     chosen (the map), the plaintext is what they decrypt to, and the reason's chosen
     part is varied until the tag is valid UTF-8 (about 10^4 tries)."""
-    from p2pkoikoi.session import crypto
+    from p2pkoikoi.session import channel
 
-    nonce = crypto.nonce(counter)
+    nonce = channel.nonce(counter)
     body = 40  # the chosen (ASCII) part of the reason
     head = (
         b"\x83"

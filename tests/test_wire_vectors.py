@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from p2pkoikoi.session import InviteError, crypto, decode_code, decode_invite, wire
+from p2pkoikoi.session import InviteError, channel, crypto, decode_code, decode_invite, wire
 from p2pkoikoi.session.errors import RemoteProtocolError
 from p2pkoikoi.session.pake import Pake
 from p2pkoikoi.session.record import record_from_dict
@@ -87,14 +87,14 @@ def test_codes() -> None:
 def test_key_schedule_independently() -> None:
     v = load("crypto")
     ks = v["key_schedule"]
-    host = crypto.x25519_private(bytes.fromhex(ks["host_eph_private"]))
-    joiner = crypto.x25519_private(bytes.fromhex(ks["joiner_eph_private"]))
-    h0 = crypto.handshake_hash(
+    host = channel.x25519_private(bytes.fromhex(ks["host_eph_private"]))
+    joiner = channel.x25519_private(bytes.fromhex(ks["joiner_eph_private"]))
+    h0 = channel.handshake_hash(
         bytes.fromhex(ks["host_hello_payload"]), bytes.fromhex(ks["joiner_hello_payload"])
     )
     assert h0.hex() == ks["h0"]
-    s1 = crypto.shared_secret(host, crypto.x25519_public(joiner))
-    s2 = crypto.shared_secret(joiner, crypto.x25519_public(host))
+    s1 = channel.shared_secret(host, channel.x25519_public(joiner))
+    s2 = channel.shared_secret(joiner, channel.x25519_public(host))
     assert s1 == s2 and s1.hex() == ks["x25519_shared"]
     px = ks["pake"]
     host_pake = Pake("host", bytes.fromhex(px["password"]), bytes.fromhex(px["host_entropy_seed"]))
@@ -108,10 +108,10 @@ def test_key_schedule_independently() -> None:
     pake_key = host_pake.finish(joiner_pake.message)
     assert pake_key == joiner_pake.finish(host_pake.message)
     assert pake_key.hex() == ks["pake_key"] == px["key"]
-    keys = crypto.derive_keys(pake_key, s1, h0)
+    keys = channel.derive_keys(pake_key, s1, h0)
     assert [k.hex() for k in keys] == [ks["key_host_to_joiner"], ks["key_joiner_to_host"]]
-    assert crypto.derive_resume_secret(pake_key, s1, h0).hex() == ks["resume_secret"]
-    ch = crypto.Channel(bytes.fromhex(v["aead"]["key"]))
+    assert channel.derive_resume_secret(pake_key, s1, h0).hex() == ks["resume_secret"]
+    ch = channel.Channel(bytes.fromhex(v["aead"]["key"]))
     for f in v["aead"]["frames"]:
         assert ch.open(bytes.fromhex(f["ciphertext"])).hex() == f["plaintext"]
     cr = v["commit_reveal"]
@@ -171,18 +171,18 @@ def test_transcript_frames_decrypt_and_record_verifies() -> None:
     v = load("transcript")
     frames = v["frames"]
     hellos = {f["from"]: bytes.fromhex(f["plaintext"]) for f in frames if "plaintext" in f}
-    h0 = crypto.handshake_hash(hellos["host"], hellos["joiner"])
+    h0 = channel.handshake_hash(hellos["host"], hellos["joiner"])
     entropy = {r: bytes.fromhex(v["inputs"][r]["entropy"]) for r in ("host", "joiner")}
-    eph = crypto.x25519_private(entropy["host"][:32])
+    eph = channel.x25519_private(entropy["host"][:32])
     peer = wire.decode_message(hellos["joiner"])
     assert isinstance(peer, wire.HelloMsg)
-    shared = crypto.shared_secret(eph, peer.eph)
+    shared = channel.shared_secret(eph, peer.eph)
     # the reference implementation's PAKE randomness (inputs.entropy_layout)
     seed = crypto.sha256(b"p2pkoikoi/v2/pake-seed\x00", entropy["host"]) + b"main"
-    password = crypto.invite_password(bytes.fromhex(v["inputs"]["invite_secret"]))
+    password = channel.invite_password(bytes.fromhex(v["inputs"]["invite_secret"]))
     pake_key = Pake("host", password, seed).finish(peer.pake)
-    k_h2j, k_j2h = crypto.derive_keys(pake_key, shared, h0)
-    channels = {"host": crypto.Channel(k_h2j), "joiner": crypto.Channel(k_j2h)}
+    k_h2j, k_j2h = channel.derive_keys(pake_key, shared, h0)
+    channels = {"host": channel.Channel(k_h2j), "joiner": channel.Channel(k_j2h)}
     types = []
     for f in frames:
         if "plaintext" in f:

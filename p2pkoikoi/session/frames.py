@@ -20,7 +20,7 @@ byte, and the rules above hold for all the parts at once.
 
 from __future__ import annotations
 
-import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.channel as channel
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.session.errors import LocalProtocolError, RemoteProtocolError
 from p2pkoikoi.session.states import MAX_BUFFER
@@ -98,8 +98,8 @@ class Outbox:
 
     def __init__(self) -> None:
         self._buf = bytearray()
-        self._send: crypto.Channel | None = None
-        self._recv: crypto.Channel | None = None
+        self._send: channel.Channel | None = None
+        self._recv: channel.Channel | None = None
         self._sent_first = False  # our first encrypted frame (auth / resume) is queued
 
     def __repr__(self) -> str:
@@ -115,14 +115,14 @@ class Outbox:
         return self._send is not None
 
     @property
-    def send_channel(self) -> crypto.Channel | None:
+    def send_channel(self) -> channel.Channel | None:
         return self._send
 
     @property
     def sent_first(self) -> bool:
         return self._sent_first
 
-    def set_keys(self, send: crypto.Channel, recv: crypto.Channel) -> None:
+    def set_keys(self, send: channel.Channel, recv: channel.Channel) -> None:
         self._send, self._recv = send, recv
 
     def first_sent(self) -> None:

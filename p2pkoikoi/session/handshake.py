@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+import p2pkoikoi.session.channel as channel
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import InputError, RuleSet
@@ -113,7 +114,7 @@ class Handshake(Part):
             wire.HelloMsg(
                 role=ctx.me.role.value,
                 program=program,
-                eph=crypto.x25519_public(eph),
+                eph=channel.x25519_public(eph),
                 pake=pake.message,
                 pake_code=pake_code.message if pake_code is not None else None,
                 via=None if ctx.me.is_host else via,
@@ -327,13 +328,13 @@ class Handshake(Part):
             self._via = msg.via
         pake_key = pake.finish(peer_message)
         if host:
-            h0 = crypto.handshake_hash(self._hello, payload)
+            h0 = channel.handshake_hash(self._hello, payload)
         else:
-            h0 = crypto.handshake_hash(payload, self._hello)
-        shared = crypto.shared_secret(self._eph, msg.eph)
-        k_h2j, k_j2h = crypto.derive_keys(pake_key, shared, h0)
+            h0 = channel.handshake_hash(payload, self._hello)
+        shared = channel.shared_secret(self._eph, msg.eph)
+        k_h2j, k_j2h = channel.derive_keys(pake_key, shared, h0)
         self._outbox.set_keys(
-            crypto.Channel(k_h2j if host else k_j2h), crypto.Channel(k_j2h if host else k_h2j)
+            channel.Channel(k_h2j if host else k_j2h), channel.Channel(k_j2h if host else k_h2j)
         )
         self._connection_id = h0
         if self._resume_id is not None:
@@ -341,7 +342,7 @@ class Handshake(Part):
             self._on_resume_keys(h0)  # the joiner proves the secret first; the host answers
             return
         self._session_id = h0
-        self._resume_secret = crypto.derive_resume_secret(pake_key, shared, h0)
+        self._resume_secret = channel.derive_resume_secret(pake_key, shared, h0)
         self._phase.go(State.AUTH)
         if not host:  # the joiner's auth is the key confirmation the host waits for
             self.send_auth()

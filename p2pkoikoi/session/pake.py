@@ -7,7 +7,7 @@ guesses of it offline.  SPAKE2 (Abdalla and Pointcheval, 2005) gives that: each
 side sends one group element blinded by the password; each derives a key that
 only a peer with the same password shares; a peer with a wrong guess learns
 only that its one guess was wrong.  The protocol then binds this key with the
-X25519 exchange and both hellos (``crypto.derive_keys``), and the joiner's first
+X25519 exchange and both hellos (``channel.derive_keys``), and the joiner's first
 encrypted frame is the key confirmation the host counts failed guesses on.
 
 Library: ``spake2`` (Brian Warner's pure-Python SPAKE2, the one magic-wormhole

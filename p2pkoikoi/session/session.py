@@ -103,6 +103,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+import p2pkoikoi.session.channel as channel
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi import __version__
@@ -239,15 +240,15 @@ class Session(SessionViews):
         # the PAKE: which password(s) this side uses
         seed = crypto.sha256(b"p2pkoikoi/v2/pake-seed\x00", bytes(entropy))
         if _resume_secret is not None:
-            via, password = "resume", crypto.resume_password(_resume_secret)
+            via, password = "resume", channel.resume_password(_resume_secret)
         elif role is Role.JOINER and code is not None:
-            via, password = "code", crypto.code_password(code)
+            via, password = "code", channel.code_password(code)
         else:
             assert invite_secret is not None
-            via, password = "invite", crypto.invite_password(bytes(invite_secret))
+            via, password = "invite", channel.invite_password(bytes(invite_secret))
         pake_code = None
         if role is Role.HOST and code is not None and _resume_secret is None:
-            pake_code = Pake("host", crypto.code_password(code), seed + b"code")
+            pake_code = Pake("host", channel.code_password(code), seed + b"code")
 
         self._phase = Phase(State.HELLO)
         self._error: ProtocolError | None = None
@@ -261,7 +262,7 @@ class Session(SessionViews):
             ctx,
             program=self.program,
             via=via,
-            eph=crypto.x25519_private(bytes(entropy[:32])),
+            eph=channel.x25519_private(bytes(entropy[:32])),
             pake=Pake(role.value, password, seed + b"main"),
             pake_code=pake_code,
             rules=rules,

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from spake2.parameters.ed25519 import ParamsEd25519  # type: ignore[import-untyped]
 
+import p2pkoikoi.session.channel as channel
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import get_preset
@@ -230,7 +231,7 @@ def code() -> dict[str, Any]:
                 "number": number,
                 "secret": secret.hex(),
                 "code": text,
-                "pake_password": {"hex": crypto.code_password(decode_code(text)).hex()},
+                "pake_password": {"hex": channel.code_password(decode_code(text)).hex()},
             }
         )
     typed = [
@@ -328,9 +329,9 @@ ENTROPY_LAYOUT: Final = (
 
 def pake() -> dict[str, Any]:
     code = decode_code("7-crossover-clockwork")
-    wrong = Pake("host", crypto.code_password(code), det_bytes("vec/pake/host", 32))
+    wrong = Pake("host", channel.code_password(code), det_bytes("vec/pake/host", 32))
     guess = Pake(
-        "joiner", crypto.code_password(decode_code("7-crossover-cobra")), det_bytes("g", 32)
+        "joiner", channel.code_password(decode_code("7-crossover-cobra")), det_bytes("g", 32)
     )
     return {
         "description": "SPAKE2 as python spake2 0.9 computes it (RustCrypto's spake2 crate "
@@ -351,18 +352,18 @@ def pake() -> dict[str, Any]:
         "id_joiner": ID_JOINER.decode(),
         "id_host": ID_HOST.decode(),
         "code": _pake_exchange(
-            crypto.code_password(code), det_bytes("vec/pake/host", 32), det_bytes("vec/pake/j", 32)
+            channel.code_password(code), det_bytes("vec/pake/host", 32), det_bytes("vec/pake/j", 32)
         ),
         "invite": _pake_exchange(
-            crypto.invite_password(bytes(range(16))),
+            channel.invite_password(bytes(range(16))),
             det_bytes("vec/pake/host2", 32),
             det_bytes("vec/pake/j2", 32),
         ),
         "wrong_code": {
             "host_entropy_seed": det_bytes("vec/pake/host", 32).hex(),
             "joiner_entropy_seed": det_bytes("g", 32).hex(),
-            "host_password": crypto.code_password(code).hex(),
-            "joiner_password": crypto.code_password(decode_code("7-crossover-cobra")).hex(),
+            "host_password": channel.code_password(code).hex(),
+            "joiner_password": channel.code_password(decode_code("7-crossover-cobra")).hex(),
             "host_key": wrong.finish(guess.message).hex(),
             "joiner_key": guess.finish(wrong.message).hex(),
             "note": "the keys differ, so the joiner's first encrypted frame does not decrypt",
@@ -371,10 +372,10 @@ def pake() -> dict[str, Any]:
 
 
 def crypto_vectors() -> dict[str, Any]:
-    host_eph = crypto.x25519_private(det_bytes("vec/eph/host", 32))
-    join_eph = crypto.x25519_private(det_bytes("vec/eph/joiner", 32))
+    host_eph = channel.x25519_private(det_bytes("vec/eph/host", 32))
+    join_eph = channel.x25519_private(det_bytes("vec/eph/joiner", 32))
     exchange = _pake_exchange(
-        crypto.invite_password(bytes(range(16))),
+        channel.invite_password(bytes(range(16))),
         det_bytes("vec/pake/host2", 32),
         det_bytes("vec/pake/j2", 32),
     )
@@ -382,7 +383,7 @@ def crypto_vectors() -> dict[str, Any]:
         wire.HelloMsg(
             role="host",
             program="0.2.0",
-            eph=crypto.x25519_public(host_eph),
+            eph=channel.x25519_public(host_eph),
             pake=bytes.fromhex(exchange["host_message"]),
         )
     )
@@ -390,16 +391,16 @@ def crypto_vectors() -> dict[str, Any]:
         wire.HelloMsg(
             role="joiner",
             program="0.2.0",
-            eph=crypto.x25519_public(join_eph),
+            eph=channel.x25519_public(join_eph),
             pake=bytes.fromhex(exchange["joiner_message"]),
             via="invite",
         )
     )
-    h0 = crypto.handshake_hash(host_hello, join_hello)
-    shared = crypto.shared_secret(host_eph, crypto.x25519_public(join_eph))
+    h0 = channel.handshake_hash(host_hello, join_hello)
+    shared = channel.shared_secret(host_eph, channel.x25519_public(join_eph))
     pake_key = bytes.fromhex(exchange["key"])
-    k_h2j, k_j2h = crypto.derive_keys(pake_key, shared, h0)
-    ch = crypto.Channel(k_h2j)
+    k_h2j, k_j2h = channel.derive_keys(pake_key, shared, h0)
+    ch = channel.Channel(k_h2j)
     sealed = [ch.seal(b"first"), ch.seal(b"second")]
     t0 = crypto.transcript_start(h0)
     t1 = crypto.absorb(t0, "accept", "ab" * 32)
@@ -424,20 +425,20 @@ def crypto_vectors() -> dict[str, Any]:
             "pake_key": pake_key.hex(),
             "key_host_to_joiner": k_h2j.hex(),
             "key_joiner_to_host": k_j2h.hex(),
-            "resume_secret": crypto.derive_resume_secret(pake_key, shared, h0).hex(),
+            "resume_secret": channel.derive_resume_secret(pake_key, shared, h0).hex(),
         },
         "aead": {
             "key": k_h2j.hex(),
             "frames": [
                 {
                     "counter": 0,
-                    "nonce": crypto.nonce(0).hex(),
+                    "nonce": channel.nonce(0).hex(),
                     "plaintext": b"first".hex(),
                     "ciphertext": sealed[0].hex(),
                 },
                 {
                     "counter": 1,
-                    "nonce": crypto.nonce(1).hex(),
+                    "nonce": channel.nonce(1).hex(),
                     "plaintext": b"second".hex(),
                     "ciphertext": sealed[1].hex(),
                 },

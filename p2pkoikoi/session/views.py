@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-import p2pkoikoi.session.crypto as crypto
+import p2pkoikoi.session.channel as channel
 from p2pkoikoi.engine import Event as EngineEvent
 from p2pkoikoi.engine import MatchState, RuleSet
 from p2pkoikoi.session.errors import ProtocolError
@@ -258,7 +258,7 @@ class SessionViews:
         self._me.key = key
 
     @property
-    def _send(self) -> crypto.Channel | None:
+    def _send(self) -> channel.Channel | None:
         return self._outbox.send_channel
 
     @property
