@@ -75,6 +75,15 @@ def loaded(modules: object, name: str) -> bool:
     return any(m == name or m.startswith(name + ".") for m in modules)
 
 
+def record_file(tmp_path: Path, seed: int) -> Path:
+    """A finished online match's record, played by random choices from ``seed``."""
+    path = tmp_path / "m.koikoi"
+    host, joiner = make_pair(get_preset("online"))
+    run_pair(host, joiner, random_chooser(seed))
+    path.write_bytes(encode_record(host.record()))
+    return path
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -139,10 +148,7 @@ def test_score_and_rules_do_not_load_the_match_engine() -> None:
 
 
 def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
-    host, joiner = make_pair(get_preset("online"))
-    run_pair(host, joiner, random_chooser(2))
-    path = tmp_path / "m.koikoi"
-    path.write_bytes(encode_record(host.record()))
+    path = record_file(tmp_path, 2)
     result = run_probe("verify", str(path))
     assert result["code"] == 0, result
     modules = result["modules"]
@@ -236,10 +242,7 @@ def test_each_command_is_built_from_the_module_that_registers_it() -> None:
 
 
 def test_verify_builds_no_other_command(tmp_path: Path) -> None:
-    path = tmp_path / "m.koikoi"
-    host, joiner = make_pair(get_preset("online"))
-    run_pair(host, joiner, random_chooser(3))
-    path.write_bytes(encode_record(host.record()))
+    path = record_file(tmp_path, 3)
     result = run_probe("verify", str(path))
     assert result["code"] == 0, result
     for name in (
@@ -257,10 +260,7 @@ def test_the_program_exits_without_the_last_collection(tmp_path: Path) -> None:
     and leaves with ``os._exit`` once its output is flushed: no ``atexit`` handler runs
     (the probe's would print a line), yet every line of the report is there.  A fact
     about the process's exit, not a timing (``bench/startup_cost.py``)."""
-    path = tmp_path / "m.koikoi"
-    host, joiner = make_pair(get_preset("online"))
-    run_pair(host, joiner, random_chooser(4))
-    path.write_bytes(encode_record(host.record()))
+    path = record_file(tmp_path, 4)
     probe = (
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print('gc', gc.isenabled(), gc.get_freeze_count() > 0))\n"
@@ -301,10 +301,7 @@ def test_verify_loads_no_parser_library(tmp_path: Path) -> None:
     (``engine/jsontext.py``) and imports its lazy parts without importlib: none of
     argparse (with gettext and locale), json, re, importlib or the Unicode database
     is loaded (issue 25: together a sixth of the command's start-up)."""
-    path = tmp_path / "m.koikoi"
-    host, joiner = make_pair(get_preset("online"))
-    run_pair(host, joiner, random_chooser(3))
-    path.write_bytes(encode_record(host.record()))
+    path = record_file(tmp_path, 3)
     result = run_probe("verify", str(path))
     assert result["code"] == 0, result
     for name in ("argparse", "gettext", "locale", "json", "re", "importlib", "unicodedata",
