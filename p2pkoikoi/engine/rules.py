@@ -397,5 +397,5 @@ def _convert(name: str, value: Any) -> Any:
         ) from None
 
 
-#: id(rule set) -> (that rule set, its fingerprint); see RuleSet.fingerprint
+#: id(rule set) -> (that rule set, its encoding, its fingerprint); see RuleSet._encoded
 _ENCODED: dict[int, tuple[RuleSet, bytes, str]] = {}
