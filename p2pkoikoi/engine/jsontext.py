@@ -104,7 +104,8 @@ def syntax_error(exc: ValueError) -> str | None:
 
 def _encode(obj: Any, out: list[str], depth: int) -> bool:
     """Append ``obj``'s canonical text to ``out``; False if it holds anything but
-    the plain types (or nests past what json.dumps would recurse through)."""
+    the plain types, or nests more than 100 deep (a loop among them): ``json.dumps``
+    then writes it, or refuses it, itself."""
     kind = type(obj)
     if kind is str:
         out.append(_quote(obj))

@@ -5,8 +5,6 @@ randomness of its own.  See :mod:`p2pkoikoi.session.session` for the theory of
 operation and ``protocol/README.md`` for the specification.
 """
 
-import sys
-
 from p2pkoikoi.session.errors import (
     CheatingError,
     InviteError,
@@ -136,8 +134,8 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    __import__(module)  # importlib.import_module (see engine/__init__.py)
-    value = getattr(sys.modules[module], name)
+    # importlib.import_module(module), as engine/__init__.py does it (and says why)
+    value = getattr(__import__(module, fromlist=(name,)), name)
     globals()[name] = value
     return value
 

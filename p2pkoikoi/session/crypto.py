@@ -12,7 +12,6 @@ vector in ``protocol/vectors``.
 from __future__ import annotations
 
 import struct
-import sys
 
 from p2pkoikoi.engine.digest import sha256 as _sha256
 
@@ -123,8 +122,8 @@ def _public_sodium() -> Sodium:
 def _load_sodium() -> Sodium:
     """PyNaCl's compiled module when it is there (the faster path), else its public bindings."""
     try:
-        __import__("nacl._sodium")  # importlib.import_module (see engine/__init__.py)
-        compiled = sys.modules["nacl._sodium"]
+        # importlib.import_module("nacl._sodium"), as engine/__init__.py does it
+        compiled = __import__("nacl._sodium", fromlist=("ffi", "lib"))
         return _direct_sodium(compiled.ffi, compiled.lib)
     except (ImportError, AttributeError):
         return _public_sodium()
