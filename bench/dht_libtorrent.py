@@ -1,7 +1,7 @@
 # ruff: noqa: E402  (libtorrent is imported late on purpose: its import time is measured)
 """libtorrent's DHT on loopback: start-up of a session and a BEP 44 put/get among 8 nodes.
 
-The measurement behind the choice of a small KRPC client (transport/krpc.py, dht.py)
+The measurement behind the choice of a small KRPC client (transport/lookup/krpc.py, dht.py)
 over libtorrent's Python bindings.  libtorrent is not a dependency: run it in a venv
 of its own, ``pip install libtorrent pynacl; python bench/dht_libtorrent.py``.  Only
 loopback addresses are used.

@@ -3,7 +3,7 @@
 libtorrent is not a dependency: give the Python of a venv that has it
 (``python -m venv /tmp/lt && /tmp/lt/bin/pip install libtorrent``).  The
 sessions run in that interpreter, on 127.0.0.1 only; this script's client
-(transport/dht.py) puts a rendezvous-shaped BEP 44 item at them, reads it back
+(transport/lookup/dht.py) puts a rendezvous-shaped BEP 44 item at them, reads it back
 with a fresh client, overwrites it with a higher seq and checks that a lower
 seq is refused.  Usage::
 
@@ -19,8 +19,8 @@ import time
 
 import trio
 
-from p2pkoikoi.transport import krpc
-from p2pkoikoi.transport.dht import DhtConfig, open_dht
+from p2pkoikoi.transport.lookup import krpc
+from p2pkoikoi.transport.lookup.dht import DhtConfig, open_dht
 
 BASE = 46200
 NODES = """

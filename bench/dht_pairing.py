@@ -40,9 +40,9 @@ def loopback(nodes: int, pairs: int, poll: float) -> None:
     from dht_helpers import loopback_dht
 
     from p2pkoikoi.session.code import decode_code
-    from p2pkoikoi.transport.dht import open_dht
-    from p2pkoikoi.transport.dht_rendezvous import Pace, find_invite, host_rendezvous
-    from p2pkoikoi.transport.gate import CodeGuard
+    from p2pkoikoi.transport.lookup.dht import open_dht
+    from p2pkoikoi.transport.lookup.rendezvous import Pace, find_invite, host_rendezvous
+    from p2pkoikoi.transport.open.gate import CodeGuard
 
     pace = Pace(poll=poll)
 

@@ -118,14 +118,14 @@ LINK_TESTS: tuple[str, ...] = (
 )
 #: the link and the state it shares with its parts
 LINK_PARTS = (
-    "transport/match_link.py",
-    "transport/link_open.py",
-    "transport/event_router.py",
-    "transport/endings.py",
-    "transport/local_moves.py",
-    "transport/match_run.py",
-    "transport/pulse.py",
-    "transport/table_feed.py",
+    "transport/link/network.py",
+    "transport/link/lifetime.py",
+    "transport/link/event_router.py",
+    "transport/link/endings.py",
+    "transport/link/local_moves.py",
+    "transport/link/match_run.py",
+    "transport/link/pulse.py",
+    "transport/link/table_feed.py",
 )
 
 #: each module's own tests, fastest and most exact first (``-x`` stops at the first
@@ -171,35 +171,39 @@ TESTS: dict[str, tuple[str, ...]] = {
     # transport/: in-memory links under trio's mock clock first (a few seconds a
     # file), the slower gate and TCP reconnect tests only where they are the subject
     **dict.fromkeys(LINK_PARTS, LINK_TESTS),
-    "transport/supervisor.py": (
+    "transport/link/supervisor.py": (
         "test_reconnect.py",
         "test_link_parts.py",
         "test_transport.py",
         "test_hidden_link.py",
         "test_reconnect_tcp.py",
     ),
-    "transport/heartbeat.py": (
+    "transport/link/heartbeat.py": (
         "test_link_parts.py",
         "test_transport.py",
         "test_hidden_link.py",
         "test_reconnect.py",
     ),
-    "transport/turn_clock.py": ("test_turn_limit.py", "test_link_parts.py"),
-    "transport/rematch_link.py": (
+    "transport/link/turn_clock.py": ("test_turn_limit.py", "test_link_parts.py"),
+    "transport/link/rematch.py": (
         "test_rematch_link.py",
         "test_link_parts.py",
         "test_transport.py",
     ),
-    "transport/key_question.py": ("test_gate.py", "test_link_parts.py", "test_transport.py"),
-    "transport/handshake_link.py": (
+    "transport/link/key_question.py": ("test_gate.py", "test_link_parts.py", "test_transport.py"),
+    "transport/link/handshake.py": (
         "test_transport.py",
         "test_link_parts.py",
         "test_ui_net.py",
         "test_gate.py",
     ),
-    "transport/connection.py": ("test_transport.py", "test_link_parts.py", "test_reconnect.py"),
-    "transport/gate.py": ("test_link_parts.py", "test_gate.py"),
-    "transport/reconnect.py": (
+    "transport/link/connection.py": (
+        "test_transport.py",
+        "test_link_parts.py",
+        "test_reconnect.py",
+    ),
+    "transport/open/gate.py": ("test_link_parts.py", "test_gate.py"),
+    "transport/link/reconnect.py": (
         "test_reconnect.py",
         "test_link_parts.py",
         "test_reconnect_tcp.py",

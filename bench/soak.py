@@ -27,14 +27,14 @@ from typing import Any
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import Action, KoiKoiError, PlayerView, RuleSet, get_preset
 from p2pkoikoi.session import decode_record
 from p2pkoikoi.session.verify import verify_record
-from p2pkoikoi.transport.headless import play_headless
-from p2pkoikoi.transport.host_opener import open_host
-from p2pkoikoi.transport.join_opener import open_join
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.notes import Note
+from p2pkoikoi.transport.link.notes import Note
+from p2pkoikoi.transport.open.host import open_host
+from p2pkoikoi.transport.open.join import open_join
 
 
 def chooser(seed: int) -> Callable[[PlayerView], Action]:

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import trio
 from dht_node import Node
 
-from p2pkoikoi.transport.dht import DhtConfig
+from p2pkoikoi.transport.lookup.dht import DhtConfig
 
 
 @asynccontextmanager

@@ -36,8 +36,8 @@ from fastbencode import bdecode, bencode  # type: ignore[import-untyped]
 
 from p2pkoikoi.session import rendezvous
 from p2pkoikoi.session.code import decode_code
-from p2pkoikoi.transport import krpc
-from p2pkoikoi.transport.krpc import MutableItem, NodeInfo
+from p2pkoikoi.transport.lookup import krpc
+from p2pkoikoi.transport.lookup.krpc import MutableItem, NodeInfo
 
 
 @dataclass

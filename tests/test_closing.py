@@ -1,4 +1,4 @@
-"""How a connection ends: what we sent last still arrives (transport/connection.py).
+"""How a connection ends: what we sent last still arrives (transport/link/connection.py).
 
 The faulty-link test (tests/test_netns.py) lost a final signature now and then:
 the side that finished first closed its socket with a ping of the other's
@@ -15,9 +15,9 @@ import pytest
 import trio
 import trio.testing
 
-from p2pkoikoi.transport.connection import close_gracefully
-from p2pkoikoi.transport.quic import QuicStream
-from p2pkoikoi.transport.udp import UdpEndpoint, open_socket
+from p2pkoikoi.transport.link.connection import close_gracefully
+from p2pkoikoi.transport.nat.quic import QuicStream
+from p2pkoikoi.transport.nat.udp import UdpEndpoint, open_socket
 
 
 async def _tcp_pair() -> tuple[trio.SocketStream, trio.SocketStream]:

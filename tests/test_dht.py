@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from p2pkoikoi.session import rendezvous as rv
 from p2pkoikoi.session.code import decode_code
 from p2pkoikoi.session.errors import ProtocolError
-from p2pkoikoi.transport import krpc
-from p2pkoikoi.transport.dht import DhtConfig, open_dht
-from p2pkoikoi.transport.dht_rendezvous import Pace, choose_number, find_invite, host_rendezvous
 from p2pkoikoi.transport.errors import ConnectError
-from p2pkoikoi.transport.gate import CodeGuard
+from p2pkoikoi.transport.lookup import krpc
+from p2pkoikoi.transport.lookup.dht import DhtConfig, open_dht
+from p2pkoikoi.transport.lookup.rendezvous import Pace, choose_number, find_invite, host_rendezvous
+from p2pkoikoi.transport.open.gate import CodeGuard
 
 CODE = decode_code("7-crossover-clockwork")
 WRONG = decode_code("7-crossover-button")

@@ -12,7 +12,7 @@ import pytest
 
 from p2pkoikoi.cli.net_run import _dht
 from p2pkoikoi.engine import InputError
-from p2pkoikoi.transport.dht import DEFAULT_BOOTSTRAP, DhtConfig
+from p2pkoikoi.transport.lookup.dht import DEFAULT_BOOTSTRAP, DhtConfig
 
 
 def _args(tmp_path: Path, **kw: object) -> argparse.Namespace:

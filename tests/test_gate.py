@@ -31,7 +31,7 @@ from hostile_peer import (
 from p2pkoikoi.engine import KoiKoiError, get_preset
 from p2pkoikoi.session import Role, Session, decode_code, wire
 from p2pkoikoi.session.testing import det_bytes, det_key, drain
-from p2pkoikoi.transport.gate import CodeGuard, Gate, GateLimits
+from p2pkoikoi.transport.open.gate import CodeGuard, Gate, GateLimits
 
 RULES = get_preset("online").with_settings(rounds=1)
 
@@ -284,7 +284,7 @@ def test_one_record_check_per_break(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each reconnection attempt starts from the record verified once (not 40 ms each)."""
     from p2pkoikoi.session import resume as resume_module
     from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
-    from p2pkoikoi.transport.reconnect import Reconnect
+    from p2pkoikoi.transport.link.reconnect import Reconnect
 
     host, joiner = make_pair(RULES, label="once")
     run_pair(host, joiner)
@@ -320,11 +320,11 @@ def choose_action(choose: Any, m: Any) -> Any:
 async def test_open_join_with_a_code_and_the_hosts_address(tmp_path: Path) -> None:
     """What LAN discovery hands ``open_join``: the code the person typed and the address
     it found.  The match is played and both records verify."""
+    from p2pkoikoi.cli.headless import play_headless
     from p2pkoikoi.session import decode_invite, decode_record
     from p2pkoikoi.session.verify import verify_record
-    from p2pkoikoi.transport.headless import play_headless
-    from p2pkoikoi.transport.host_opener import open_host
-    from p2pkoikoi.transport.join_opener import open_join
+    from p2pkoikoi.transport.open.host import open_host
+    from p2pkoikoi.transport.open.join import open_join
 
     listening: list[dict[str, Any]] = []
     ready = trio.Event()
@@ -439,7 +439,7 @@ def test_a_connection_without_a_hello_is_dropped_after_the_hello_deadline(
 
 
 def test_ipv6_sources_count_per_64() -> None:
-    from p2pkoikoi.transport.gate import source_of
+    from p2pkoikoi.transport.open.gate import source_of
 
     assert source_of("2001:db8:1:2:aaaa::1") == source_of("2001:db8:1:2:ffff::9")
     assert source_of("2001:db8:1:2::1") == "2001:db8:1:2::/64"

@@ -8,9 +8,9 @@ import json
 import random
 from typing import Any
 
+from p2pkoikoi.cli import headless
 from p2pkoikoi.engine import MatchState
 from p2pkoikoi.engine.presets import get_preset
-from p2pkoikoi.transport import headless
 
 
 def _reference(ev: Any, actor: int | None) -> str:

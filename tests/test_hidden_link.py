@@ -18,7 +18,7 @@ from p2pkoikoi.session import Session
 from p2pkoikoi.session.mental.play import CardMove
 from p2pkoikoi.session.testing import SECRET, det_key, make_pair
 from p2pkoikoi.transport.errors import PeerTimeoutError
-from p2pkoikoi.transport.reconnect import Reconnect
+from p2pkoikoi.transport.link.reconnect import Reconnect
 
 RULES = get_preset("online").with_settings(rounds=2, deal="hidden")
 
@@ -82,7 +82,7 @@ async def test_a_withheld_move_forfeits_after_the_deadline(
     # main's forfeit machinery: the host's record says the joiner forfeited, and verify
     # reports it as valid but incomplete (one player's account)
     from p2pkoikoi.session.verify import verify_record
-    from p2pkoikoi.transport.record_files import read_record
+    from p2pkoikoi.transport.store.records import read_record
 
     rec = read_record(tmp_path / "h.koikoi")
     assert rec.forfeit is not None and rec.forfeit.seat == 1 and "withheld" in rec.forfeit.reason
@@ -96,7 +96,7 @@ async def test_a_cheat_caught_over_the_link_leaves_a_record_that_names_the_cheat
 ) -> None:
     from p2pkoikoi.session.mental import NotACardError
     from p2pkoikoi.session.verify import verify_record
-    from p2pkoikoi.transport.record_files import read_record
+    from p2pkoikoi.transport.store.records import read_record
 
     host, joiner = _pair_whose_joiner_changes_its_draw_keys(
         lambda move: dataclasses.replace(move, keys=bytes([1]) + bytes(31))

@@ -17,9 +17,9 @@ from p2pkoikoi.bots import make_bot
 from p2pkoikoi.engine import MatchState, Phase, get_preset
 from p2pkoikoi.session import decode_record
 from p2pkoikoi.session.verify import verify_record
-from p2pkoikoi.transport.identity import IDENTITY_FILE, load_or_create_identity
-from p2pkoikoi.transport.link import LocalLink
-from p2pkoikoi.transport.practice_record import PracticeRecorder
+from p2pkoikoi.transport.link.contract import LocalLink
+from p2pkoikoi.transport.store.identity import IDENTITY_FILE, load_or_create_identity
+from p2pkoikoi.transport.store.practice import PracticeRecorder
 from p2pkoikoi.ui.replay import Replay, positions, turn_ends
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -46,8 +46,8 @@ from p2pkoikoi.session import NEED_DATA, Role, SendAction, Session, State, crypt
 from p2pkoikoi.session.journal import decode_record
 from p2pkoikoi.transport.errors import PeerSilentError
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.link_open import open_link
-from p2pkoikoi.transport.record_files import sidecar_path
+from p2pkoikoi.transport.link.lifetime import open_link
+from p2pkoikoi.transport.store.records import sidecar_path
 
 MEMORY_MB = 200.0  # peak RSS bound for an honest process under attack
 QUICK = 10.0  # seconds from an attack to the honest process's exit (detection is immediate)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from p2pkoikoi.session.crypto import fingerprint, public_bytes
-from p2pkoikoi.transport.identity import load_or_create_identity, spoken_fingerprint
+from p2pkoikoi.transport.store.identity import load_or_create_identity, spoken_fingerprint
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

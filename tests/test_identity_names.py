@@ -38,7 +38,7 @@ def test_the_table_is_unicodes_confusables_txt() -> None:
 
 
 def test_skeletons() -> None:
-    from p2pkoikoi.transport.skeleton import name_key, skeleton
+    from p2pkoikoi.transport.store.skeleton import name_key, skeleton
 
     assert skeleton(LOOK_ALIKE) == "joiny"
     assert name_key("Joiny") == name_key(LOOK_ALIKE) == name_key("joiny")

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import trio
 
+from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import Invite, decode_invite
 from p2pkoikoi.session.invite import Address
 from p2pkoikoi.session.testing import det_key
 from p2pkoikoi.transport.errors import ConnectError
-from p2pkoikoi.transport.headless import play_headless
-from p2pkoikoi.transport.host_opener import open_host
-from p2pkoikoi.transport.join_opener import open_join
 from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.open.host import open_host
+from p2pkoikoi.transport.open.join import open_join
 
 RULES = get_preset("online").with_settings(rounds=1)
 

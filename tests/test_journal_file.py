@@ -1,4 +1,4 @@
-"""The record file on disk (transport/journal_file.py): journal during play, compact after."""
+"""The record file on disk (transport/store/journal.py): journal during play, compact after."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from p2pkoikoi.session.events import SendAction
 from p2pkoikoi.session.journal import decode_journal, is_journal
 from p2pkoikoi.session.record import Record
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser
-from p2pkoikoi.transport.journal_file import JournalFile, RecordJournal
+from p2pkoikoi.transport.store.journal import JournalFile, RecordJournal
 
 RULES = get_preset("online").with_settings(rounds=2)
 

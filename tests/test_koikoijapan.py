@@ -362,7 +362,7 @@ def test_docs_replay_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
 
 # ---------------------------------------------------------------------- what the table shows
 def test_table_shows_the_bonus_and_the_rules() -> None:
-    from p2pkoikoi.transport.link import Update
+    from p2pkoikoi.transport.link.contract import Update
     from p2pkoikoi.ui import render as R
     from p2pkoikoi.ui.reference import rules_lines, yaku_lines
     from p2pkoikoi.ui.state import TableState

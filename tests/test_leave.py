@@ -17,7 +17,7 @@ from p2pkoikoi.cli.verify_cmd import EXIT_COMPLETE, EXIT_INCOMPLETE
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import decode_record
 from p2pkoikoi.session.verify import verify_record
-from p2pkoikoi.transport.link_open import open_link
+from p2pkoikoi.transport.link.lifetime import open_link
 
 
 async def leaver(stream: trio.abc.Stream, record: Path, after: int) -> None:
@@ -98,7 +98,7 @@ async def test_leaving_on_the_other_players_turn_does_not_wait_for_its_move(
     turn (a few seconds), then went without a resignation, and the other side
     counted the leaving as a forfeit only after its reconnect window.  Now the
     resignation goes at once, off-turn: both records end with it, signed by both."""
-    from p2pkoikoi.transport.local_moves import LEAVE_OFF_TURN
+    from p2pkoikoi.transport.link.local_moves import LEAVE_OFF_TURN
 
     a, b = trio.testing.memory_stream_pair()
     took: list[float] = []

@@ -20,9 +20,9 @@ from p2pkoikoi.session import NEED_DATA, Ping, Pong, Session, State
 from p2pkoikoi.session.events import Event
 from p2pkoikoi.transport.errors import PeerFloodError
 from p2pkoikoi.transport.limits import CHATTER_BURST
-from p2pkoikoi.transport.link_open import open_link
-from p2pkoikoi.transport.match_link import NetworkLink
-from p2pkoikoi.transport.notes import Note
+from p2pkoikoi.transport.link.lifetime import open_link
+from p2pkoikoi.transport.link.network import NetworkLink
+from p2pkoikoi.transport.link.notes import Note
 
 
 class RawPeer:
@@ -343,7 +343,7 @@ async def test_only_the_host_asks_its_person_about_a_changed_key(
 
     from p2pkoikoi.engine import RuleSet
     from p2pkoikoi.transport.errors import IdentityChangedError
-    from p2pkoikoi.transport.identity import KnownPeers, PeerCheck
+    from p2pkoikoi.transport.store.identity import KnownPeers, PeerCheck
 
     known = KnownPeers(tmp_path / "known_peers", {"aaaa-bbbb-cccc-dddd": "Alice"})
     asked: list[PeerCheck] = []
@@ -402,7 +402,7 @@ async def test_a_source_whose_connections_ended_gets_its_whole_allowance_again(
     from p2pkoikoi.session import Role
     from p2pkoikoi.session.testing import SECRET as GSECRET
     from p2pkoikoi.session.testing import det_bytes, det_key
-    from p2pkoikoi.transport.gate import Gate, GateLimits
+    from p2pkoikoi.transport.open.gate import Gate, GateLimits
 
     notes: list[Note] = []
 
@@ -535,9 +535,9 @@ async def test_a_link_made_for_a_resumed_session_knows_who_plays_before_reconnec
     other player's fingerprint come from the resumed record, before any connection."""
     from p2pkoikoi.session import fingerprint
     from p2pkoikoi.session.testing import make_pair, play_until_cut, random_chooser, resumed
-    from p2pkoikoi.transport.handshake_link import accept_decision
     from p2pkoikoi.transport.limits import Timeouts
-    from p2pkoikoi.transport.notes import nop
+    from p2pkoikoi.transport.link.handshake import accept_decision
+    from p2pkoikoi.transport.link.notes import nop
 
     host, joiner = make_pair(RULES)
     # (a cut mid-match: where it falls depends on the seed, and so on the protocol version)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import trio
 
 from p2pkoikoi.engine import Action, KoiKoiError, PlayerView, get_preset
-from p2pkoikoi.transport.link import LocalLink, Update
+from p2pkoikoi.transport.link.contract import LocalLink, Update
 
 RULES = get_preset("online").with_settings(rounds=1)
 SEED = bytes(range(32))

@@ -37,7 +37,7 @@ from netlab import (
 
 from p2pkoikoi.cli import main as cli_main
 from p2pkoikoi.session import decode_invite, encode_invite
-from p2pkoikoi.transport.portmap import BOUND
+from p2pkoikoi.transport.nat.portmap import BOUND
 
 #: a namespace lab: .ci/sdist leaves these out (the main suite runs them on the same code)
 pytestmark = pytest.mark.lab
@@ -255,7 +255,7 @@ def test_join_with_the_code_alone_on_the_lan(lab: Lab, tmp_path: Path) -> None:
 
 ANNOUNCER = """
 import sys, trio
-from p2pkoikoi.transport.discovery import announce
+from p2pkoikoi.transport.lookup.mdns import announce
 async def main():
     async with announce(name="Alice", rules="nintendo", number=42, port=47474,
                         addresses=[sys.argv[1]]) as ann:
@@ -267,7 +267,7 @@ trio.run(main)
 """
 FINDER = """
 import json, sys, time, trio
-from p2pkoikoi.transport.discovery import find_host
+from p2pkoikoi.transport.lookup.mdns import find_host
 began = time.monotonic()
 found = trio.run(find_host, int(sys.argv[1]), float(sys.argv[2]))
 print(json.dumps({"took": time.monotonic() - began,
@@ -314,7 +314,7 @@ def test_multicast_dns_finds_the_waiting_host_and_forgets_it(bare_lab: Lab, tmp_
 
 RENEWER = """
 import sys, time, trio
-from p2pkoikoi.transport.portmap import open_port_mapping
+from p2pkoikoi.transport.nat.portmap import open_port_mapping
 async def main():
     async with open_port_mapping(47474, lifetime=int(sys.argv[1]), renew_floor=float(sys.argv[3]) if len(sys.argv) > 3 else 1) as reach:
         print(reach.text, flush=True)
@@ -358,7 +358,7 @@ def test_the_mapping_is_renewed_while_hosting(lab: Lab, upnp_only: bool) -> None
 FLOODER = """
 import sys, trio
 from contextlib import AsyncExitStack
-from p2pkoikoi.transport.discovery import announce
+from p2pkoikoi.transport.lookup.mdns import announce
 async def main():
     async with AsyncExitStack() as stack:
         anns = []
@@ -383,7 +383,7 @@ def test_a_multicast_dns_flood_is_capped_and_loopback_is_not_dialed(
     import subprocess
 
     from p2pkoikoi.session.code import CODE_SECRET_BYTES, encode_code
-    from p2pkoikoi.transport.addresses import MAX_MDNS_ADDRESSES, MAX_MDNS_HOSTS
+    from p2pkoikoi.transport.open.addresses import MAX_MDNS_ADDRESSES, MAX_MDNS_HOSTS
 
     lab = bare_lab
     flood = subprocess.Popen(

@@ -11,12 +11,12 @@ import pytest
 import trio
 import trio.testing
 
-from p2pkoikoi.transport import natpmp
-from p2pkoikoi.transport.addresses import MAX_CANDIDATES, Candidate, host_candidates, is_public
-from p2pkoikoi.transport.discovery import decode_txt, instance_name, txt_record
-from p2pkoikoi.transport.portmap import Reachability
-from p2pkoikoi.transport.race import STAGGER, AllAttemptsFailed, race
-from p2pkoikoi.transport.router import default_gateway
+from p2pkoikoi.transport.lookup.mdns import decode_txt, instance_name, txt_record
+from p2pkoikoi.transport.nat import natpmp
+from p2pkoikoi.transport.nat.portmap import Reachability
+from p2pkoikoi.transport.nat.router import default_gateway
+from p2pkoikoi.transport.open.addresses import MAX_CANDIDATES, Candidate, host_candidates, is_public
+from p2pkoikoi.transport.open.race import STAGGER, AllAttemptsFailed, race
 
 IPS = [
     ipaddress.ip_address(a)

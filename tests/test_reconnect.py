@@ -16,19 +16,19 @@ import pytest
 import trio
 import trio.testing
 
+from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import Action, PlayerView, get_preset
 from p2pkoikoi.session import RefusedError, Role, Session, decode_invite, decode_record
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.errors import PeerSilentError
-from p2pkoikoi.transport.headless import play_headless
-from p2pkoikoi.transport.host_opener import open_host
-from p2pkoikoi.transport.join_opener import open_join
 from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.link_open import open_link
-from p2pkoikoi.transport.match_link import NetworkLink
-from p2pkoikoi.transport.notes import Note
-from p2pkoikoi.transport.reconnect import Reconnect, resume_handshake
+from p2pkoikoi.transport.link.lifetime import open_link
+from p2pkoikoi.transport.link.network import NetworkLink
+from p2pkoikoi.transport.link.notes import Note
+from p2pkoikoi.transport.link.reconnect import Reconnect, resume_handshake
+from p2pkoikoi.transport.open.host import open_host
+from p2pkoikoi.transport.open.join import open_join
 
 RULES = get_preset("online").with_settings(rounds=2)
 T = Timeouts(handshake=10, reveal=10, silence_fail=30, reconnect_window=60, backoff_initial=0.5)

@@ -9,10 +9,10 @@ import trio
 import trio.testing
 from test_transport import Side, T, host_session, joiner_session, random_choose
 
+from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.session import decode_record
 from p2pkoikoi.session.verify import verify_record
-from p2pkoikoi.transport.headless import play_headless
-from p2pkoikoi.transport.link_open import open_link
+from p2pkoikoi.transport.link.lifetime import open_link
 
 
 async def _side(

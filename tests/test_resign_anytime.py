@@ -161,8 +161,8 @@ def test_the_hidden_deal_keeps_the_turn_rule() -> None:
 def test_the_resigners_journal_follows_the_taken_back_resignation(tmp_path: Path) -> None:
     """The journal appends; a resignation taken back by the crossing rule makes it
     start again from the record, so a crash then resumes from the right steps."""
-    from p2pkoikoi.transport.journal_file import RecordJournal
-    from p2pkoikoi.transport.record_files import read_record
+    from p2pkoikoi.transport.store.journal import RecordJournal
+    from p2pkoikoi.transport.store.records import read_record
 
     host, joiner = _playing("journal", 4, 3)
     m = host.match

@@ -7,7 +7,7 @@ import pytest
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import OfferRematch, State
-from p2pkoikoi.session.phases import TRANSITIONS, Phase
+from p2pkoikoi.session.phases import TRANSITIONS, SessionPhase
 from p2pkoikoi.session.testing import det_bytes, drain, make_pair, random_chooser, run_pair
 
 RULES = get_preset("online").with_settings(rounds=1)
@@ -15,7 +15,7 @@ RULES = get_preset("online").with_settings(rounds=1)
 
 def test_each_part_says_what_it_holds() -> None:
     host, joiner = make_pair(RULES)
-    assert repr(host._phase) == "Phase(<State.HELLO: 'hello'>)"
+    assert repr(host._phase) == "SessionPhase(<State.HELLO: 'hello'>)"
     assert repr(host._m.rematch) == "Rematch(after=1, offered=False, peer=False)"
     assert repr(host._m.forfeits) == "Forfeits(None, missing=None)"
     assert repr(host._m) == "MatchParts(1, seed=None, play=None)"
@@ -23,9 +23,9 @@ def test_each_part_says_what_it_holds() -> None:
     assert repr(host._outbox).startswith("Outbox(<") and "keyed=False" in repr(host._outbox)
     assert repr(host._me).startswith("Identity(<Role.HOST: 'host'>, 'Alice', <key ")
     assert repr(host._handshake) == (
-        "Handshake(<Role.HOST: 'host'>, via='invite', Phase(<State.HELLO: 'hello'>))"
+        "Handshake(<Role.HOST: 'host'>, via='invite', SessionPhase(<State.HELLO: 'hello'>))"
     )
-    assert repr(host._side) == "SideChannel(Phase(<State.HELLO: 'hello'>))"
+    assert repr(host._side) == "SideChannel(SessionPhase(<State.HELLO: 'hello'>))"
     run_pair(host, joiner, random_chooser(1))
     assert host.state is State.DONE
     assert "keyed=True" in repr(host._outbox)
@@ -40,7 +40,7 @@ def test_each_part_says_what_it_holds() -> None:
 
 
 def test_the_phase_moves_only_along_its_table() -> None:
-    phase = Phase()
+    phase = SessionPhase()
     phase.go(State.HELLO)  # staying put
     for state in (State.AUTH, State.RULES, State.SEED, State.PLAY, State.FINISH, State.DONE):
         phase.go(state)

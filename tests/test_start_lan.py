@@ -7,7 +7,7 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from p2pkoikoi.transport.discovery import Waiting
+from p2pkoikoi.transport.lookup.mdns import Waiting
 from p2pkoikoi.ui.start import MENU, StartScreen, menu_fragments
 
 ALICE = Waiting("Alice (7)._p2pkoikoi._tcp.local.", "Alice", "online", 7, ("10.0.0.5",), 47474)

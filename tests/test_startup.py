@@ -110,7 +110,7 @@ def test_engine_commands_do_not_import_the_network_stack(argv: list[str]) -> Non
         "p2pkoikoi.session.session",
         "p2pkoikoi.session.wire",
         "p2pkoikoi.session.crypto",
-        "p2pkoikoi.transport.match_link",
+        "p2pkoikoi.transport.link.network",
         *(() if argv[0] == "selfplay" else ("p2pkoikoi.bots",)),
     ):
         assert not loaded(result["modules"], name), f"{' '.join(argv)} imported {name}"
@@ -133,7 +133,7 @@ def test_help_imports_no_engine_session_or_transport() -> None:
 def test_the_help_texts_facts_are_the_engines() -> None:
     from p2pkoikoi.cli import facts
     from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
-    from p2pkoikoi.transport.addresses import DEFAULT_PORT
+    from p2pkoikoi.transport.open.addresses import DEFAULT_PORT
 
     assert tuple(PRESETS) == facts.PRESET_NAMES
     assert facts.DEFAULT_PRESET == DEFAULT_PRESET and facts.DEFAULT_PORT == DEFAULT_PORT

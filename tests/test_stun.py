@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from p2pkoikoi.transport import stun
+from p2pkoikoi.transport.nat import stun
 
 PASSWORD = b"VOkJxbRl1RmTxUk/WvJxBt"
 # RFC 5769 section 2.1, 2.2, 2.3 (the padding of USERNAME and SOFTWARE is spaces there)

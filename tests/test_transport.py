@@ -18,6 +18,7 @@ import pytest
 import trio
 import trio.testing
 
+from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet, get_preset
 from p2pkoikoi.session import (
     NEED_DATA,
@@ -29,7 +30,6 @@ from p2pkoikoi.session import (
 )
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
-from p2pkoikoi.transport.connection import Connection
 from p2pkoikoi.transport.errors import (
     ConfigError,
     IdentityChangedError,
@@ -38,8 +38,12 @@ from p2pkoikoi.transport.errors import (
     PeerTimeoutError,
     RevealTimeoutError,
 )
-from p2pkoikoi.transport.headless import play_headless
-from p2pkoikoi.transport.identity import (
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.link.connection import Connection
+from p2pkoikoi.transport.link.lifetime import open_link
+from p2pkoikoi.transport.link.network import NetworkLink
+from p2pkoikoi.transport.link.notes import Note
+from p2pkoikoi.transport.store.identity import (
     KnownPeers,
     PeerCheck,
     PeerStatus,
@@ -48,10 +52,6 @@ from p2pkoikoi.transport.identity import (
     default_record_path,
     load_or_create_identity,
 )
-from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.link_open import open_link
-from p2pkoikoi.transport.match_link import NetworkLink
-from p2pkoikoi.transport.notes import Note
 
 RULES = get_preset("online").with_settings(rounds=2)
 T = Timeouts(handshake=10, reveal=10, ping_interval=5, silence_warn=15, silence_fail=60)

@@ -18,6 +18,7 @@ import pytest
 import trio
 import trio.testing
 
+from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import RuleSet, get_preset
 from p2pkoikoi.session import (
     NEED_DATA,
@@ -35,11 +36,10 @@ from p2pkoikoi.session.record import ForfeitRecord
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
 from p2pkoikoi.session.verify import verify_record
 from p2pkoikoi.transport.errors import TurnTimeoutError
-from p2pkoikoi.transport.headless import play_headless
 from p2pkoikoi.transport.limits import Timeouts, turn_warning
-from p2pkoikoi.transport.link import Update
-from p2pkoikoi.transport.link_open import open_link
-from p2pkoikoi.transport.notes import Note
+from p2pkoikoi.transport.link.contract import Update
+from p2pkoikoi.transport.link.lifetime import open_link
+from p2pkoikoi.transport.link.notes import Note
 
 RULES = get_preset("online").with_settings(rounds=12)
 LIMIT = 120  # seconds per decision in these tests
@@ -288,7 +288,7 @@ async def test_a_reconnect_does_not_restart_the_clock(
     host's time still runs out 120 s after its turn began, not after the resume."""
     from test_reconnect import Net  # the in-memory network that can be cut
 
-    from p2pkoikoi.transport.reconnect import Reconnect
+    from p2pkoikoi.transport.link.reconnect import Reconnect
 
     net = Net()
     timeouts = dataclasses.replace(T, reconnect_window=60, backoff_initial=0.5)

@@ -21,7 +21,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from p2pkoikoi.engine import Action, ActionKind, MatchState, Phase, PlayerView, RuleSet, get_preset
-from p2pkoikoi.transport.link import GameLink, LocalLink
+from p2pkoikoi.transport.link.contract import GameLink, LocalLink
 from p2pkoikoi.ui.app import TableApp, TableContext
 from p2pkoikoi.ui.state import Decision, Page
 from p2pkoikoi.ui.tiles import tile_text

@@ -30,7 +30,7 @@ from prompt_toolkit.output import DummyOutput
 from p2pkoikoi.cli.net_run import _opener, network_table_factory
 from p2pkoikoi.cli.parsing import build_parser
 from p2pkoikoi.engine import KoiKoiError
-from p2pkoikoi.transport.identity import KnownPeers
+from p2pkoikoi.transport.store.identity import KnownPeers
 from p2pkoikoi.ui.app import TableApp
 from p2pkoikoi.ui.state import Page
 

@@ -12,7 +12,7 @@ import pytest
 
 from p2pkoikoi.engine import MatchState, Phase, get_preset
 from p2pkoikoi.engine.events import RoundEnded, YakuMade
-from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.link.contract import Update
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.state import Page, TableState
 from p2pkoikoi.ui.tiles import tile_text

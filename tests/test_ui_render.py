@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from p2pkoikoi.engine import CardSet, MatchState, get_preset, parse_cards
-from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.link.contract import Update
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.progress import near_yaku
 from p2pkoikoi.ui.state import Page, TableState

@@ -8,7 +8,7 @@ import re
 from test_ui_newcomer import find, text
 
 from p2pkoikoi.engine import ActionKind, Phase, get_preset
-from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.link.contract import Update
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.state import Decision, TableState, table_names
 
@@ -136,7 +136,7 @@ def test_the_rules_screen_lists_the_differences_under_their_head() -> None:
 
 
 def test_a_found_note_says_what_was_found() -> None:
-    from p2pkoikoi.transport.notes import describe_note
+    from p2pkoikoi.transport.link.notes import describe_note
 
     text_ = describe_note({"event": "found", "hosts": [{"name": "Bob", "rules": "online"}]})
     assert "found 1 match waiting" in text_

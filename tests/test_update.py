@@ -6,7 +6,7 @@ import pytest
 
 from p2pkoikoi.engine import MatchState, PlayerView
 from p2pkoikoi.engine.presets import get_preset
-from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.link.contract import Update
 
 
 def test_a_lazy_view_is_made_once_when_read_and_equals_the_eager_one() -> None:

@@ -4,7 +4,7 @@ and how long the program takes to start.
 * **Protocol** (:func:`protocol_figures`): two sessions back to back in this
   process (no sockets, no trio: the sans-I/O state machines) play random
   12-round matches, each side keeping its record file exactly as a network
-  player does (:class:`~p2pkoikoi.transport.record_files.RecordKeeper`: the
+  player does (:class:`~p2pkoikoi.transport.store.records.RecordKeeper`: the
   journal, flushed at each round's end, compacted at the end) in a temporary
   directory.  Reported per action and per side: CPU time and wall time.  That
   is the protocol's own cost (signing, verifying, encrypting, replaying,
@@ -33,7 +33,7 @@ def _one_match(directory: Path, index: int, seed: int) -> tuple[int, Path]:
     """One random 12-round match between two in-process sessions, records on disk."""
     from p2pkoikoi.engine import get_preset
     from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
-    from p2pkoikoi.transport.record_files import RecordKeeper
+    from p2pkoikoi.transport.store.records import RecordKeeper
 
     rules = get_preset("online").with_settings(rounds=12, scoring="sum")
     host, joiner = make_pair(rules, label=f"bench{seed}/{index}")

@@ -113,7 +113,7 @@ class Config:
 def config_path(config_dir: str | None = None) -> Path:
     """Where ``config.toml`` is: beside the identity (``--config-dir``,
     ``$P2PKOIKOI_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/p2pkoikoi``)."""
-    from p2pkoikoi.transport.identity import config_dir as identity_dir
+    from p2pkoikoi.transport.store.identity import config_dir as identity_dir
 
     return identity_dir(config_dir or None) / CONFIG_FILE
 

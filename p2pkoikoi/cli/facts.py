@@ -21,5 +21,5 @@ PRESET_NAMES = (
 )
 #: p2pkoikoi.engine.presets.DEFAULT_PRESET
 DEFAULT_PRESET = "online"
-#: p2pkoikoi.transport.addresses.DEFAULT_PORT
+#: p2pkoikoi.transport.open.addresses.DEFAULT_PORT
 DEFAULT_PORT = 47474

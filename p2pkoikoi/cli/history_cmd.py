@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from p2pkoikoi.cli.history_list import COUNTS, Entry, _own_key, read_entry, result_text, totals
     from p2pkoikoi.cli.record_list import record_files
     from p2pkoikoi.engine import KoiKoiError
-    from p2pkoikoi.transport.identity import records_dir
+    from p2pkoikoi.transport.store.identity import records_dir
 
     from .visible import line_writer
 

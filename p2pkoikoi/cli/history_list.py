@@ -37,7 +37,7 @@ def _own_key(config: str | None) -> bytes | None:
     """Your public key, if an identity exists (history never creates one)."""
     from cryptography.hazmat.primitives import serialization
 
-    from p2pkoikoi.transport.identity import IDENTITY_FILE, config_dir
+    from p2pkoikoi.transport.store.identity import IDENTITY_FILE, config_dir
 
     path = config_dir(config) / IDENTITY_FILE
     try:

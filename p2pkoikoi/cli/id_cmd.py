@@ -50,7 +50,7 @@ def run_id(args: argparse.Namespace) -> int:
     import json
 
     from p2pkoikoi.engine.errors import InputError
-    from p2pkoikoi.transport.identity import (
+    from p2pkoikoi.transport.store.identity import (
         IDENTITY_FILE,
         config_dir,
         load_or_create_identity,

@@ -2,7 +2,7 @@
 
 Both open the terminal table unless ``--headless``, which lets a bot play and
 prints JSON lines on stdout (see docs/network.md).  The same
-:func:`~p2pkoikoi.transport.host_opener.open_host` / :func:`~p2pkoikoi.transport.join_opener.open_join`
+:func:`~p2pkoikoi.transport.open.host.open_host` / :func:`~p2pkoikoi.transport.open.join.open_join`
 serve both modes, so scripts test exactly what people use.  The parsers are in
 :mod:`p2pkoikoi.cli.net_cmds`.
 """
@@ -23,15 +23,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import trio
 
 from p2pkoikoi import doc_url
+from p2pkoikoi.cli.headless import json_emitter, play_headless
 from p2pkoikoi.engine import Action, InputError, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, get_preset
 from p2pkoikoi.session import RulesProposed
 from p2pkoikoi.session.wire import MAX_NAME, MAX_TURN_LIMIT
-from p2pkoikoi.transport.dht import DhtConfig
 from p2pkoikoi.transport.errors import TransportError
-from p2pkoikoi.transport.headless import json_emitter, play_headless
-from p2pkoikoi.transport.host_opener import AnswerSource, open_host
-from p2pkoikoi.transport.identity import (
+from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.link.network import NetworkLink
+from p2pkoikoi.transport.link.notes import Note, describe_note
+from p2pkoikoi.transport.lookup.dht import DhtConfig
+from p2pkoikoi.transport.open.host import AnswerSource, open_host
+from p2pkoikoi.transport.open.join import open_join
+from p2pkoikoi.transport.store.identity import (
     AskNewKey,
     KnownPeers,
     PeerCheck,
@@ -41,10 +45,6 @@ from p2pkoikoi.transport.identity import (
     load_or_create_identity,
     own_fingerprint,
 )
-from p2pkoikoi.transport.join_opener import open_join
-from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.match_link import NetworkLink
-from p2pkoikoi.transport.notes import Note, describe_note
 
 from .config_file import Config, load_config
 from .engine_cmds import rules_from_args
@@ -127,7 +127,7 @@ def stun_servers(args: argparse.Namespace, directory: Path) -> list[tuple[str, i
     ``stun = [...]`` (``network.toml`` in the config directory); else the defaults."""
     import tomllib
 
-    from p2pkoikoi.transport.gather import DEFAULT_STUN, parse_stun
+    from p2pkoikoi.transport.nat.gather import DEFAULT_STUN, parse_stun
 
     if getattr(args, "no_stun", False):
         return []
@@ -351,7 +351,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     from p2pkoikoi.session import parse_join_target
 
     # a bad invite or code fails before any network use; a code finds its host on
-    # this network by multicast DNS (transport/discovery.py)
+    # this network by multicast DNS (transport/lookup/mdns.py)
     invite = parse_join_target(" ".join(args.invite))
 
     def open_j(
@@ -468,8 +468,8 @@ def run_match(args: argparse.Namespace, host: bool) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from p2pkoikoi.transport.record_files import read_record, sidecar_path
-    from p2pkoikoi.transport.resume_opener import open_resume
+    from p2pkoikoi.transport.open.resume import open_resume
+    from p2pkoikoi.transport.store.records import read_record, sidecar_path
 
     path = Path(args.record).expanduser()
     record = read_record(path)  # the compact record, or a crashed match's journal
@@ -576,7 +576,7 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
     the CLI as one line; errors during play end the match with an ``over``
     update saying why (shown at the table).
     """
-    from p2pkoikoi.transport.link import GameLink
+    from p2pkoikoi.transport.link.contract import GameLink
     from p2pkoikoi.ui.app import TableContext
 
     mine = ("", f"Your identity: {me} (p2pkoikoi id shows it)") if me else ()

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from p2pkoikoi.engine import Action, PlayerView, RuleSet
-    from p2pkoikoi.transport.practice_record import PracticeRecorder
+    from p2pkoikoi.transport.store.practice import PracticeRecorder
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,7 +75,7 @@ def parse_seed(text: str | None) -> bytes:
 def first_run() -> bool:
     """True once: the first practice match on this account is offered the guide
     (a marker file in the config directory remembers the offer)."""
-    from p2pkoikoi.transport.identity import config_dir
+    from p2pkoikoi.transport.store.identity import config_dir
 
     marker = config_dir(None) / "guide-offered"
     if marker.exists():
@@ -102,13 +102,13 @@ def _recorder(
     """The in-memory protocol that records this practice match (its seed comes from it)."""
     from p2pkoikoi.cli.net_run import login_name
     from p2pkoikoi.engine.errors import InputError
-    from p2pkoikoi.transport.identity import (
+    from p2pkoikoi.transport.store.identity import (
         check_record_path,
         config_dir,
         default_record_path,
         load_or_create_identity,
     )
-    from p2pkoikoi.transport.practice_record import PracticeRecorder
+    from p2pkoikoi.transport.store.practice import PracticeRecorder
 
     check_record_path(path)
     if path is None:
@@ -135,7 +135,7 @@ def practice(
 ) -> int:
     """A practice match.  Without ``match_seed`` the seed comes from the in-memory
     commit-reveal that records the match (``keep_record``), else from os.urandom."""
-    from p2pkoikoi.transport.link import GameLink, LocalLink
+    from p2pkoikoi.transport.link.contract import GameLink, LocalLink
     from p2pkoikoi.ui.app import TableContext, require_terminal, run_table
 
     # everything that can refuse the match does so before its record is begun: a
@@ -183,11 +183,15 @@ def resume_record(which: str) -> PracticeRecorder:
     from p2pkoikoi.engine.errors import InputError, KoiKoiError
     from p2pkoikoi.session.crypto import fingerprint
     from p2pkoikoi.session.journal import decode_record
-    from p2pkoikoi.transport.identity import config_dir, load_or_create_identity, own_fingerprint
-    from p2pkoikoi.transport.practice_record import PracticeRecorder, read_practice_sidecar
+    from p2pkoikoi.transport.store.identity import (
+        config_dir,
+        load_or_create_identity,
+        own_fingerprint,
+    )
+    from p2pkoikoi.transport.store.practice import PracticeRecorder, read_practice_sidecar
 
     if which == "last":
-        from p2pkoikoi.transport.identity import records_dir
+        from p2pkoikoi.transport.store.identity import records_dir
 
         kept = sorted(
             (p for p in records_dir().glob("*-practice-*.koikoi") if read_practice_sidecar(p)),

@@ -43,7 +43,7 @@ def order_key(path: Path) -> tuple[datetime.datetime, int, int, str]:
 
 
 def default_dir() -> Path:
-    from p2pkoikoi.transport.identity import records_dir
+    from p2pkoikoi.transport.store.identity import records_dir
 
     return records_dir()
 

@@ -19,7 +19,7 @@ from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.events import Event
 from p2pkoikoi.session.frames import Outbox
 from p2pkoikoi.session.identity import Identity
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.phases import SessionPhase
 
 
 @value
@@ -27,7 +27,7 @@ class PartContext:
     """The session's own things every part reports through (none is the session)."""
 
     me: Identity
-    phase: Phase
+    phase: SessionPhase
     outbox: Outbox
     queue: Callable[[wire.Message], None]  # send a message (sealed by the outbox)
     emit: Callable[[Event], None]  # report an event to the session's caller

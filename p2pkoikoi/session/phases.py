@@ -5,9 +5,9 @@ Theory of operation
 The protocol runs in lock-step phases (:class:`~p2pkoikoi.session.states.State`).
 Which part of the session handles a frame or a local event depends on the
 phase alone, and only a few moves between phases exist; :data:`TRANSITIONS`
-lists them, and :meth:`Phase.go` refuses any other (a bug in this program,
+lists them, and :meth:`SessionPhase.go` refuses any other (a bug in this program,
 never the peer's fault: the parts check the peer's messages before they move).
-Every part that moves the session on holds the same :class:`Phase`; none holds
+Every part that moves the session on holds the same :class:`SessionPhase`; none holds
 the :class:`~p2pkoikoi.session.session.Session`.  ``ERROR`` is final, and any
 phase may end in ``CLOSED`` (a goodbye, an end of stream, an abort).
 """
@@ -38,7 +38,7 @@ TRANSITIONS: Final[dict[State, frozenset[State]]] = {
 }
 
 
-class Phase:
+class SessionPhase:
     """The current phase of one session; moves only along :data:`TRANSITIONS`."""
 
     __slots__ = ("_state",)
@@ -47,7 +47,7 @@ class Phase:
         self._state = state
 
     def __repr__(self) -> str:
-        return f"Phase({self._state!r})"
+        return f"SessionPhase({self._state!r})"
 
     @property
     def state(self) -> State:

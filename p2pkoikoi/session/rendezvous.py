@@ -6,7 +6,7 @@ Magic-wormhole's reasoning, without its mailbox server: the code's public
 number (the *nameplate*) names a place everybody can find, and the code's
 words are the password of a PAKE whose two first messages travel through that
 place.  Everything after them is encrypted under the PAKE's key.  The place is
-three BEP 44 mutable items (the DHT stores them; :mod:`p2pkoikoi.transport.dht`
+three BEP 44 mutable items (the DHT stores them; :mod:`p2pkoikoi.transport.lookup.dht`
 moves them):
 
 1. the **announcement**, at the nameplate's salt under a *public* key (its

@@ -75,7 +75,7 @@ changes nothing.  ``session.waiting_for`` tells the transport which timeout
 applies.  ``session.record()`` is the verifiable record so far.
 
 Where the code lives: this module holds the :class:`Session` object, the
-router: it owns the phase (:class:`~p2pkoikoi.session.phases.Phase`, a table of
+router: it owns the phase (:class:`~p2pkoikoi.session.phases.SessionPhase`, a table of
 the moves between phases), the frames in and out
 (:mod:`~p2pkoikoi.session.frames`), the event queue and the error, and hands
 each frame and each local event to the part for it.  Each part is an object
@@ -142,7 +142,7 @@ from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.matches import Matches
 from p2pkoikoi.session.pake import Pake
 from p2pkoikoi.session.part import PartContext
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.phases import SessionPhase
 from p2pkoikoi.session.play import Play
 from p2pkoikoi.session.record import (
     LEFT_FORFEIT,
@@ -250,7 +250,7 @@ class Session(SessionViews):
         if role is Role.HOST and code is not None and _resume_secret is None:
             pake_code = Pake("host", channel.code_password(code), seed + b"code")
 
-        self._phase = Phase(State.HELLO)
+        self._phase = SessionPhase(State.HELLO)
         self._error: ProtocolError | None = None
         self._inbox = Inbox()
         self._outbox = Outbox()

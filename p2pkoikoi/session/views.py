@@ -34,7 +34,7 @@ from p2pkoikoi.session.handshake import Handshake
 from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.matches import Matches, MatchParts
 from p2pkoikoi.session.mental.play import HiddenMatch
-from p2pkoikoi.session.phases import Phase
+from p2pkoikoi.session.phases import SessionPhase
 from p2pkoikoi.session.record import ActionRecord, ResultRecord
 from p2pkoikoi.session.states import Role, State, WaitingFor
 
@@ -43,7 +43,7 @@ class SessionViews:
     """What the session knows, read from its parts; and the tests' private names."""
 
     _me: Identity
-    _phase: Phase
+    _phase: SessionPhase
     _error: ProtocolError | None
     _inbox: Inbox
     _outbox: Outbox

@@ -52,7 +52,7 @@ class Timeouts:
     #: latency before it ends the match as the other player's forfeit by time
     turn_grace: float = 10.0
     #: a link that ends waits this long for the other side to end too, so that what
-    #: it sent last is not lost to a reset (:func:`~p2pkoikoi.transport.connection.close_gracefully`)
+    #: it sent last is not lost to a reset (:func:`~p2pkoikoi.transport.link.connection.close_gracefully`)
     linger: float = 3.0
 
 

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-prompt_toolkit runs on asyncio; games (a :class:`~p2pkoikoi.transport.link.GameLink`
+prompt_toolkit runs on asyncio; games (a :class:`~p2pkoikoi.transport.link.contract.GameLink`
 and whatever it drives) run on trio.  :class:`TableApp` starts trio in *guest
 mode* on prompt_toolkit's asyncio loop (``trio.lowlevel.start_guest_run``),
 so both live on one thread:
@@ -57,7 +57,7 @@ from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import Frame
 
 from p2pkoikoi.engine import Action, KoiKoiError, RuleSet
-from p2pkoikoi.transport.link import GameLink
+from p2pkoikoi.transport.link.contract import GameLink
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.fold import SIDE, TALL, SizedText, board_width, folded_window
 from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer, table_names

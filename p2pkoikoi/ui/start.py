@@ -7,7 +7,7 @@ then the menu comes back.  :class:`StartState` holds the menu's state and the
 render functions below are pure, like the table's.
 
 Below the menu, the matches waiting on this network (hosts announcing
-themselves by multicast DNS, :class:`~p2pkoikoi.transport.discovery.Browser`,
+themselves by multicast DNS, :class:`~p2pkoikoi.transport.lookup.mdns.Browser`,
 whose threads update ``StartState.lan`` and redraw).  Choosing one asks for the
 words of its code: the number is in the announcement, the words never are.
 """
@@ -30,7 +30,7 @@ from prompt_toolkit.output import Output
 
 from p2pkoikoi.engine import RuleSet, get_preset
 from p2pkoikoi.engine.presets import DEFAULT_PRESET, PRESETS
-from p2pkoikoi.transport.discovery import Browser, Waiting
+from p2pkoikoi.transport.lookup.mdns import Browser, Waiting
 from p2pkoikoi.ui.app import STYLE
 from p2pkoikoi.ui.reference import help_lines
 from p2pkoikoi.ui.render import fold, join_lines

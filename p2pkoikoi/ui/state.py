@@ -43,7 +43,7 @@ from p2pkoikoi.engine.events import (
     YakuMade,
 )
 from p2pkoikoi.engine.yaku import ScoreBreakdown
-from p2pkoikoi.transport.link import Update
+from p2pkoikoi.transport.link.contract import Update
 from p2pkoikoi.ui.tiles import plain, tile_text
 
 
