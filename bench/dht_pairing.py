@@ -39,7 +39,7 @@ def loopback(nodes: int, pairs: int, poll: float) -> None:
     import trio
     from dht_helpers import loopback_dht
 
-    from p2pkoikoi.session.code import decode_code
+    from p2pkoikoi.session.codes.code import decode_code
     from p2pkoikoi.transport.lookup.dht import open_dht
     from p2pkoikoi.transport.lookup.rendezvous import Pace, find_invite, host_rendezvous
     from p2pkoikoi.transport.open.gate import CodeGuard

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import Role, SendAction, Session
-from p2pkoikoi.session.pake import Pake
-from p2pkoikoi.session.resume import ResumePoint
+from p2pkoikoi.session.codes.pake import Pake
+from p2pkoikoi.session.records.resume import ResumePoint
 from p2pkoikoi.session.testing import (
     det_bytes,
     det_key,
@@ -27,7 +27,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     run_pair,
 )
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 
 def per_call_ms(fn: Callable[[], object], repeat: int) -> float:

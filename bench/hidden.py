@@ -204,7 +204,7 @@ def loopback(rounds: int, deal: str, tmp: Path) -> tuple[float, Path]:
 def wire_figures(rec: Path) -> tuple[int, int]:
     """(card messages, wire bytes of them) from a hidden-deal record."""
     from p2pkoikoi.session import wire
-    from p2pkoikoi.session.journal import decode_record
+    from p2pkoikoi.session.records.journal import decode_record
 
     r = decode_record(rec.read_bytes())
     count = size = 0
@@ -267,7 +267,7 @@ def main() -> None:
                         rec = rec_k
             wall_open = statistics.median(walls["open"])
             wall_hidden = statistics.median(walls["hidden"])
-            from p2pkoikoi.session.journal import decode_record
+            from p2pkoikoi.session.records.journal import decode_record
 
             record = decode_record(rec.read_bytes())
             deals = sum(1 for a in record.actions if a.kind == "audit") // 2

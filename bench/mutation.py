@@ -40,7 +40,7 @@ Usage::
 
     python bench/mutation.py                                  # every file, every mutant
     python bench/mutation.py --files engine/match.py --sample 150 --seed 1
-    python bench/mutation.py --files session/verify.py --jobs 2 --json out.json
+    python bench/mutation.py --files session/verify/check.py --jobs 2 --json out.json
     python bench/mutation.py --files engine/yaku.py --list    # the mutants, not run
     python bench/mutation.py --only 'match.py:_may_call'      # keys containing this
 """
@@ -101,7 +101,7 @@ SESSION_MACHINE = (
     "session/side_channel.py",
     "session/rematch_session.py",
     "session/resume_session.py",
-    "session/hidden_session.py",
+    "session/mental/session_part.py",
 )
 
 #: the link's tests: whole matches of two links in memory (test_transport.py), then
@@ -149,10 +149,10 @@ TESTS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(SESSION_MACHINE, SESSION_TESTS),
     **dict.fromkeys(
         (
-            "session/verify.py",
-            "session/verify_ends.py",
-            "session/verify_hidden.py",
-            "session/verify_report.py",
+            "session/verify/check.py",
+            "session/verify/ends.py",
+            "session/verify/hidden.py",
+            "session/verify/report.py",
         ),
         (
             "test_verify.py",
@@ -164,10 +164,9 @@ TESTS: dict[str, tuple[str, ...]] = {
             "test_hostile_records.py",
         ),
     ),
-    "session/record.py": ("test_record.py", "test_verify.py"),
+    "session/records/record.py": ("test_record.py", "test_verify.py"),
     "session/wire.py": ("test_wire.py", "test_wire_vectors.py"),
     "session/crypto.py": ("test_wire.py", "test_session_errors.py"),
-    "session/vectors.py": ("test_wire_vectors.py",),
     # transport/: in-memory links under trio's mock clock first (a few seconds a
     # file), the slower gate and TCP reconnect tests only where they are the subject
     **dict.fromkeys(LINK_PARTS, LINK_TESTS),

@@ -146,7 +146,7 @@ def one_match(directory: Path, rounds: int, seed: int) -> dict[str, float]:
     jcpu = _wait(joiner, jdrain)
     wall = time.perf_counter() - start
     hcpu = _wait(host, drain)
-    from p2pkoikoi.session.journal import decode_record
+    from p2pkoikoi.session.records.journal import decode_record
 
     actions = len(decode_record(hrec.read_bytes()).actions)
     shutil.rmtree(base, ignore_errors=True)

@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import Action, KoiKoiError, PlayerView, RuleSet, get_preset
 from p2pkoikoi.session import decode_record
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.notes import Note
 from p2pkoikoi.transport.open.host import open_host

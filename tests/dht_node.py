@@ -34,8 +34,8 @@ from typing import Any
 import trio
 from fastbencode import bdecode, bencode  # type: ignore[import-untyped]
 
-from p2pkoikoi.session import rendezvous
-from p2pkoikoi.session.code import decode_code
+from p2pkoikoi.session.codes import rendezvous
+from p2pkoikoi.session.codes.code import decode_code
 from p2pkoikoi.transport.lookup import krpc
 from p2pkoikoi.transport.lookup.krpc import MutableItem, NodeInfo
 

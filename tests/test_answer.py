@@ -1,4 +1,4 @@
-"""Answers and UDP candidates (session/answer.py) against protocol/vectors/answer.json,
+"""Answers and UDP candidates (session/codes/answer.py) against protocol/vectors/answer.json,
 and the typed-input tolerance and one-line errors people meet."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from p2pkoikoi.session import decode_invite, encode_invite, parse_join_target
-from p2pkoikoi.session.answer import (
+from p2pkoikoi.session.codes.answer import (
     AnswerError,
     UdpCandidate,
     answered_secret,

@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives import serialization
 
 from p2pkoikoi.cli import main
 from p2pkoikoi.engine import get_preset
-from p2pkoikoi.session.invite import encode_invite
-from p2pkoikoi.session.record_writer import encode_record
+from p2pkoikoi.session.codes.invite import encode_invite
+from p2pkoikoi.session.records.writer import encode_record
 from p2pkoikoi.session.testing import SECRET, det_key, make_pair, run_pair
 
 

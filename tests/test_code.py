@@ -21,8 +21,8 @@ from p2pkoikoi.session import (
     parse_join_target,
     spaced_invite,
 )
-from p2pkoikoi.session.invite import Address
-from p2pkoikoi.session.wordlist import EVEN, EVEN_ORIGINAL, ODD, ODD_ORIGINAL
+from p2pkoikoi.session.codes.invite import Address
+from p2pkoikoi.session.codes.wordlist import EVEN, EVEN_ORIGINAL, ODD, ODD_ORIGINAL
 
 SECRET = bytes(range(16))
 INVITE = encode_invite([("192.168.1.20", 47474), ("2001:db8::7", 47474)], SECRET)

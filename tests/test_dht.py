@@ -16,8 +16,8 @@ from dht_helpers import loopback_dht
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from p2pkoikoi.session import rendezvous as rv
-from p2pkoikoi.session.code import decode_code
+from p2pkoikoi.session.codes import rendezvous as rv
+from p2pkoikoi.session.codes.code import decode_code
 from p2pkoikoi.session.errors import ProtocolError
 from p2pkoikoi.transport.errors import ConnectError
 from p2pkoikoi.transport.lookup import krpc

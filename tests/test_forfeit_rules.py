@@ -21,7 +21,7 @@ from hostile_peer import HostilePeer, start_host
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import crypto, encode_record, wire
 from p2pkoikoi.session.events import AcceptRules, RulesProposed
-from p2pkoikoi.session.record import ForfeitRecord, Record
+from p2pkoikoi.session.records.record import ForfeitRecord, Record
 from p2pkoikoi.session.session import Session
 from p2pkoikoi.session.testing import det_key, drain, make_pair
 

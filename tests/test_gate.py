@@ -282,7 +282,7 @@ def test_reconnect_window_verifies_once_and_limits_each_source(tmp_path: Path) -
 
 def test_one_record_check_per_break(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each reconnection attempt starts from the record verified once (not 40 ms each)."""
-    from p2pkoikoi.session import resume as resume_module
+    from p2pkoikoi.session.records import resume as resume_module
     from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
     from p2pkoikoi.transport.link.reconnect import Reconnect
 
@@ -322,7 +322,7 @@ async def test_open_join_with_a_code_and_the_hosts_address(tmp_path: Path) -> No
     it found.  The match is played and both records verify."""
     from p2pkoikoi.cli.headless import play_headless
     from p2pkoikoi.session import decode_invite, decode_record
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.verify.check import verify_record
     from p2pkoikoi.transport.open.host import open_host
     from p2pkoikoi.transport.open.join import open_join
 

@@ -81,7 +81,7 @@ async def test_a_withheld_move_forfeits_after_the_deadline(
     assert trio.current_time() >= T.handshake
     # main's forfeit machinery: the host's record says the joiner forfeited, and verify
     # reports it as valid but incomplete (one player's account)
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.verify.check import verify_record
     from p2pkoikoi.transport.store.records import read_record
 
     rec = read_record(tmp_path / "h.koikoi")
@@ -95,7 +95,7 @@ async def test_a_cheat_caught_over_the_link_leaves_a_record_that_names_the_cheat
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
     from p2pkoikoi.session.mental import NotACardError
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.verify.check import verify_record
     from p2pkoikoi.transport.store.records import read_record
 
     host, joiner = _pair_whose_joiner_changes_its_draw_keys(

@@ -7,8 +7,8 @@ import pytest
 from p2pkoikoi.engine.presets import PRESETS
 from p2pkoikoi.session import CheatingError, State
 from p2pkoikoi.session.events import MatchOver
-from p2pkoikoi.session.journal import decode_record
-from p2pkoikoi.session.record_writer import encode_record
+from p2pkoikoi.session.records.journal import decode_record
+from p2pkoikoi.session.records.writer import encode_record
 from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
 
 
@@ -64,7 +64,7 @@ def test_a_card_move_that_proves_a_cheat_stays_in_the_record_with_evidence() -> 
 
 
 def test_verify_replays_hidden_matches_and_names_the_cheater() -> None:
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.verify.check import verify_record
 
     for preset in ("online", "rulebook", "vanikar"):
         host, joiner = make_pair(hidden(preset), label="v" + preset)
@@ -79,7 +79,7 @@ def test_verify_replays_hidden_matches_and_names_the_cheater() -> None:
 def test_verify_rejects_a_tampered_hidden_record() -> None:
     import dataclasses
 
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.verify.check import verify_record
 
     host, joiner = make_pair(hidden("online"), label="t")
     run_pair(host, joiner, random_chooser(3))
@@ -95,7 +95,7 @@ def test_verify_rejects_a_tampered_hidden_record() -> None:
 
 
 def test_verify_names_the_cheater_from_the_honest_sides_record() -> None:
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.verify.check import verify_record
 
     host, joiner = make_pair(hidden("online"), label="cheat2")
     run_pair(host, joiner, None)
@@ -134,7 +134,7 @@ def test_a_resignation_in_a_hidden_match_carries_its_reason_and_verifies(reason:
     from p2pkoikoi.session.events import Resign
     from p2pkoikoi.session.session import Session, WaitingFor
     from p2pkoikoi.session.testing import det_bytes, drain
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.verify.check import verify_record
 
     host, joiner = make_pair(hidden("online", rounds=1), label="resign" + reason)
     run_pair(host, joiner, None)  # the deal's masking steps; then the first decision waits

@@ -9,7 +9,6 @@ from collections.abc import Callable
 import pytest
 
 from p2pkoikoi.engine.presets import PRESETS
-from p2pkoikoi.session.journal import decode_record
 from p2pkoikoi.session.mental import (
     BrokenAuditError,
     FalseClaimError,
@@ -21,10 +20,11 @@ from p2pkoikoi.session.mental.errors import BadProofError
 from p2pkoikoi.session.mental.group import mul
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
 from p2pkoikoi.session.mental.table import FIELD_POSITIONS
-from p2pkoikoi.session.record_writer import encode_record
+from p2pkoikoi.session.records.journal import decode_record
+from p2pkoikoi.session.records.writer import encode_record
 from p2pkoikoi.session.session import Session
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 RULES = PRESETS["online"].with_settings(deal="hidden", rounds=2)
 Tamper = Callable[[HiddenMatch, CardMove], CardMove]

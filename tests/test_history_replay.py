@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 from p2pkoikoi.bots import make_bot
 from p2pkoikoi.engine import MatchState, Phase, get_preset
 from p2pkoikoi.session import decode_record
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 from p2pkoikoi.transport.link.contract import LocalLink
 from p2pkoikoi.transport.store.identity import IDENTITY_FILE, load_or_create_identity
 from p2pkoikoi.transport.store.practice import PracticeRecorder

@@ -43,7 +43,7 @@ from hostile_peer import (
 from p2pkoikoi.cli import main as cli_main
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, get_preset
 from p2pkoikoi.session import NEED_DATA, Role, SendAction, Session, State, crypto, wire
-from p2pkoikoi.session.journal import decode_record
+from p2pkoikoi.session.records.journal import decode_record
 from p2pkoikoi.transport.errors import PeerSilentError
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.lifetime import open_link

@@ -17,7 +17,7 @@ import pytest
 from p2pkoikoi.engine.presets import PRESETS
 from p2pkoikoi.session import Record, encode_record
 from p2pkoikoi.session.events import Resign
-from p2pkoikoi.session.record import Evidence
+from p2pkoikoi.session.records.record import Evidence
 from p2pkoikoi.session.session import Session, State, WaitingFor
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
 
@@ -223,7 +223,7 @@ def test_the_exit_3_wording_counts_the_audited_deals() -> None:
     """Resigned in deal 2, after deal 1's audit: not "before any deal's audit".  (An
     honest program audits the deal it resigns in, issue 23; a record that both
     players finished without that audit still gets these words.)"""
-    from p2pkoikoi.session.verify_hidden import unreplayed_lack as _unreplayed_lack
+    from p2pkoikoi.session.verify.hidden import unreplayed_lack as _unreplayed_lack
 
     assert "before any deal's audit" in _unreplayed_lack(0)
     second = _unreplayed_lack(1)

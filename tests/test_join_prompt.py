@@ -13,7 +13,7 @@ pytest.importorskip("pexpect")
 from pty_terminal import CTRL_C, ENTER, Terminal  # noqa: E402
 from test_headless import start_host  # noqa: E402
 
-from p2pkoikoi.session.wordlist import EVEN, ODD  # noqa: E402
+from p2pkoikoi.session.codes.wordlist import EVEN, ODD  # noqa: E402
 
 TAB = "\t"
 

@@ -15,7 +15,7 @@ import trio
 from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import Invite, decode_invite
-from p2pkoikoi.session.invite import Address
+from p2pkoikoi.session.codes.invite import Address
 from p2pkoikoi.session.testing import det_key
 from p2pkoikoi.transport.errors import ConnectError
 from p2pkoikoi.transport.limits import Timeouts

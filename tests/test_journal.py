@@ -1,4 +1,4 @@
-"""The match journal (session/journal.py): round trip, and a journal cut at every byte.
+"""The match journal (session/records/journal.py): round trip, and a journal cut at every byte.
 
 A crash can leave a journal cut anywhere (in the middle of a write, or short
 of blocks the disk had not synced).  Cut at every byte offset of its last
@@ -18,9 +18,14 @@ import pytest
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import RecordError, Session, State, decode_record, encode_record
-from p2pkoikoi.session.journal import decode_entry, decode_journal, decode_record_file, is_journal
-from p2pkoikoi.session.record import ActionRecord, Record
-from p2pkoikoi.session.record_writer import (
+from p2pkoikoi.session.records.journal import (
+    decode_entry,
+    decode_journal,
+    decode_record_file,
+    is_journal,
+)
+from p2pkoikoi.session.records.record import ActionRecord, Record
+from p2pkoikoi.session.records.writer import (
     JournalWriter,
     _action_line,
     action_to_dict,
@@ -34,7 +39,7 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     run_pair,
 )
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 RULES = get_preset("online").with_settings(rounds=1)
 

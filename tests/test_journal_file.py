@@ -10,8 +10,8 @@ import pytest
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import Session, State, decode_record, encode_record
 from p2pkoikoi.session.events import SendAction
-from p2pkoikoi.session.journal import decode_journal, is_journal
-from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.records.journal import decode_journal, is_journal
+from p2pkoikoi.session.records.record import Record
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser
 from p2pkoikoi.transport.store.journal import JournalFile, RecordJournal
 

@@ -16,7 +16,7 @@ from test_transport import Side, T, host_session, joiner_session, play_side, ran
 from p2pkoikoi.cli.verify_cmd import EXIT_COMPLETE, EXIT_INCOMPLETE
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import decode_record
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 from p2pkoikoi.transport.link.lifetime import open_link
 
 

@@ -382,7 +382,7 @@ def test_a_multicast_dns_flood_is_capped_and_loopback_is_not_dialed(
     the loopback addresses, and says so."""
     import subprocess
 
-    from p2pkoikoi.session.code import CODE_SECRET_BYTES, encode_code
+    from p2pkoikoi.session.codes.code import CODE_SECRET_BYTES, encode_code
     from p2pkoikoi.transport.open.addresses import MAX_MDNS_ADDRESSES, MAX_MDNS_HOSTS
 
     lab = bare_lab

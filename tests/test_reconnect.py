@@ -20,7 +20,7 @@ from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import Action, PlayerView, get_preset
 from p2pkoikoi.session import RefusedError, Role, Session, decode_invite, decode_record
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 from p2pkoikoi.transport.errors import PeerSilentError
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.lifetime import open_link

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import pytest
 
-from p2pkoikoi.session.journal import decode_journal, is_journal
+from p2pkoikoi.session.records.journal import decode_journal, is_journal
 
 LIMIT = 120
 

@@ -10,8 +10,8 @@ import pytest
 
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session import RecordError, decode_record, encode_record
-from p2pkoikoi.session.record import Evidence
-from p2pkoikoi.session.record_writer import record_to_dict
+from p2pkoikoi.session.records.record import Evidence
+from p2pkoikoi.session.records.writer import record_to_dict
 from p2pkoikoi.session.testing import make_pair, random_chooser, run_pair
 
 

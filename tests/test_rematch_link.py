@@ -11,7 +11,7 @@ from test_transport import Side, T, host_session, joiner_session, random_choose
 
 from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.session import decode_record
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 from p2pkoikoi.transport.link.lifetime import open_link
 
 

@@ -35,11 +35,11 @@ from p2pkoikoi.session.events import (
     RematchStarted,
     SendAction,
 )
-from p2pkoikoi.session.journal import decode_record
-from p2pkoikoi.session.record import Record
-from p2pkoikoi.session.record_writer import encode_record
+from p2pkoikoi.session.records.journal import decode_record
+from p2pkoikoi.session.records.record import Record
+from p2pkoikoi.session.records.writer import encode_record
 from p2pkoikoi.session.testing import det_bytes, det_key, make_pair, random_chooser, run_pair
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 RULES = dataclasses.replace(get_preset("nintendo"), rounds=1)
 

@@ -22,7 +22,7 @@ from p2pkoikoi.session import (
     encode_record,
 )
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 
 def _playing(label: str, seed: int, steps: int) -> tuple[Session, Session]:

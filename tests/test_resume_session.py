@@ -31,7 +31,7 @@ from p2pkoikoi.session.testing import (
     resumed,
     run_pair,
 )
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 RULES = get_preset("online").with_settings(rounds=1)
 

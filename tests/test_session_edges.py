@@ -35,7 +35,7 @@ from p2pkoikoi.session.testing import (
     run_pair,
     until_the_joiners_value,
 )
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 RULES = get_preset("online")
 

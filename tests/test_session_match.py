@@ -34,7 +34,7 @@ from p2pkoikoi.session import (
     fingerprint,
 )
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

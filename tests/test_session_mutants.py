@@ -27,7 +27,7 @@ from p2pkoikoi.session import (
     crypto,
     wire,
 )
-from p2pkoikoi.session.code import CODE_SECRET_BYTES, decode_code, encode_code
+from p2pkoikoi.session.codes.code import CODE_SECRET_BYTES, decode_code, encode_code
 from p2pkoikoi.session.events import Ping
 from p2pkoikoi.session.testing import (
     SECRET,
@@ -42,7 +42,7 @@ from p2pkoikoi.session.testing import (
     run_pair,
     until_the_joiners_value,
 )
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 
 RULES = get_preset("online")
 

@@ -160,8 +160,8 @@ def test_verify_loads_the_checks_but_not_the_network(tmp_path: Path) -> None:
         "msgpack",
         "cryptography",  # keys, key exchange, cipher: the network's, not the checks'
         "p2pkoikoi.session.session",
-        "p2pkoikoi.session.verify_hidden",  # an open deal's record: no hidden-deal checks
-        "p2pkoikoi.session.record_writer",  # verify reads records, it writes none
+        "p2pkoikoi.session.verify.hidden",  # an open deal's record: no hidden-deal checks
+        "p2pkoikoi.session.records.writer",  # verify reads records, it writes none
         "p2pkoikoi.session.mental",
         # the replay (new_match, after) makes no event: none of the event classes
         "p2pkoikoi.engine.events",

@@ -29,7 +29,7 @@ from p2pkoikoi.session import (
     decode_record,
 )
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 from p2pkoikoi.transport.errors import (
     ConfigError,
     IdentityChangedError,
@@ -183,7 +183,7 @@ async def test_over_a_socket_bytes_leave_at_once_and_only_after_the_record_has_t
     """Over a socket a link sends from the task that made the bytes (no writer
     task in between); whatever it sends during play, the record on disk already
     holds every action the session has, and our final signature once made."""
-    from p2pkoikoi.session.journal import decode_record_file
+    from p2pkoikoi.session.records.journal import decode_record_file
 
     checked = {"sends": 0}
     original = Connection._send_now

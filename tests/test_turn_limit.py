@@ -32,9 +32,9 @@ from p2pkoikoi.session import (
     encode_record,
 )
 from p2pkoikoi.session.errors import LocalProtocolError
-from p2pkoikoi.session.record import ForfeitRecord
+from p2pkoikoi.session.records.record import ForfeitRecord
 from p2pkoikoi.session.testing import SECRET, det_bytes, det_key
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.verify.check import verify_record
 from p2pkoikoi.transport.errors import TurnTimeoutError
 from p2pkoikoi.transport.limits import Timeouts, turn_warning
 from p2pkoikoi.transport.link.contract import Update

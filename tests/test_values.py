@@ -12,7 +12,7 @@ import pytest
 
 from p2pkoikoi.engine import Action, RuleSet
 from p2pkoikoi.engine.values import field_names, field_types, make, replace, value
-from p2pkoikoi.session.record import ResultRecord
+from p2pkoikoi.session.records.record import ResultRecord
 
 
 @value

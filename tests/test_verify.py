@@ -13,7 +13,7 @@ from p2pkoikoi.cli.verify_cmd import add_parser, run
 from p2pkoikoi.engine import Action, get_preset
 from p2pkoikoi.session import Record, decode_record, encode_record
 from p2pkoikoi.session.testing import drain, make_pair, random_chooser, run_pair
-from p2pkoikoi.session.verify import Check, verify_record
+from p2pkoikoi.session.verify.check import Check, verify_record
 
 
 @pytest.fixture(scope="module")
@@ -594,9 +594,9 @@ def forge_mallory_beats_bob(genuine: Record) -> Record:
     have signed anything (a hand yaku in a one-round match)."""
     from p2pkoikoi.engine import MatchState
     from p2pkoikoi.session import crypto
-    from p2pkoikoi.session.record import PlayerRecord, ResultRecord
+    from p2pkoikoi.session.records.record import PlayerRecord, ResultRecord
+    from p2pkoikoi.session.records.transcript import transcript_to_accept
     from p2pkoikoi.session.testing import det_key
-    from p2pkoikoi.session.transcript import transcript_to_accept
 
     mallory = det_key("mallory")
     rules = get_preset("nintendo").with_settings(rounds=1)

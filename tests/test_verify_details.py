@@ -22,7 +22,7 @@ from p2pkoikoi.session.testing import (
     run_pair,
     until_the_joiners_value,
 )
-from p2pkoikoi.session.verify import Check, verify_record
+from p2pkoikoi.session.verify.check import Check, verify_record
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +161,7 @@ def _in_play(label: str, turn_limit: int, moves: int) -> tuple[Any, Any]:
 
 def _signed_forfeit(rec: Record, writer: Any, seat: int, reason: str) -> Record:
     from p2pkoikoi.session import crypto
-    from p2pkoikoi.session.record import ForfeitRecord
+    from p2pkoikoi.session.records.record import ForfeitRecord
 
     t = writer.transcript_hash
     sig = crypto.sign(writer._key, crypto.forfeit_message(t, seat, reason))
@@ -227,7 +227,7 @@ def test_a_forfeit_by_time_off_the_seats_turn_fails_however_well_signed() -> Non
 
 def test_a_forfeit_by_time_after_the_end_fails(record: Record) -> None:
     from p2pkoikoi.session import crypto
-    from p2pkoikoi.session.record import ForfeitRecord
+    from p2pkoikoi.session.records.record import ForfeitRecord
     from p2pkoikoi.session.testing import det_key
 
     assert record.result is not None and record.turn_limit > 0

@@ -50,7 +50,7 @@ def _own_key(config: str | None) -> bytes | None:
 
 def _ending(record: Any, me: int) -> str:
     """How a finished match ended early, from ``me``'s side (see :attr:`Entry.ending`)."""
-    from p2pkoikoi.session.record import TIME_FORFEIT, resign_reason
+    from p2pkoikoi.session.records.record import TIME_FORFEIT, resign_reason
 
     if record.result is None:
         return ""
@@ -73,8 +73,8 @@ def read_entry(path: Path, own_key: bytes | None, number: int = 0) -> Entry:
     from p2pkoikoi.engine.presets import rules_label
     from p2pkoikoi.session.crypto import fingerprint
     from p2pkoikoi.session.errors import RecordError
-    from p2pkoikoi.session.journal import decode_record
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.records.journal import decode_record
+    from p2pkoikoi.session.verify.check import verify_record
 
     record = decode_record(read_record_bytes(str(path)))
     if record.host is None or record.joiner is None:

@@ -182,7 +182,7 @@ def resume_record(which: str) -> PracticeRecorder:
     from p2pkoikoi.engine import Action
     from p2pkoikoi.engine.errors import InputError, KoiKoiError
     from p2pkoikoi.session.crypto import fingerprint
-    from p2pkoikoi.session.journal import decode_record
+    from p2pkoikoi.session.records.journal import decode_record
     from p2pkoikoi.transport.store.identity import (
         config_dir,
         load_or_create_identity,

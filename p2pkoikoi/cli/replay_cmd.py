@@ -38,8 +38,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from p2pkoikoi.session.journal import decode_record
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.records.journal import decode_record
+    from p2pkoikoi.session.verify.check import verify_record
     from p2pkoikoi.ui.app import require_terminal
     from p2pkoikoi.ui.replay import Replay, positions, replay_app
 

@@ -91,7 +91,7 @@ def read_record_bytes(path: str) -> bytes:
     ``/dev/zero`` or a huge file is refused by :func:`decode_record`, not read
     until memory runs out); :class:`RecordError` if it cannot be read."""
     from p2pkoikoi.session.errors import RecordError
-    from p2pkoikoi.session.record import MAX_RECORD_BYTES
+    from p2pkoikoi.session.records.record import MAX_RECORD_BYTES
 
     try:
         with open(path, "rb") as f:
@@ -103,8 +103,8 @@ def read_record_bytes(path: str) -> bytes:
 def run(args: argparse.Namespace | SimpleNamespace) -> int:
     from p2pkoikoi.engine.errors import KoiKoiError
     from p2pkoikoi.session.crypto import fingerprint
-    from p2pkoikoi.session.journal import decode_record_file
-    from p2pkoikoi.session.verify import verify_record
+    from p2pkoikoi.session.records.journal import decode_record_file
+    from p2pkoikoi.session.verify.check import verify_record
 
     from .visible import line_writer
 

@@ -21,7 +21,15 @@ from p2pkoikoi.session.errors import (
 
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
-    from p2pkoikoi.session.code import ShortCode, decode_code, encode_code
+    from p2pkoikoi.session.codes.code import ShortCode, decode_code, encode_code
+    from p2pkoikoi.session.codes.invite import (
+        Address,
+        Invite,
+        decode_invite,
+        encode_invite,
+        parse_join_target,
+        spaced_invite,
+    )
     from p2pkoikoi.session.crypto import fingerprint
     from p2pkoikoi.session.events import (
         NEED_DATA,
@@ -53,23 +61,15 @@ if TYPE_CHECKING:
         SendChat,
         SendEvent,
     )
-    from p2pkoikoi.session.invite import (
-        Address,
-        Invite,
-        decode_invite,
-        encode_invite,
-        parse_join_target,
-        spaced_invite,
-    )
-    from p2pkoikoi.session.journal import decode_record
-    from p2pkoikoi.session.record import (
+    from p2pkoikoi.session.records.journal import decode_record
+    from p2pkoikoi.session.records.record import (
         TIME_FORFEIT,
         ActionRecord,
         PlayerRecord,
         Record,
         ResultRecord,
     )
-    from p2pkoikoi.session.record_writer import encode_record
+    from p2pkoikoi.session.records.writer import encode_record
     from p2pkoikoi.session.session import Role, Session, State, WaitingFor
     from p2pkoikoi.session.wire import MAX_FRAME, PROTOCOL_VERSION
 
@@ -103,22 +103,22 @@ _LAZY: dict[str, str] = {
     "SendAction": "p2pkoikoi.session.events",
     "SendChat": "p2pkoikoi.session.events",
     "SendEvent": "p2pkoikoi.session.events",
-    "ShortCode": "p2pkoikoi.session.code",
-    "decode_code": "p2pkoikoi.session.code",
-    "encode_code": "p2pkoikoi.session.code",
-    "Address": "p2pkoikoi.session.invite",
-    "parse_join_target": "p2pkoikoi.session.invite",
-    "spaced_invite": "p2pkoikoi.session.invite",
-    "Invite": "p2pkoikoi.session.invite",
-    "decode_invite": "p2pkoikoi.session.invite",
-    "encode_invite": "p2pkoikoi.session.invite",
-    "ActionRecord": "p2pkoikoi.session.record",
-    "PlayerRecord": "p2pkoikoi.session.record",
-    "Record": "p2pkoikoi.session.record",
-    "ResultRecord": "p2pkoikoi.session.record",
-    "TIME_FORFEIT": "p2pkoikoi.session.record",
-    "decode_record": "p2pkoikoi.session.journal",
-    "encode_record": "p2pkoikoi.session.record_writer",
+    "ShortCode": "p2pkoikoi.session.codes.code",
+    "decode_code": "p2pkoikoi.session.codes.code",
+    "encode_code": "p2pkoikoi.session.codes.code",
+    "Address": "p2pkoikoi.session.codes.invite",
+    "parse_join_target": "p2pkoikoi.session.codes.invite",
+    "spaced_invite": "p2pkoikoi.session.codes.invite",
+    "Invite": "p2pkoikoi.session.codes.invite",
+    "decode_invite": "p2pkoikoi.session.codes.invite",
+    "encode_invite": "p2pkoikoi.session.codes.invite",
+    "ActionRecord": "p2pkoikoi.session.records.record",
+    "PlayerRecord": "p2pkoikoi.session.records.record",
+    "Record": "p2pkoikoi.session.records.record",
+    "ResultRecord": "p2pkoikoi.session.records.record",
+    "TIME_FORFEIT": "p2pkoikoi.session.records.record",
+    "decode_record": "p2pkoikoi.session.records.journal",
+    "encode_record": "p2pkoikoi.session.records.writer",
     "Role": "p2pkoikoi.session.session",
     "Session": "p2pkoikoi.session.session",
     "State": "p2pkoikoi.session.session",

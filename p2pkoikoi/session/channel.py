@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
-    from p2pkoikoi.session.code import ShortCode
+    from p2pkoikoi.session.codes.code import ShortCode
 
 TAG_HANDSHAKE: Final = b"p2pkoikoi/v2/handshake\x00"
 TAG_KEY_H2J: Final = b"p2pkoikoi/v2/key/host-to-joiner\x00"

@@ -28,6 +28,7 @@ import p2pkoikoi.session.channel as channel
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import InputError, RuleSet
+from p2pkoikoi.session.codes.pake import Pake
 from p2pkoikoi.session.errors import (
     LocalProtocolError,
     ProtocolError,
@@ -43,7 +44,6 @@ from p2pkoikoi.session.events import (
     HandshakeComplete,
     RulesProposed,
 )
-from p2pkoikoi.session.pake import Pake
 from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.states import Role, State, check_name, sanitize
 

@@ -6,7 +6,7 @@ A match is a set of parts that belong to it alone (:class:`MatchParts`): its
 :class:`~p2pkoikoi.session.forfeits.Forfeits`, its
 :class:`~p2pkoikoi.session.commit_reveal.CommitReveal` (from the agreed rules),
 its :class:`~p2pkoikoi.session.play.Play` and, with the hidden deal, its
-:class:`~p2pkoikoi.session.hidden_session.HiddenPlay` (from the seed), and the
+:class:`~p2pkoikoi.session.mental.session_part.HiddenPlay` (from the seed), and the
 :class:`~p2pkoikoi.session.rematch_session.Rematch` offers that follow it.
 :class:`Matches` builds them: the first match's commit-reveal once the
 handshake agreed (:meth:`Matches.agreed`), the play once the seed is known
@@ -29,13 +29,13 @@ from p2pkoikoi.session.commit_reveal import CommitReveal
 from p2pkoikoi.session.events import MatchStarted, RematchStarted
 from p2pkoikoi.session.forfeits import Forfeits
 from p2pkoikoi.session.handshake import Handshake
-from p2pkoikoi.session.hidden_session import HiddenPlay
 from p2pkoikoi.session.mental.play import HiddenMatch
+from p2pkoikoi.session.mental.session_part import HiddenPlay
 from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.play import Play
-from p2pkoikoi.session.record import ForfeitRecord, PlayerRecord, Record, ResultRecord
+from p2pkoikoi.session.records.record import ForfeitRecord, PlayerRecord, Record, ResultRecord
+from p2pkoikoi.session.records.resume import ResumePoint
 from p2pkoikoi.session.rematch_session import Rematch
-from p2pkoikoi.session.resume import ResumePoint
 from p2pkoikoi.session.resume_session import ResumeExchange
 from p2pkoikoi.session.states import Role, State
 

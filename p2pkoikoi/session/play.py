@@ -11,7 +11,7 @@ or the peer's, goes through :meth:`Play.commit_step`, the one place the state,
 the transcript and the record advance together (and where a catch-up after a
 resume ends); a finished match is signed by both (:meth:`Play.finish`,
 :meth:`Play.on_over`).  With the hidden deal, decisions are card moves
-(:mod:`p2pkoikoi.session.hidden_session`, which commits its steps here too),
+(:mod:`p2pkoikoi.session.mental.session_part`, which commits its steps here too),
 but a resignation and the end are the same as here.  It is separate because it
 is the hot path of a match and the part whose every check guards the record:
 one :class:`Play` owns the match state, its transcript from the reveal on, the
@@ -35,7 +35,7 @@ from p2pkoikoi.session.errors import (
 from p2pkoikoi.session.events import ActionReceived, MatchOver, PeerResigned
 from p2pkoikoi.session.mental.play import HiddenMatch
 from p2pkoikoi.session.part import Part, PartContext
-from p2pkoikoi.session.record import RESIGN_TEXTS, ActionRecord, ResultRecord
+from p2pkoikoi.session.records.record import RESIGN_TEXTS, ActionRecord, ResultRecord
 from p2pkoikoi.session.states import Role, State, WaitingFor
 
 _CANONICAL: dict[str, Action] = {}

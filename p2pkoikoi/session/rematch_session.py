@@ -31,7 +31,7 @@ from p2pkoikoi.session.events import (
     RematchOffered,
 )
 from p2pkoikoi.session.part import Part, PartContext
-from p2pkoikoi.session.record import ResultRecord
+from p2pkoikoi.session.records.record import ResultRecord
 from p2pkoikoi.session.states import State, sanitize
 
 

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 A broken connection does not end a match.  ``Session.resume`` builds a session
-from our record (a :class:`~p2pkoikoi.session.resume.ResumePoint`: verified and
+from our record (a :class:`~p2pkoikoi.session.records.resume.ResumePoint`: verified and
 replayed once per break, and checked here first: :func:`check_point`) for the
 new connection: its hello carries the match's session id, the keys are fresh,
 and the handshake, the commit-reveal and the play are restored from the record.
@@ -33,8 +33,8 @@ from p2pkoikoi.session.errors import LocalProtocolError, ResumeError
 from p2pkoikoi.session.events import Resumed
 from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.play import Play
-from p2pkoikoi.session.record import PlayerRecord, Record, resign_reason
-from p2pkoikoi.session.resume import ResumePoint
+from p2pkoikoi.session.records.record import PlayerRecord, Record, resign_reason
+from p2pkoikoi.session.records.resume import ResumePoint
 from p2pkoikoi.session.states import Role, State
 
 

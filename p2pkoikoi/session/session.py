@@ -62,7 +62,7 @@ transcript is untouched, so the record verifies as if nothing happened.
 
 With the rule ``deal = hidden`` play goes through a mental-poker deal
 (``protocol/hidden-deal.md``): every move of it is a signed ``card`` message
-(:mod:`p2pkoikoi.session.hidden_session`), the table is a
+(:mod:`p2pkoikoi.session.mental.session_part`), the table is a
 :class:`~p2pkoikoi.session.mental.play.HiddenMatch`, and ``session.match`` is
 its engine state (the cards this side has not seen are stand-ins there; a
 view shows none of them).
@@ -85,7 +85,7 @@ callable, the event queue's ``append``, this side's
 session: :class:`~p2pkoikoi.session.handshake.Handshake` (steps 1-3, and what
 the connection agreed), :class:`~p2pkoikoi.session.commit_reveal.CommitReveal`
 (step 4), :class:`~p2pkoikoi.session.play.Play` (step 5: the match, its
-transcript and record), :class:`~p2pkoikoi.session.hidden_session.HiddenPlay`
+transcript and record), :class:`~p2pkoikoi.session.mental.session_part.HiddenPlay`
 (the hidden deal's card moves), :class:`~p2pkoikoi.session.rematch_session.Rematch`
 (step 6), :class:`~p2pkoikoi.session.resume_session.ResumeExchange` (resuming
 and catching up), :class:`~p2pkoikoi.session.forfeits.Forfeits` and
@@ -108,7 +108,8 @@ import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi import __version__
 from p2pkoikoi.engine import RuleSet
-from p2pkoikoi.session.code import ShortCode
+from p2pkoikoi.session.codes.code import ShortCode
+from p2pkoikoi.session.codes.pake import Pake
 from p2pkoikoi.session.commit_reveal import CommitReveal
 from p2pkoikoi.session.errors import (
     LocalProtocolError,
@@ -137,20 +138,19 @@ from p2pkoikoi.session.events import (
 from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED, Forfeit
 from p2pkoikoi.session.frames import Inbox, Outbox
 from p2pkoikoi.session.handshake import Handshake
-from p2pkoikoi.session.hidden_session import HiddenPlay
 from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.matches import Matches
-from p2pkoikoi.session.pake import Pake
+from p2pkoikoi.session.mental.session_part import HiddenPlay
 from p2pkoikoi.session.part import PartContext
 from p2pkoikoi.session.phases import SessionPhase
 from p2pkoikoi.session.play import Play
-from p2pkoikoi.session.record import (
+from p2pkoikoi.session.records.record import (
     LEFT_FORFEIT,
     RESIGN_TEXTS,
     TIME_FORFEIT,
     Record,
 )
-from p2pkoikoi.session.resume import ResumePoint
+from p2pkoikoi.session.records.resume import ResumePoint
 from p2pkoikoi.session.resume_session import ResumeExchange, check_point
 from p2pkoikoi.session.side_channel import SideChannel
 from p2pkoikoi.session.states import (

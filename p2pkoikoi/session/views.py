@@ -35,7 +35,7 @@ from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.matches import Matches, MatchParts
 from p2pkoikoi.session.mental.play import HiddenMatch
 from p2pkoikoi.session.phases import SessionPhase
-from p2pkoikoi.session.record import ActionRecord, ResultRecord
+from p2pkoikoi.session.records.record import ActionRecord, ResultRecord
 from p2pkoikoi.session.states import Role, State, WaitingFor
 
 

@@ -20,8 +20,8 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.validation import ValidationError, Validator
 
 from p2pkoikoi.engine.errors import InputError, KoiKoiError
-from p2pkoikoi.session.code import word_choices
-from p2pkoikoi.session.invite import parse_join_target
+from p2pkoikoi.session.codes.code import word_choices
+from p2pkoikoi.session.codes.invite import parse_join_target
 
 PROMPT = "Code or invite (Tab completes a word): "
 

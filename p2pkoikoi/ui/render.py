@@ -741,8 +741,8 @@ def waiting_indicator(st: TableState, now: float) -> str:
 
 
 def spaced_invite(invite: str) -> str:
-    """The invite for reading aloud (see :func:`p2pkoikoi.session.invite.spaced_invite`)."""
-    from p2pkoikoi.session.invite import spaced_invite as spaced
+    """The invite for reading aloud (see :func:`p2pkoikoi.session.codes.invite.spaced_invite`)."""
+    from p2pkoikoi.session.codes.invite import spaced_invite as spaced
 
     return spaced(invite)
 

@@ -26,7 +26,7 @@ from prompt_toolkit.output import Output
 
 from p2pkoikoi.engine import Action, Event, MatchState, RuleSet
 from p2pkoikoi.session.errors import RecordError
-from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.records.record import Record
 from p2pkoikoi.transport.link.contract import Update
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.fold import SIDE, SizedText, board_width, folded_window

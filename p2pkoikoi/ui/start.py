@@ -65,8 +65,8 @@ def host_argv(s: StartState) -> tuple[str, ...]:
 def complete_code(text: str) -> tuple[str, list[str]]:
     """Tab on a short code being typed (``7-cross``): the text with the word completed
     as far as it is certain, and the words it could still be.  The first word comes
-    from the PGP odd list, the second from the even list (session/code.py)."""
-    from p2pkoikoi.session.code import word_choices
+    from the PGP odd list, the second from the even list (session/codes/code.py)."""
+    from p2pkoikoi.session.codes.code import word_choices
 
     choices = word_choices(text)
     if choices is None or not choices.words:
@@ -203,8 +203,8 @@ def menu_fragments(s: StartState) -> StyleAndTextTuples:
 def verify_report(path: str) -> tuple[str, list[tuple[str, str]]]:
     """Verify the record at ``path``: a title and report lines (never raises for a bad file)."""
     try:
-        from p2pkoikoi.session.journal import decode_record
-        from p2pkoikoi.session.verify import verify_record
+        from p2pkoikoi.session.records.journal import decode_record
+        from p2pkoikoi.session.verify.check import verify_record
     except ImportError:
         return "Verification is not available in this build.", []
     try:

@@ -35,7 +35,7 @@ from p2pkoikoi.session.errors import ProtocolError
 from p2pkoikoi.session.mental.deck import SEAT_NAME, DeckSecrets
 from p2pkoikoi.session.mental.errors import HiddenDealError
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
-from p2pkoikoi.session.record import ActionRecord, Evidence, resign_reason
+from p2pkoikoi.session.records.record import ActionRecord, Evidence, resign_reason
 
 Add = Callable[[str, bool, str], bool]
 

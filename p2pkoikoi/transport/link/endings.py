@@ -36,7 +36,7 @@ import trio
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import Goodbye, ProtocolError, Session, State
 from p2pkoikoi.session.forfeits import HOST_STOPPED
-from p2pkoikoi.session.record import TIME_FORFEIT
+from p2pkoikoi.session.records.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import (
     PeerFloodError,
     PeerSilentError,

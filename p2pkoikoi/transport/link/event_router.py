@@ -49,7 +49,7 @@ from p2pkoikoi.session import (
     State,
 )
 from p2pkoikoi.session.events import Event as SessionEvent
-from p2pkoikoi.session.record import TIME_FORFEIT
+from p2pkoikoi.session.records.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.link.contract import Update
 from p2pkoikoi.transport.link.handshake import HandshakeDriver

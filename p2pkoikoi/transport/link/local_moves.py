@@ -36,7 +36,7 @@ import trio
 
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError
 from p2pkoikoi.session import LocalProtocolError, Resign, SendAction, SendChat, Session, State
-from p2pkoikoi.session.record import TIME_FORFEIT
+from p2pkoikoi.session.records.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import PeerTimeoutError
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.contract import Update

@@ -35,8 +35,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import NEED_DATA, ConnectionClosed, Resumed, ResumeError, Role, Session
-from p2pkoikoi.session.record import Record
-from p2pkoikoi.session.resume import ResumePoint
+from p2pkoikoi.session.records.record import Record
+from p2pkoikoi.session.records.resume import ResumePoint
 from p2pkoikoi.transport.errors import TransportError, os_reason
 from p2pkoikoi.transport.limits import RECEIVE_SIZE, Timeouts
 from p2pkoikoi.transport.link.notes import Notify

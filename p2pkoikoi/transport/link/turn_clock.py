@@ -37,7 +37,7 @@ import trio
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import LocalProtocolError, Resign, Session, State
-from p2pkoikoi.session.record import TIME_FORFEIT
+from p2pkoikoi.session.records.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import TurnTimeoutError
 from p2pkoikoi.transport.limits import Timeouts, turn_warning
 from p2pkoikoi.transport.link.notes import Note

@@ -16,11 +16,11 @@ from typing import Final
 
 import trio
 
-from p2pkoikoi.session.code import (
+from p2pkoikoi.session.codes.code import (
     ShortCode,
 )
+from p2pkoikoi.session.codes.invite import MAX_ADDRESSES
 from p2pkoikoi.session.errors import ProtocolError
-from p2pkoikoi.session.invite import MAX_ADDRESSES
 from p2pkoikoi.transport.errors import ConnectError
 from p2pkoikoi.transport.link.notes import Note, Notify
 from p2pkoikoi.transport.lookup.dht import DhtConfig, open_dht

@@ -1,7 +1,7 @@
 """A short code across the internet: the DHT rendezvous (protocol/dht.md) on trio.
 
 The host runs :func:`host_rendezvous` beside its listener while it waits: it
-announces one :class:`~p2pkoikoi.session.rendezvous.HostAttempt` at its
+announces one :class:`~p2pkoikoi.session.codes.rendezvous.HostAttempt` at its
 number, polls the attempt's inbox, answers the one item it finds (the invite,
 sealed, or a counted refusal) and announces a fresh attempt.  The joiner runs
 :func:`find_invite`: it reads the announcements at the code's number, seals
@@ -12,7 +12,7 @@ Wrong guesses count in the host's :class:`~p2pkoikoi.transport.open.gate.CodeGua
 the same three as over TCP on the LAN.  Times come from the
 :class:`~p2pkoikoi.transport.lookup.dht.DhtConfig`; seconds since the epoch are the
 items' ``seq`` (an announcement older than
-:data:`~p2pkoikoi.session.rendezvous.LIVE_FOR` is stale).
+:data:`~p2pkoikoi.session.codes.rendezvous.LIVE_FOR` is stale).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Final
 
 import trio
 
-from p2pkoikoi.session import rendezvous as rv
-from p2pkoikoi.session.code import ShortCode
+from p2pkoikoi.session.codes import rendezvous as rv
+from p2pkoikoi.session.codes.code import ShortCode
 from p2pkoikoi.session.errors import RemoteProtocolError
 from p2pkoikoi.transport.errors import ConnectError
 from p2pkoikoi.transport.link.notes import Notify
@@ -279,7 +279,7 @@ async def _await_reply(
     None when none came in time, the announcement we answered is gone (the host
     answered someone else's item and announced afresh), or the reply was sealed
     under another key (an impostor announced); a refusal raises
-    :class:`~p2pkoikoi.session.rendezvous.CodeRefused`."""
+    :class:`~p2pkoikoi.session.codes.rendezvous.CodeRefused`."""
 
     async def reply() -> str | None:
         """The invite; "": not for us (stop); None: nothing yet."""

@@ -6,13 +6,13 @@ A NAT lets a datagram in from the outside only after the inside sent one to
 that address (and, for most home NATs, that port).  So once both sides know
 both candidate lists, both send *checks* at once: STUN binding requests from
 the match socket to every candidate of the other side, in pair-priority order
-(:func:`~p2pkoikoi.session.answer.pair_order`).  Each side's first packets
+(:func:`~p2pkoikoi.session.codes.answer.pair_order`).  Each side's first packets
 open its own NAT towards the other; the other's later packets then pass, and
 a check that gets its binding response proves a working path.
 
 * A check carries ``USERNAME`` = ``p2pkoikoi:`` + the joiner's answer nonce
   (base32) and ``MESSAGE-INTEGRITY`` keyed with
-  :func:`~p2pkoikoi.session.answer.check_key` of the invite secret and that
+  :func:`~p2pkoikoi.session.codes.answer.check_key` of the invite secret and that
   nonce.  A request that does not verify is dropped without a word: a waiting
   host is not a STUN reflector for strangers, and only a holder of the invite
   gets its QUIC port to talk.
@@ -43,7 +43,7 @@ from typing import Final
 
 import trio
 
-from p2pkoikoi.session.answer import UdpCandidate, check_key
+from p2pkoikoi.session.codes.answer import UdpCandidate, check_key
 from p2pkoikoi.transport.nat import stun
 from p2pkoikoi.transport.nat.quic import Addr
 from p2pkoikoi.transport.nat.udp import UdpEndpoint

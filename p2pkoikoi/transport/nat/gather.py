@@ -37,7 +37,7 @@ from typing import Final
 
 import trio
 
-from p2pkoikoi.session.answer import UdpCandidate
+from p2pkoikoi.session.codes.answer import UdpCandidate
 from p2pkoikoi.transport.errors import ConfigError
 from p2pkoikoi.transport.nat.quic import Addr
 from p2pkoikoi.transport.nat.udp import UdpEndpoint

@@ -10,7 +10,7 @@ parallel with the TCP race to the invite's addresses:
    NAT, or with a public address, this alone connects, no answer needed;
 2. gathers its own candidates (:func:`~p2pkoikoi.transport.nat.gather.gather`,
    1.8 s at most) and, if nothing has connected by then, shows the *answer*
-   (:mod:`p2pkoikoi.session.answer`): its candidates, its NAT's kind and the
+   (:mod:`p2pkoikoi.session.codes.answer`): its candidates, its NAT's kind and the
    fresh nonce its checks carry;
 3. for every path that works (its check answered, or a verified check from
    the host arrived), opens QUIC there and runs the session's handshake in it
@@ -36,7 +36,7 @@ from typing import Final
 
 import trio
 
-from p2pkoikoi.session.answer import (
+from p2pkoikoi.session.codes.answer import (
     NONCE_BYTES,
     AnswerError,
     UdpCandidate,
@@ -46,7 +46,7 @@ from p2pkoikoi.session.answer import (
     pair_order,
     priority,
 )
-from p2pkoikoi.session.invite import Invite
+from p2pkoikoi.session.codes.invite import Invite
 from p2pkoikoi.transport.link.notes import Notify
 from p2pkoikoi.transport.nat.checks import KEEP, Responder, check_all, probe
 from p2pkoikoi.transport.nat.gather import Gathered, gather, symmetric_text

@@ -51,7 +51,7 @@ import trio
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import NEED_DATA, ConnectionClosed, Session, ShortCode, wire
-from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS
+from p2pkoikoi.session.codes.code import MAX_FAILED_ATTEMPTS
 from p2pkoikoi.session.errors import RemoteProtocolError, WrongSecretError
 from p2pkoikoi.transport.errors import TransportError
 from p2pkoikoi.transport.limits import RECEIVE_SIZE

@@ -34,14 +34,14 @@ from p2pkoikoi.session import (
     Session,
     encode_invite,
 )
-from p2pkoikoi.session.code import (
+from p2pkoikoi.session.codes.code import (
     CODE_NUMBER_SHORT,
     CODE_SECRET_BYTES,
     ShortCode,
     decode_code,
     encode_code,
 )
-from p2pkoikoi.session.invite import SECRET_BYTES
+from p2pkoikoi.session.codes.invite import SECRET_BYTES
 from p2pkoikoi.session.wire import DEFAULT_TURN_LIMIT
 from p2pkoikoi.transport.errors import PeerTimeoutError, raise_single
 from p2pkoikoi.transport.limits import Timeouts

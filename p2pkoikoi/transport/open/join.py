@@ -29,10 +29,10 @@ from p2pkoikoi.session import (
     Session,
     decode_invite,
 )
-from p2pkoikoi.session.code import (
+from p2pkoikoi.session.codes.code import (
     ShortCode,
 )
-from p2pkoikoi.session.invite import Address
+from p2pkoikoi.session.codes.invite import Address
 from p2pkoikoi.transport.errors import ConnectError, raise_single
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.handshake import DecideRules

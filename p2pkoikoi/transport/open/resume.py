@@ -22,8 +22,8 @@ from p2pkoikoi.session import (
     Session,
     decode_invite,
 )
-from p2pkoikoi.session.invite import decode_address
-from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.codes.invite import decode_address
+from p2pkoikoi.session.records.record import Record
 from p2pkoikoi.transport.errors import ConfigError
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.lifetime import open_link

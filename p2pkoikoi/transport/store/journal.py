@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-The session layer says *what* to append (:class:`~p2pkoikoi.session.record_writer.JournalWriter`);
+The session layer says *what* to append (:class:`~p2pkoikoi.session.records.writer.JournalWriter`);
 this class puts it in the file.  :meth:`JournalFile.start` writes a new
 journal as a temporary file, flushes it (``fsync``), renames it over the path
 and flushes the directory, then keeps the descriptor open: the journal's head
@@ -29,8 +29,8 @@ import threading
 from pathlib import Path
 
 from p2pkoikoi.session import Session, State, encode_record
-from p2pkoikoi.session.record import Record
-from p2pkoikoi.session.record_writer import JournalWriter
+from p2pkoikoi.session.records.record import Record
+from p2pkoikoi.session.records.writer import JournalWriter
 from p2pkoikoi.transport.store.identity import atomic_write, default_record_path, fsync_directory
 
 #: fdatasync where there is one (Linux): the data, not the times; macOS has only fsync

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from p2pkoikoi.session import RecordError, Session
-from p2pkoikoi.session.journal import decode_record_file
-from p2pkoikoi.session.record import MAX_RECORD_BYTES, Record
+from p2pkoikoi.session.records.journal import decode_record_file
+from p2pkoikoi.session.records.record import MAX_RECORD_BYTES, Record
 from p2pkoikoi.transport.errors import ConfigError, TransportError
 from p2pkoikoi.transport.store.identity import atomic_write
 from p2pkoikoi.transport.store.journal import RecordJournal

@@ -44,7 +44,7 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from p2pkoikoi.session.code import strip_typing
+from p2pkoikoi.session.codes.code import strip_typing
 from p2pkoikoi.session.errors import InviteError
 
 ANSWER_PREFIX: Final = "koia"

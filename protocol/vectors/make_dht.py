@@ -1,6 +1,6 @@
 """protocol/vectors/dht.json: the DHT rendezvous of a short code (protocol/dht.md).
 
-Every value is computed from fixed seeds by :mod:`p2pkoikoi.session.rendezvous`;
+Every value is computed from fixed seeds by :mod:`p2pkoikoi.session.codes.rendezvous`;
 the BEP 44 parts (signature input, signature, target) are computed here from
 BEP 44's definitions, so an implementation can check its items byte for byte.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from p2pkoikoi.session import rendezvous as rv
-from p2pkoikoi.session.code import decode_code
+from p2pkoikoi.session.codes import rendezvous as rv
+from p2pkoikoi.session.codes.code import decode_code
 
 INVITE = "koi2-11.22.33.1_47474-aaaaaaaaaaaaaaaaaaaaaaaaaa-abcd"
 #: an answer's text is opaque here (the NAT traversal defines it)

@@ -55,9 +55,9 @@ from p2pkoikoi.engine import (
     new_match,
 )
 from p2pkoikoi.engine.rules import DealMode
-from p2pkoikoi.session.record import TIME_FORFEIT, Record, resign_reason
-from p2pkoikoi.session.transcript import transcript_to_accept
-from p2pkoikoi.session.verify_ends import (
+from p2pkoikoi.session.records.record import TIME_FORFEIT, Record, resign_reason
+from p2pkoikoi.session.records.transcript import transcript_to_accept
+from p2pkoikoi.session.verify.ends import (
     final_held,
     final_sigs,
     forfeit,
@@ -68,7 +68,7 @@ from p2pkoikoi.session.verify_ends import (
     time_resignations,
     verify_early,
 )
-from p2pkoikoi.session.verify_report import Check, Report, VerifyReport, lacks
+from p2pkoikoi.session.verify.report import Check, Report, VerifyReport, lacks
 
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def _verify(r: Record, rep: Report, every_signature: bool) -> None:
     keys = (r.host.key, r.joiner.key)
     if rules.deal is DealMode.HIDDEN:
         # imported here: checking an open deal's record (most are) compiles none of these
-        from p2pkoikoi.session.verify_hidden import verify_hidden
+        from p2pkoikoi.session.verify.hidden import verify_hidden
 
         verify_hidden(r, rep, seed, keys, t)
         return

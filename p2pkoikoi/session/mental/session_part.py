@@ -33,7 +33,7 @@ from p2pkoikoi.session.mental.errors import HiddenDealError
 from p2pkoikoi.session.mental.play import CardMove, HiddenMatch
 from p2pkoikoi.session.part import Part, PartContext
 from p2pkoikoi.session.play import Play
-from p2pkoikoi.session.record import ActionRecord, Evidence, Record, resign_reason
+from p2pkoikoi.session.records.record import ActionRecord, Evidence, Record, resign_reason
 from p2pkoikoi.session.states import State
 
 

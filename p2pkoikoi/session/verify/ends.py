@@ -1,20 +1,20 @@
 """How a record ends, checked: before the seed, by a forfeit, by a resignation, and
 its result and final signatures.  One place for these, whichever deal the match
-used (:mod:`~p2pkoikoi.session.verify` replays the open deal,
-:mod:`~p2pkoikoi.session.verify_hidden` the hidden one)."""
+used (:mod:`~p2pkoikoi.session.verify.check` replays the open deal,
+:mod:`~p2pkoikoi.session.verify.hidden` the hidden one)."""
 
 from __future__ import annotations
 
 import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import MatchState
-from p2pkoikoi.session.record import (
+from p2pkoikoi.session.records.record import (
     LEFT_FORFEIT,
     TIME_FORFEIT,
     Record,
     ResultRecord,
     resign_reason,
 )
-from p2pkoikoi.session.verify_report import Report
+from p2pkoikoi.session.verify.report import Report
 
 
 def verify_early(r: Record, rep: Report) -> None:

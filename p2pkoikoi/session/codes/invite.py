@@ -5,7 +5,7 @@ Format (protocol/README.md section 2; case, spaces and quotes do not matter)::
     koi2-<address>[+<address>...]-<secret>-<check>
     address = <host>_<port>  |  s<ip>_<port>
 
-An ``s`` entry (protocol section 2.3, :mod:`p2pkoikoi.session.answer`) is the
+An ``s`` entry (protocol section 2.3, :mod:`p2pkoikoi.session.codes.answer`) is the
 host's reflexive UDP address as a STUN server saw it; the other entries are
 TCP addresses whose UDP port (the match over QUIC) is the same.
 
@@ -21,7 +21,7 @@ Why this shape: it is plain text a person can check (the addresses are
 readable), every character is safe unquoted in a shell (no brackets, no
 colons next to a port), and hyphens only separate the fields, so the text
 splits from the right (host names may contain hyphens).  A short code
-(:mod:`p2pkoikoi.session.code`) is the form for reading aloud.
+(:mod:`p2pkoikoi.session.codes.code`) is the form for reading aloud.
 
 Parsing order (so that a typo is reported as such): remove whitespace and
 quotes, lowercase; refuse non-ASCII; check the prefix (``koi1-`` is an older
@@ -40,13 +40,13 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from p2pkoikoi.session.answer import (
+from p2pkoikoi.session.codes.answer import (
     UdpCandidate,
     decode_candidate,
     is_typed_candidate,
     looks_like_answer,
 )
-from p2pkoikoi.session.code import ShortCode, decode_code, looks_like_code, strip_typing
+from p2pkoikoi.session.codes.code import ShortCode, decode_code, looks_like_code, strip_typing
 from p2pkoikoi.session.errors import InviteError
 
 INVITE_PREFIX: Final = "koi2"

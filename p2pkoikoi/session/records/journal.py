@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 While a match is played the record file is a *journal*; when the match ends
 the transport replaces it (atomically) by the compact record of
-:mod:`p2pkoikoi.session.record`.  Rewriting the whole record after every
+:mod:`p2pkoikoi.session.records.record`.  Rewriting the whole record after every
 action costs a JSON encoding of everything so far and an fsync; appending one
 line costs a few microseconds, and the fsync can wait (the transport does it
 off the hot path).  The format is specified in ``protocol/records.md``.
@@ -24,9 +24,9 @@ if its newline is there and its checksum holds, so a journal cut at any byte
 (a crash in the middle of a write, a disk that lost unsynced blocks) decodes
 to the record of its complete entries; everything from the first incomplete
 or damaged entry on is reported as ``discarded`` bytes.  Nothing here does
-I/O: :class:`~p2pkoikoi.session.record_writer.JournalWriter` turns successive
+I/O: :class:`~p2pkoikoi.session.records.writer.JournalWriter` turns successive
 records into the bytes to append (writing lives in
-:mod:`p2pkoikoi.session.record_writer`, which ``verify`` does not load),
+:mod:`p2pkoikoi.session.records.writer`, which ``verify`` does not load),
 :func:`decode_journal` turns a file's bytes back into a record.
 """
 
@@ -37,7 +37,7 @@ import binascii  # crc32, the same as zlib.crc32 (binascii is loaded already, zl
 from p2pkoikoi.engine.jsontext import loads
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.errors import RecordError
-from p2pkoikoi.session.record import (
+from p2pkoikoi.session.records.record import (
     MAX_RECORD_BYTES,
     Record,
     decode_compact_record,
@@ -179,7 +179,7 @@ def decode_record(data: bytes) -> Record:
 
     A journal (the file of a match still being played, or of one whose
     program crashed) decodes to the record of its complete entries; a compact
-    record is checked as :func:`~p2pkoikoi.session.record.decode_compact_record`
+    record is checked as :func:`~p2pkoikoi.session.records.record.decode_compact_record`
     does.
     """
     if is_journal(data):

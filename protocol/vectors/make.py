@@ -1,7 +1,9 @@
 """Build the protocol test vectors in ``protocol/vectors/`` (session layer).
 
-``python -m p2pkoikoi.session.vectors [DIR]`` writes them; the tests rebuild
-them and compare with the files, so the files and the code cannot drift apart.
+``python protocol/vectors/make.py [DIR]`` writes them; the tests rebuild them and
+compare with the files, so the files and the code cannot drift apart.  The makers
+(this file and the ``make_*.py`` beside it) live next to the vectors, not in the
+installed package: a player's program never runs them.
 Every value is deterministic: keys and random values derive from labels.
 """
 
@@ -14,27 +16,35 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
+from make_answer import answer_vectors
+from make_rematch import rematch
 from spake2.parameters.ed25519 import ParamsEd25519  # type: ignore[import-untyped]
 
 import p2pkoikoi.session.channel as channel
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import get_preset
-from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, QUOTES, decode_code, encode_code
+from p2pkoikoi.session.codes.code import MAX_FAILED_ATTEMPTS, QUOTES, decode_code, encode_code
+from p2pkoikoi.session.codes.invite import (
+    MAX_ADDRESSES,
+    decode_invite,
+    encode_invite,
+    spaced_invite,
+)
+from p2pkoikoi.session.codes.pake import ID_HOST, ID_JOINER, Pake
+from p2pkoikoi.session.codes.wordlist import EVEN, ODD
 from p2pkoikoi.session.errors import InviteError
 from p2pkoikoi.session.events import Resign, SendAction
 from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED
 from p2pkoikoi.session.handshake import WRONG_CODE_REASON
-from p2pkoikoi.session.invite import MAX_ADDRESSES, decode_invite, encode_invite, spaced_invite
-from p2pkoikoi.session.journal import decode_journal
-from p2pkoikoi.session.pake import ID_HOST, ID_JOINER, Pake
-from p2pkoikoi.session.record import (
+from p2pkoikoi.session.records.journal import decode_journal
+from p2pkoikoi.session.records.record import (
     LEFT_FORFEIT,
     TIME_FORFEIT,
     record_from_dict,
     resign_reason,
 )
-from p2pkoikoi.session.record_writer import (
+from p2pkoikoi.session.records.writer import (
     JournalWriter,
     encode_entry,
     encode_record,
@@ -50,9 +60,9 @@ from p2pkoikoi.session.testing import (
     random_chooser,
     run_pair,
 )
-from p2pkoikoi.session.vectors_answer import answer_vectors
-from p2pkoikoi.session.vectors_rematch import rematch
-from p2pkoikoi.session.wordlist import EVEN, ODD
+
+#: this folder: the vectors and their makers
+HERE = Path(__file__).resolve().parent
 
 FILES = (
     "framing",
@@ -726,13 +736,13 @@ def build(name: str) -> dict[str, Any]:
 
 
 def _dht() -> dict[str, Any]:
-    from p2pkoikoi.session.vectors_dht import dht
+    from make_dht import dht
 
     return dht()
 
 
 def _hidden() -> dict[str, Any]:
-    from p2pkoikoi.session.mental.vectors import hidden_vectors
+    from make_hidden import hidden_vectors
 
     return hidden_vectors()
 
@@ -743,11 +753,14 @@ def dumps(obj: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m p2pkoikoi.session.vectors",
+        prog="python protocol/vectors/make.py",
         description="Regenerate the protocol test vectors (" + ", ".join(FILES) + ").",
     )
     parser.add_argument(
-        "out", nargs="?", default="protocol/vectors", help="directory (default protocol/vectors)"
+        "out",
+        nargs="?",
+        default=str(HERE),
+        help="directory (default: this file's, protocol/vectors)",
     )
     out = Path(parser.parse_args(argv).out)
     if not out.is_dir():

@@ -12,7 +12,7 @@ from typing import Any
 import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import get_preset
 from p2pkoikoi.session.events import OfferRematch
-from p2pkoikoi.session.record_writer import record_to_dict
+from p2pkoikoi.session.records.writer import record_to_dict
 from p2pkoikoi.session.testing import SECRET, FrameLog, det_bytes, make_pair
 
 LABEL = "rematch-vectors"

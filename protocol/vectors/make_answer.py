@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from p2pkoikoi.session.answer import (
+from p2pkoikoi.session.codes.answer import (
     AnswerError,
     UdpCandidate,
     answered_secret,
@@ -17,9 +17,9 @@ from p2pkoikoi.session.answer import (
     pair_priority,
     priority,
 )
+from p2pkoikoi.session.codes.invite import _check as invite_check
+from p2pkoikoi.session.codes.invite import decode_invite, encode_invite
 from p2pkoikoi.session.errors import InviteError
-from p2pkoikoi.session.invite import _check as invite_check
-from p2pkoikoi.session.invite import decode_invite, encode_invite
 
 
 def _c(c: UdpCandidate) -> dict[str, Any]:

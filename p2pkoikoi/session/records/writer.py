@@ -1,6 +1,6 @@
 """Writing record files: the compact record (:func:`encode_record`) and the journal
-(:class:`JournalWriter`), the two forms :mod:`p2pkoikoi.session.record` and
-:mod:`p2pkoikoi.session.journal` define and read back (``protocol/records.md``).
+(:class:`JournalWriter`), the two forms :mod:`p2pkoikoi.session.records.record` and
+:mod:`p2pkoikoi.session.records.journal` define and read back (``protocol/records.md``).
 
 The writing lives apart from the reading so that ``p2pkoikoi verify``, which only
 reads, does not compile it: the package's modules are compiled from source at every
@@ -19,8 +19,8 @@ from typing import Any, Final
 
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.session.crypto import fingerprint
-from p2pkoikoi.session.journal import JOURNAL_FORMAT, JOURNAL_VERSION, ROLES
-from p2pkoikoi.session.record import (
+from p2pkoikoi.session.records.journal import JOURNAL_FORMAT, JOURNAL_VERSION, ROLES
+from p2pkoikoi.session.records.record import (
     RECORD_FORMAT,
     RECORD_VERSION,
     ActionRecord,

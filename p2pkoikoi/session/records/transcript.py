@@ -1,13 +1,13 @@
 """The transcript prefix a record implies: both auths and the accept (``T_c``).
 
-Shared by :mod:`~p2pkoikoi.session.verify` and :mod:`~p2pkoikoi.session.resume`,
+Shared by :mod:`~p2pkoikoi.session.verify.check` and :mod:`~p2pkoikoi.session.records.resume`,
 so the entries are spelled once (protocol/README.md section 6).
 """
 
 from __future__ import annotations
 
 import p2pkoikoi.session.crypto as crypto
-from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.records.record import Record
 
 
 def transcript_to_accept(r: Record) -> bytes:

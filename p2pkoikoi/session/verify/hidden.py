@@ -3,8 +3,8 @@ code (:mod:`p2pkoikoi.session.mental.replay`), then the record's end."""
 
 from __future__ import annotations
 
-from p2pkoikoi.session.record import Record
-from p2pkoikoi.session.verify_ends import (
+from p2pkoikoi.session.records.record import Record
+from p2pkoikoi.session.verify.ends import (
     final_held,
     final_sigs,
     forfeit,
@@ -12,7 +12,7 @@ from p2pkoikoi.session.verify_ends import (
     result_problems,
     time_resignations,
 )
-from p2pkoikoi.session.verify_report import Report
+from p2pkoikoi.session.verify.report import Report
 
 UNREPLAYED = (
     "the last deal was resigned before its audit, so no replay reaches the result:"

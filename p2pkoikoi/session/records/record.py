@@ -1,13 +1,13 @@
 """Match records: everything needed to verify a match afterwards, in one JSON file.
 
-A record is UTF-8 JSON (:func:`~p2pkoikoi.session.record_writer.encode_record`
+A record is UTF-8 JSON (:func:`~p2pkoikoi.session.records.writer.encode_record`
 writes it; this module holds the values and reads them back).  While a match is played its file
-is a journal that grows by appending (:mod:`p2pkoikoi.session.journal`); the
+is a journal that grows by appending (:mod:`p2pkoikoi.session.records.journal`); the
 transport writes the compact record (atomically: a temporary file, then a
 rename) when the match ends.  Byte strings are lowercase hex.  ``decode_compact_record`` validates
 every field and raises :class:`RecordError` with a one-line reason.  What the
 signatures cover is defined in ``protocol/README.md`` ("Transcript");
-:func:`p2pkoikoi.session.verify.verify_record` checks all of it.
+:func:`p2pkoikoi.session.verify.check.verify_record` checks all of it.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class ForfeitRecord:
 
 @value
 class Record:
-    """A match record: everything :func:`~p2pkoikoi.session.verify.verify_record` checks."""
+    """A match record: everything :func:`~p2pkoikoi.session.verify.check.verify_record` checks."""
 
     session_id: bytes | None  # H0, the hash of both hellos
     rules: RuleSet | None
@@ -441,7 +441,7 @@ def record_from_dict(obj: Any, *, raw: bytes | None = None) -> Record:
 def decode_compact_record(data: bytes) -> Record:
     """Parse and validate a compact record file's bytes (the JSON form).
 
-    :func:`p2pkoikoi.session.journal.decode_record` reads either form of a
+    :func:`p2pkoikoi.session.records.journal.decode_record` reads either form of a
     record file (a journal too); this is its compact half.
     """
     if len(data) > MAX_RECORD_BYTES:

@@ -1,11 +1,11 @@
-"""What :func:`~p2pkoikoi.session.verify.verify_record` reports: each check, and what
+"""What :func:`~p2pkoikoi.session.verify.check.verify_record` reports: each check, and what
 an otherwise valid record lacks (``p2pkoikoi verify`` exits 3 for a valid but
 incomplete record, 0 only for a complete one: docs/verify.md)."""
 
 from __future__ import annotations
 
 from p2pkoikoi.engine.values import value
-from p2pkoikoi.session.record import Record
+from p2pkoikoi.session.records.record import Record
 
 TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:

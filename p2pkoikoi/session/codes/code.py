@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A code is a public *number* (1..9999, usually 1..99: LAN discovery announces it, so a joiner on
 the same network finds the host from it; it carries no secret) followed by two
-words of the PGP word list (:mod:`p2pkoikoi.session.wordlist`): the first from
+words of the PGP word list (:mod:`p2pkoikoi.session.codes.wordlist`): the first from
 the three-syllable "odd" list, the second from the two-syllable "even" list.
 The two words are two secret bytes: 16 bits.  That is far too little to stand
 on its own, so a code is only ever used as the password of a PAKE (SPAKE2,
@@ -27,8 +27,8 @@ import dataclasses
 import re
 from typing import Final
 
+from p2pkoikoi.session.codes.wordlist import EVEN, EVEN_INDEX, ODD, ODD_INDEX
 from p2pkoikoi.session.errors import InviteError
-from p2pkoikoi.session.wordlist import EVEN, EVEN_INDEX, ODD, ODD_INDEX
 
 CODE_NUMBER_MIN: Final = 1
 #: numbers 1..99 unless the DHT shows them taken (protocol/dht.md: the number space grows)

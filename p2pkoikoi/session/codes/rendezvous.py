@@ -18,7 +18,7 @@ moves them):
 3. the host's **reply**, at a salt derived from both SPAKE2 messages, signed
    with the host's fresh key: the host's invite (its addresses and a 128-bit
    secret) sealed under the key, or a refusal when the joiner's payload did not
-   open (a wrong code: counted, :data:`~p2pkoikoi.session.code.MAX_FAILED_ATTEMPTS`).
+   open (a wrong code: counted, :data:`~p2pkoikoi.session.codes.code.MAX_FAILED_ATTEMPTS`).
 
 The joiner then connects with that invite exactly as if it had been pasted:
 the TCP handshake (protocol/README.md section 5) is unchanged.  When none of
@@ -60,9 +60,9 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from p2pkoikoi.session.code import MAX_FAILED_ATTEMPTS, ShortCode
+from p2pkoikoi.session.codes.code import MAX_FAILED_ATTEMPTS, ShortCode
+from p2pkoikoi.session.codes.pake import MESSAGE_BYTES, Pake
 from p2pkoikoi.session.errors import ProtocolError, RemoteProtocolError
-from p2pkoikoi.session.pake import MESSAGE_BYTES, Pake
 
 VERSION: Final = 3
 #: the seed of the public key that signs announcements and inbox items: public on

@@ -10,7 +10,7 @@ the result (``Session.resume``) at the cost of copying a few lists.
 A hidden-deal record (``deal = hidden``) is verified here too, but not
 replayed: its moves are card moves that only this side's deal secret can make
 again, so ``Session.resume`` rebuilds the table from the record and that
-secret for each connection (:func:`p2pkoikoi.session.hidden_session.rebuild`).
+secret for each connection (:func:`p2pkoikoi.session.mental.session_part.rebuild`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import Action, MatchState
 from p2pkoikoi.engine.rules import DealMode
 from p2pkoikoi.session.errors import LocalProtocolError
-from p2pkoikoi.session.record import Record, resign_reason
-from p2pkoikoi.session.transcript import transcript_to_accept
-from p2pkoikoi.session.verify import verify_record
+from p2pkoikoi.session.records.record import Record, resign_reason
+from p2pkoikoi.session.records.transcript import transcript_to_accept
+from p2pkoikoi.session.verify.check import verify_record
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
