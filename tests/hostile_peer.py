@@ -1,6 +1,6 @@
 """A peer that speaks the p2pkoikoi protocol and misbehaves on purpose.
 
-Used by ``tests/test_hostile.py`` against REAL ``p2pkoikoi host --headless``
+Used by ``tests/transport/test_hostile.py`` against REAL ``p2pkoikoi host --headless``
 and ``p2pkoikoi join --headless`` processes over loopback TCP.
 
 * :class:`HonestProcess` runs one headless CLI process, reads its JSON lines

@@ -21,7 +21,7 @@ import sys
 # (every one of them, for ``--help``) use it for annotations only, and in a normal
 # install (no editable-install hook at start-up) importing it was about a ninth of
 # ``--help``'s instructions (issue 25).  Type checkers read any ``TYPE_CHECKING`` as
-# true.  The cli modules ``--help`` builds do the same; tests/test_startup.py checks.
+# true.  The cli modules ``--help`` builds do the same; tests/house/test_startup.py checks.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -30,7 +30,7 @@ from typing import Any, Final
 from p2pkoikoi.engine.errors import InputError
 
 CONFIG_FILE: Final = "config.toml"
-MAX_NAME: Final = 32  # session/wire.py's MAX_NAME (tests/test_config_file.py checks)
+MAX_NAME: Final = 32  # session/wire.py's MAX_NAME (tests/cli/test_config_file.py checks)
 
 
 class ConfigFileError(InputError):

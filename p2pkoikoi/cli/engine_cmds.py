@@ -4,7 +4,7 @@ They need only the engine; each prints text for people or, with ``--json``,
 one JSON document for scripts.  Each ``run_*`` imports the part of the engine it
 uses, so that ``--help``, ``score``, ``deal`` and ``rules`` start at once (the
 parser is built from this module, ``net_cmds`` and the others for every
-command; tests/test_startup.py checks what they import).
+command; tests/house/test_startup.py checks what they import).
 """
 
 from __future__ import annotations

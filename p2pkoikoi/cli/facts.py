@@ -2,7 +2,7 @@
 network: building the parser for ``--help`` (or for any command) costs start-up
 time, and the preset table alone pulls in the rule engine.
 
-Each value mirrors the one of record elsewhere; tests/test_startup.py checks
+Each value mirrors the one of record elsewhere; tests/house/test_startup.py checks
 that they are equal.
 """
 

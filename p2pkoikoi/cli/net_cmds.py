@@ -2,7 +2,7 @@
 
 What they run is :mod:`p2pkoikoi.cli.net_run`, imported only when one of them
 runs: building the parser for any command (``--help``, ``score``) must not
-load trio, the session or the cryptography (tests/test_startup.py).
+load trio, the session or the cryptography (tests/house/test_startup.py).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ COMMAND_MODULES = (
 #: the module of each command: a command line naming one builds only that module's
 #: parsers (``verify`` need not import the engine commands' preset table nor the
 #: network commands' defaults).  An unknown or absent command builds them all;
-#: tests/test_startup.py checks this table against what each module registers.
+#: tests/house/test_startup.py checks this table against what each module registers.
 COMMAND_MODULE = {
     "practice": "p2pkoikoi.cli.play_cmds",
     "host": "p2pkoikoi.cli.net_cmds",
@@ -153,7 +153,7 @@ class _CommandList:
     is wanted: ``add_parser`` makes the command's entry (its name and help) and hands
     back a stand-in that takes the command's arguments and drops them.  Building
     every command's arguments was a fifth of ``p2pkoikoi --help``'s instructions, for
-    a page that shows none of them (issue 25); tests/test_startup.py checks that the
+    a page that shows none of them (issue 25); tests/house/test_startup.py checks that the
     page, and the answer to an unknown command, are the same."""
 
     def __init__(self, subparsers: Any) -> None:

@@ -54,7 +54,7 @@ def quick_args(words: Sequence[str]) -> SimpleNamespace | None:
     starting with a hyphen) is None: argparse parses it and says what is wrong.
 
     The namespace is the one :func:`add_parser`'s parser makes for the same words
-    (tests/test_startup.py compares them); importing argparse and building that
+    (tests/house/test_startup.py compares them); importing argparse and building that
     parser was a sixth of ``verify``'s start-up (issue 25)."""
     record: str | None = None
     as_json = False

@@ -60,7 +60,7 @@ _LAZY: dict[str, str] = {
 def __getattr__(name: str) -> object:
     """Import the submodule that defines ``name`` on first use (PEP 562), so a
     command that needs only the cards or the rules does not load the match
-    engine (start-up time; see tests/test_startup.py)."""
+    engine (start-up time; see tests/house/test_startup.py)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ A subclass of :class:`ValueEnum` is such an enum: at run time the class
 statement makes a plain class and hands it to ``enum._simple_enum(enum.Enum)``,
 so what it makes is an :class:`enum.Enum` subclass (``isinstance(x,
 enum.Enum)``, members, values, ``__members__``, pickling, properties and
-methods: all as usual).  ``tests/test_enums.py`` compares each with the same
+methods: all as usual).  ``tests/engine/test_enums.py`` compares each with the same
 class statement made the checked way, with the standard library's own
 comparison, so the checks skipped here (duplicate or reserved names) are made
 there.  Type checkers read ``ValueEnum`` as :class:`enum.Enum`.  Should a later

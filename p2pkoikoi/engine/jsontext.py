@@ -22,7 +22,7 @@ command that decodes one record (issue 25).
   same in every case.
 
 A Python without :mod:`_json` uses :mod:`json` throughout.
-tests/test_jsontext.py compares both functions with :mod:`json` on the
+tests/engine/test_jsontext.py compares both functions with :mod:`json` on the
 protocol's vectors, every preset's rules, generated trees and broken texts.
 """
 

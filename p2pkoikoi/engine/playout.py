@@ -25,7 +25,7 @@ the pool cap, as ``RoundResult.gained`` would say), :attr:`Playout.winner`
 and :attr:`Playout.reason`; no next round is dealt.
 
 The rules are the same as ``match.py``'s (every ``RuleSet`` field that
-matters within a round is read here too), and ``tests/test_playout.py`` plays
+matters within a round is read here too), and ``tests/engine/test_playout.py`` plays
 random rounds of every preset through both and checks that they agree
 move for move.  :meth:`Playout.deal` deals a round from any deck, so search
 and benchmarks can use a cheap shuffle (:func:`quick_deck`); the match's own

@@ -7,7 +7,7 @@ indexed by card counts, the chaff mask with or without the Sake cup, the
 bright yaku for each of the 32 bright subsets); a call is then a handful of
 ``&``, ``int.bit_count()`` and tuple look-ups.  :func:`evaluate` uses the same
 tables and only adds the bookkeeping of *which* yaku and cards, so the two
-cannot drift apart (``tests/test_yaku.py`` checks that they agree).
+cannot drift apart (``tests/engine/test_yaku.py`` checks that they agree).
 
 Semantics fixed here (and in ``docs/rules.md``):
 

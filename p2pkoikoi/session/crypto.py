@@ -367,7 +367,7 @@ def fingerprint(public_key_bytes: bytes) -> str:
         raise ValueError("an Ed25519 public key is 32 bytes")
     # RFC 4648 base32 (lower case) of the 80 bits, written out: ``base64.b32encode``
     # gives the same 16 letters, and importing base64 was 1.5 M instructions of
-    # ``verify``'s start-up (issue 25; tests/test_signatures.py compares the two)
+    # ``verify``'s start-up (issue 25; tests/session/test_signatures.py compares the two)
     bits = int.from_bytes(sha256(TAG_IDENTITY, public_key_bytes)[:10], "big")
     text = "".join(_BASE32[(bits >> shift) & 31] for shift in range(75, -1, -5))
     return "-".join(text[i : i + 4] for i in range(0, 16, 4))

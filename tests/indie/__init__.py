@@ -1,6 +1,6 @@
 """An independent p2pkoikoi peer written from protocol/ and docs/ alone.
 
-It must never import the reference implementation (tests/test_indie_hidden.py
+It must never import the reference implementation (tests/cli/test_indie_hidden.py
 checks that): its point is to show whether the specification is enough to
 play a hidden-deal match (with the rulebook's hand swap) against ours. What
 the text left open, and what was guessed, is in GAPS.md.

@@ -9,7 +9,7 @@ the lowercase forms (:data:`EVEN`, :data:`ODD`).
 
 Transcribed from two independent copies that agree word for word (magic-wormhole's
 ``_wordlist.py`` and IANA's DNSSEC key ceremony tools ``sha2wordlist.h``);
-``tests/test_code.py`` checks the list's known properties (256 + 256 unique
+``tests/session/test_code.py`` checks the list's known properties (256 + 256 unique
 words, both lists in alphabetical order, the published example
 ``E5 82 94 F2`` = "topmost Istanbul Pluto vagabond").
 """
