@@ -29,7 +29,6 @@ import random
 import select
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from procs import command, env_for
 
 from p2pkoikoi.engine import RuleSet
 from p2pkoikoi.session import (
@@ -63,16 +63,7 @@ from p2pkoikoi.session import (
 LIMIT = 60.0  # seconds: any one wait in these tests (generous for a loaded 2-core box)
 
 
-def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "p2pkoikoi", *args]
-
-
-def env_for(tmp_path: Path, who: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["P2PKOIKOI_CONFIG_DIR"] = str(tmp_path / f"cfg-{who}")
-    env["XDG_DATA_HOME"] = str(tmp_path / f"data-{who}")
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
+cli = command  # the program's command line (procs.command)
 
 
 # ---------------------------------------------------------------------- the honest process

@@ -244,3 +244,24 @@ def spawn(terms: list[Terminal], home: Path, *argv: str, **kw: int) -> Terminal:
     t = Terminal(argv, home, **kw)
     terms.append(t)
     return t
+
+
+def host_invite(t: Terminal) -> str:
+    """The invite as the host's screen shows it, once the whole command is drawn (a
+    screen read mid-frame can show the first folded lines of it and not the rest)."""
+    from p2pkoikoi.engine import KoiKoiError
+    from p2pkoikoi.session import decode_invite
+
+    def drawn(screen: str) -> bool:
+        if "p2pkoikoi join " not in screen:
+            return False
+        try:
+            decode_invite(command_from_screen(screen, "p2pkoikoi join ").split(" ", 2)[2])
+        except (KoiKoiError, IndexError):
+            return False
+        return True
+
+    screen = t.wait_for(drawn)
+    assert all(len(line) <= t.screen.columns for line in screen.splitlines())
+    command = command_from_screen(screen, "p2pkoikoi join ")
+    return command.split(" ", 2)[2]

@@ -4,23 +4,14 @@ processes: ``p2pkoikoi cards`` lists the 48, and every form the table shows is a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from procs import run_cli
 
 from p2pkoikoi.engine.cards import CARDS, parse_card, parse_cards, table_label
 from p2pkoikoi.ui.tiles import short_text, tile_text
 
-
-def p2p(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p2pkoikoi", *argv],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+p2p = run_cli
 
 
 def test_cards_lists_all_48_with_code_names_and_label() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_headless import LIMIT, cli, env_for, finish, lines
+from procs import LIMIT, cli, env_for, finish, lines
 
 from p2pkoikoi.cli.config_file import MAX_NAME, load_config
 from p2pkoikoi.engine import get_preset

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_headless import finish, lines, run_join, start_host, verify
+from procs import finish, lines, run_join, start_host, verify
 
 
 def test_headless_match_and_rematch_records_verify(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_headless import finish, lines, run_join, start_host
+from procs import finish, lines, run_join, start_host
 
 jsonschema = pytest.importorskip("jsonschema")
 

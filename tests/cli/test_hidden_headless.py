@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_headless import finish, lines, run_join, start_host, verify
+from procs import finish, lines, run_join, start_host, verify
 
 
 @pytest.mark.parametrize("preset", ["online", "rulebook", "vanikar"])

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from procs import run_cli
 
 from p2pkoikoi.session.crypto import fingerprint, public_bytes
 from p2pkoikoi.transport.store.identity import load_or_create_identity, spoken_fingerprint
 
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p2pkoikoi", *args], capture_output=True, text=True, timeout=60
-    )
+run = run_cli
 
 
 def test_id_shows_the_fingerprint_peers_see(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INDIE = ROOT / "tests" / "indie"
 ROUNDS = 2
 DEADLINE = 240

@@ -95,8 +95,7 @@ def test_leaving_the_table_on_the_other_players_turn_resigns_at_once(
     """The table (a real process on a pty): ``q`` then ``y`` (or Ctrl-C twice) while the
     other player is to act resigns at once, the program exits, and both records end
     with it."""
-    from pty_terminal import Terminal, answer, continue_line, decision_line
-    from test_terminal_pty import _host_invite
+    from pty_terminal import Terminal, answer, continue_line, decision_line, host_invite
 
     record = tmp_path / "alice.koikoi"
     home = tmp_path / "a"
@@ -110,7 +109,7 @@ def test_leaving_the_table_on_the_other_players_turn_resigns_at_once(
     )  # fmt: skip
     peer: HostilePeer | None = None
     try:
-        peer = HostilePeer.join(_host_invite(host))
+        peer = HostilePeer.join(host_invite(host))
         peer.pump_until(lambda: peer is not None and peer.session.state is State.PLAY)
         end = time.monotonic() + 90
         while not (peer.our_turn and peer.session.seq >= 2):

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hostile_peer import env_for
 from netlab import HOST_PORTS, PROFILES, LabError, NatLab, in_ns, why_not_nat
+from procs import env_for
 from test_natlab import LIMIT, Proc, connects, figure
 
 from p2pkoikoi.cli import main as cli_main

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_peer import env_for
 from netlab import HOST_PORTS, PROFILES, LabError, NatLab, in_ns, why_not_nat
+from procs import env_for
 
 from p2pkoikoi.cli import main as cli_main
 

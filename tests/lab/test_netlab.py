@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_peer import HonestProcess, Outcome, env_for
+from hostile_peer import HonestProcess, Outcome
 from netlab import (
     HOST_IP,
     HOST_IP6,
@@ -34,6 +34,7 @@ from netlab import (
     LabError,
     why_not,
 )
+from procs import env_for
 
 from p2pkoikoi.cli import main as cli_main
 from p2pkoikoi.session import decode_invite, encode_invite

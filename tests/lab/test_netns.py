@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_peer import HonestProcess, Outcome, env_for
+from hostile_peer import HonestProcess, Outcome
+from procs import env_for
 
 from p2pkoikoi.cli import main as cli_main
 

@@ -266,7 +266,7 @@ def test_a_step_with_sums_is_refused_at_once_between_real_processes(
     import json
     from pathlib import Path
 
-    from test_headless import cli, finish, run_join, start_host, verify
+    from procs import cli, finish, run_join, start_host, verify
 
     tmp = Path(str(tmp_path))
     hrec, jrec = tmp / "host.koikoi", tmp / "joiner.koikoi"
@@ -311,7 +311,7 @@ def test_a_forged_audit_answered_before_it_is_checked_is_refused_between_real_pr
     import json
     from pathlib import Path
 
-    from test_headless import cli, finish, run_join, start_host, verify
+    from procs import cli, finish, run_join, start_host, verify
 
     tmp = Path(str(tmp_path))
     hrec, jrec = tmp / "host.koikoi", tmp / "joiner.koikoi"
@@ -350,7 +350,7 @@ def test_leaving_mid_deal_is_a_forfeit_in_the_other_sides_record(tmp_path: objec
     import json
     from pathlib import Path
 
-    from test_headless import finish, run_join, start_host, verify
+    from procs import finish, run_join, start_host, verify
 
     tmp = Path(str(tmp_path))
     hrec = tmp / "host.koikoi"

@@ -12,7 +12,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from test_headless import LIMIT, cli, env_for, lines
+from procs import LIMIT, cli, env_for, lines
 
 from p2pkoikoi.session import encode_invite
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_headless import LIMIT, cli, env_for, finish, lines, start_host
+from procs import LIMIT, cli, env_for, finish, lines, start_host
 
 LOOK_ALIKE = "j\u043einy"  # CYRILLIC SMALL LETTER O
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+import procs
 import pytest
 
 from p2pkoikoi.session.records.journal import decode_journal, is_journal
@@ -24,13 +25,10 @@ LIMIT = 120
 
 
 def env_for(tmp_path: Path, who: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["P2PKOIKOI_CONFIG_DIR"] = str(tmp_path / f"cfg-{who}")
-    env["XDG_DATA_HOME"] = str(tmp_path / f"data-{who}")
-    env["PYTHONUNBUFFERED"] = "1"
-    env["P2PKOIKOI_BACKOFF_INITIAL"] = "0.1"
-    env["P2PKOIKOI_BACKOFF_MAX"] = "0.5"
-    return env
+    """A player whose reconnect backs off briefly (0.1 s, at most 0.5 s)."""
+    return procs.env_for(
+        tmp_path, who, P2PKOIKOI_BACKOFF_INITIAL="0.1", P2PKOIKOI_BACKOFF_MAX="0.5"
+    )
 
 
 def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_headless import finish, lines, run_join, start_host
+from procs import finish, lines, run_join, start_host
 
 
 @pytest.mark.parametrize("expect", [["--expect-rules", "online"], []])

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("pexpect")
+from procs import start_host  # noqa: E402
 from pty_terminal import CTRL_C, ENTER, Terminal  # noqa: E402
-from test_headless import start_host  # noqa: E402
 
 from p2pkoikoi.session.codes.wordlist import EVEN, ODD  # noqa: E402
 

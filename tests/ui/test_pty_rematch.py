@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("pexpect", reason="pexpect is in the test extra")
 pytest.importorskip("pyte", reason="pyte is in the test extra")
 
+from procs import finish, lines, start_host, verify  # noqa: E402
 from pty_terminal import DEADLINE, Terminal, answer, continue_line, decision_line  # noqa: E402
-from test_headless import finish, lines, start_host, verify  # noqa: E402
 
 
 def play_to_end_page(term: Terminal, done: Callable[[str], bool]) -> str:

@@ -10,12 +10,12 @@ import io
 import re
 from pathlib import Path
 
+from practice import play_practice
 from prompt_toolkit.application import Application, create_app_session
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.output.vt100 import Vt100_Output
-from test_history_replay import play_practice
 
 from p2pkoikoi.session import decode_record
 from p2pkoikoi.ui.replay import Replay, positions, replay_app

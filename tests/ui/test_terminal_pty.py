@@ -15,16 +15,14 @@ from pty_terminal import (
     ENTER,
     ESC,
     PGDN,
-    Terminal,
     answer,
     command_from_screen,
     continue_line,
     decision_line,
+    host_invite,
     play_until,
     spawn,
 )
-
-from p2pkoikoi.engine.errors import KoiKoiError
 
 SEED = "ab" * 32
 
@@ -111,32 +109,12 @@ def test_ascii_draws_only_ascii(tmp_path: Path, terms) -> None:
         assert not _ascii_only(screen), screen
 
 
-def _host_invite(t: Terminal) -> str:
-    """The invite as the host's screen shows it, once the whole command is drawn (a
-    screen read mid-frame can show the first folded lines of it and not the rest)."""
-    from p2pkoikoi.session import decode_invite
-
-    def drawn(screen: str) -> bool:
-        if "p2pkoikoi join " not in screen:
-            return False
-        try:
-            decode_invite(command_from_screen(screen, "p2pkoikoi join ").split(" ", 2)[2])
-        except (KoiKoiError, IndexError):
-            return False
-        return True
-
-    screen = t.wait_for(drawn)
-    assert all(len(line) <= t.screen.columns for line in screen.splitlines())
-    command = command_from_screen(screen, "p2pkoikoi join ")
-    return command.split(" ", 2)[2]
-
-
 def test_host_and_join_a_one_round_match(tmp_path: Path, terms) -> None:
     host = spawn(
         terms, tmp_path / "a", "host", "--bind", "127.0.0.1", "--port", "0", "--rounds", "1",
         "--name", "Alice", "--record", str(tmp_path / "alice.koikoi"),
     )  # fmt: skip
-    invite = _host_invite(host)
+    invite = host_invite(host)
     join = spawn(
         terms, tmp_path / "b", "join", *invite.split(), "--name", "Bob",
         "--record", str(tmp_path / "bob.koikoi"), "--quiet",
@@ -205,7 +183,7 @@ def test_an_ipv6_invite_is_wrapped_never_cut(tmp_path: Path, terms, columns: int
         terms, tmp_path, "host", "--bind", "::1", "--port", "0", "--advertise", long_address,
         columns=columns,
     )  # fmt: skip
-    invite = _host_invite(host)
+    invite = host_invite(host)
     decoded = decode_invite(invite)  # the checksum holds: nothing of it was cut
     assert long_address in str(decoded)
     screen = host.text()
