@@ -10,6 +10,7 @@ command's start-up; issue 25).  Everything argparse reports (usage errors,
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -138,8 +139,7 @@ def build_parser(*, arguments: bool = True) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         try:
-            __import__(name)  # importlib.import_module (see engine/__init__.py)
-            module = sys.modules[name]
+            module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name == name:  # a command group not built yet
                 continue
@@ -199,8 +199,7 @@ def command_parser(command: str) -> argparse.ArgumentParser:
     """The parser of one known ``command`` (:data:`COMMAND_MODULE`), on its own: it
     parses the words after the command's name."""
     one = _OneCommand()
-    __import__(COMMAND_MODULE[command])  # (see build_parser)
-    sys.modules[COMMAND_MODULE[command]].register(one)
+    importlib.import_module(COMMAND_MODULE[command]).register(one)
     return one.parsers[command]
 
 

@@ -15,13 +15,14 @@ objects, so they compare fast and hash well.
 
 from __future__ import annotations
 
+import enum
+
 from p2pkoikoi.engine.cards import CARDS, Card, parse_card
-from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import make, value
 
 
-class ActionKind(ValueEnum):
+class ActionKind(enum.Enum):
     PLAY = "play"
     TAKE = "take"
     KOIKOI = "koikoi"

@@ -5,6 +5,8 @@ randomness of its own.  See :mod:`p2pkoikoi.session.session` for the theory of
 operation and ``protocol/README.md`` for the specification.
 """
 
+import importlib
+
 from p2pkoikoi.session.errors import (
     CheatingError,
     InviteError,
@@ -134,8 +136,7 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # importlib.import_module(module), as engine/__init__.py does it (and says why)
-    value = getattr(__import__(module, fromlist=(name,)), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -11,6 +11,7 @@ vector in ``protocol/vectors``.
 
 from __future__ import annotations
 
+import importlib
 import struct
 
 from p2pkoikoi.engine.digest import sha256 as _sha256
@@ -122,8 +123,7 @@ def _public_sodium() -> Sodium:
 def _load_sodium() -> Sodium:
     """PyNaCl's compiled module when it is there (the faster path), else its public bindings."""
     try:
-        # importlib.import_module("nacl._sodium"), as engine/__init__.py does it
-        compiled = __import__("nacl._sodium", fromlist=("ffi", "lib"))
+        compiled = importlib.import_module("nacl._sodium")
         return _direct_sodium(compiled.ffi, compiled.lib)
     except (ImportError, AttributeError):
         return _public_sodium()
