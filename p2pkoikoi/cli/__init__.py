@@ -8,7 +8,7 @@ one-line message on stderr and its exit status: no traceback reaches a user.
 Parsing is argparse's (:mod:`p2pkoikoi.cli.parsing`, imported only when needed),
 except for a command in :data:`QUICK_ARGS`, whose module parses its plain command
 lines itself and hands anything else to argparse: ``verify RECORD`` starts without
-importing argparse at all (issue 25).
+importing argparse at all.
 """
 
 from __future__ import annotations
@@ -16,13 +16,8 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
-# ``typing.TYPE_CHECKING`` without importing ``typing``: the command line's modules
-# (every one of them, for ``--help``) use it for annotations only, and in a normal
-# install (no editable-install hook at start-up) importing it was about a ninth of
-# ``--help``'s instructions (issue 25).  Type checkers read any ``TYPE_CHECKING`` as
-# true.  The cli modules ``--help`` builds do the same; tests/test_startup.py checks.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
@@ -41,8 +36,8 @@ def command_of(argv: Sequence[str]) -> str | None:
 
 
 #: commands whose module parses their plain command lines without argparse
-#: (``quick_args(words)``: a namespace, or None to leave it to argparse): importing
-#: argparse and building a parser was a sixth of ``verify``'s start-up (issue 25)
+#: (``quick_args(words)``: a namespace, or None to leave it to argparse), so the
+#: common case skips importing argparse and building a parser
 QUICK_ARGS = {"verify": "p2pkoikoi.cli.verify_cmd"}
 
 

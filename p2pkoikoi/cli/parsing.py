@@ -1,9 +1,7 @@
 """The command line's argparse half: the parsers, built only when a command line needs them.
 
 :func:`p2pkoikoi.cli.main` hands a command line here unless its command parses
-it faster on its own (:data:`p2pkoikoi.cli.QUICK_ARGS`: ``verify``'s plain forms,
-for which importing argparse and building the parser was a sixth of the
-command's start-up; issue 25).  Everything argparse reports (usage errors,
+it faster on its own (:data:`p2pkoikoi.cli.QUICK_ARGS`: ``verify``'s plain forms).  Everything argparse reports (usage errors,
 ``--help``, abbreviations) is said here, in one line with exit status 2.
 """
 
@@ -14,10 +12,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from p2pkoikoi import HOME_URL, __version__
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -151,9 +149,8 @@ def build_parser(*, arguments: bool = True) -> argparse.ArgumentParser:
 class _CommandList:
     """What a command module's ``register`` is handed when only the list of commands
     is wanted: ``add_parser`` makes the command's entry (its name and help) and hands
-    back a stand-in that takes the command's arguments and drops them.  Building
-    every command's arguments was a fifth of ``p2pkoikoi --help``'s instructions, for
-    a page that shows none of them (issue 25); tests/test_startup.py checks that the
+    back a stand-in that takes the command's arguments and drops them: the page
+    shows none of them, so none are built.  tests/test_startup.py checks that the
     page, and the answer to an unknown command, are the same."""
 
     def __init__(self, subparsers: Any) -> None:
@@ -181,9 +178,8 @@ _DROPPED = _Dropped()
 class _OneCommand:
     """What a command module's ``register`` is handed when the command line names its
     command: ``add_parser`` makes each parser on its own, as ``p2pkoikoi NAME``, the
-    parser the subparsers action would make.  Hanging them under the whole program's
-    parser cost ``verify`` a third of its parsing (every ``ArgumentParser`` looks its
-    texts up with ``gettext``, a file system look-up each; issue 25)."""
+    parser the subparsers action would make, without building the whole program's
+    parser and every other command's beside it."""
 
     def __init__(self) -> None:
         self.parsers: dict[str, argparse.ArgumentParser] = {}

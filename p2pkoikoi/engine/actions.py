@@ -81,8 +81,7 @@ class Action:
         return self.kind is ActionKind.PLAY
 
 
-# The tables are made with values.make (no __init__: these are known good), at a
-# third of the cost of 244 calls of a value's generic __init__ (verify's start-up)
+# The tables are made with values.make (no __init__: these are known good)
 PLAY: tuple[Action, ...] = tuple(make(Action, ActionKind.PLAY, c, None) for c in CARDS)
 #: ``PLAY_TAKING[c][t]``: play card ``c`` taking field card ``t`` of its month (the
 #: only pairs a legal play names; 144 actions, not 48 x 48 built at every start-up).

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import enum
 import struct
+from typing import TYPE_CHECKING
 
 import p2pkoikoi.engine.actions as A
 from p2pkoikoi.engine.actions import Action, ActionKind
@@ -96,7 +97,6 @@ from p2pkoikoi.engine.yaku import (
     total_function,
 )
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar
@@ -165,8 +165,8 @@ def _four_of_month(mask: int) -> bool:
 def _plays_by_byte() -> tuple[tuple[tuple[Action, ...], ...], ...]:
     """``[k][b]``: the plays of the cards ``8 * k + i`` for each bit ``i`` of ``b``, in order.
 
-    Built by extending the row of ``b`` without its highest bit (one tuple each: a
-    generator per byte took most of the engine's import, issue 25)."""
+    Built by extending the row of ``b`` without its highest bit: one tuple each,
+    with no generator per byte, so the engine's import stays short."""
     out = []
     for k in range(6):
         row: list[tuple[Action, ...]] = [()]
@@ -1154,12 +1154,9 @@ class _EventTable(dict[int, "_E"]):  # a string: the type variable is the type c
     the card and one nibble (which of its month's four cards were taken):
     ``_PLAYED[(seat * 48 + card) << 4 | captured >> (card & 60)]``, the same for
     ``_DREW``, and ``_DREW_PENDING[seat * 48 + card]`` for a drawn card waiting to
-    choose.  Events are immutable, so every turn can share them.  The tables were
-    tuples built whole at import: 3,168 events, 13 million instructions, about 2% of
-    the start-up of ``verify``, which uses none of them (it replays with ``after``,
-    issue 25).  Made on first use, an event costs what it did at import; a lookup
-    that finds it costs about 700 instructions more than a tuple's index did, 1.5%
-    of an ``apply`` with events (the session's path; the bots' playouts use neither).
+    choose.  Events are immutable, so every turn can share them.  They are made on
+    first use rather than all 3,168 at import: a replay with ``after`` (``verify``)
+    and the bots' playouts use none of them.
     """
 
     __slots__ = ("_make",)

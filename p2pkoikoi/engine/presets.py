@@ -8,6 +8,8 @@ for every value a source leaves open are written down in ``docs/rules.md``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.rules import (
     AfterKoiKoi,
@@ -25,7 +27,6 @@ from p2pkoikoi.engine.rules import (
 )
 from p2pkoikoi.engine.values import replace
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from typing import Final
 
@@ -35,10 +36,8 @@ DEFAULT_PRESET: Final = "online"
 #: beside those three yaku and nowhere else.
 _PLUS_COUNTS: Final = ("kasu", "tan", "tane")
 
-# Every other preset is a copy of this one made by ``values.replace``:
-# ``dataclasses.replace`` would import dataclasses (with inspect, ast and dis) and
-# build the shadow dataclass of RuleSet's 47 fields, about 10 ms of ``score``'s and
-# ``rules``' start-up (issue 25)
+# Every other preset is a copy of this one made by ``values.replace``, which needs
+# none of :mod:`dataclasses` (RuleSet is an ``engine.values`` class)
 _ONLINE = RuleSet()
 
 _NINTENDO = replace(

@@ -12,6 +12,7 @@ under a domain tag is the fingerprint that the network handshake compares.
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.digest import sha256
@@ -19,7 +20,6 @@ from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.jsontext import canonical, loads
 from p2pkoikoi.engine.values import value
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from typing import Any, Final
 

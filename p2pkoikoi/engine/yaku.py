@@ -34,6 +34,8 @@ Semantics fixed here (and in ``docs/rules.md``):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.cards import (
     ALL_MASK,
@@ -61,7 +63,6 @@ from p2pkoikoi.engine.rules import (
 )
 from p2pkoikoi.engine.values import value
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Final

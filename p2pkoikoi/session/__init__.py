@@ -6,6 +6,7 @@ operation and ``protocol/README.md`` for the specification.
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
 from p2pkoikoi.session.errors import (
     CheatingError,
@@ -21,7 +22,6 @@ from p2pkoikoi.session.errors import (
     WrongSecretError,
 )
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from p2pkoikoi.session.code import ShortCode, decode_code, encode_code
     from p2pkoikoi.session.crypto import fingerprint

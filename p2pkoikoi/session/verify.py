@@ -45,6 +45,8 @@ complete one: docs/verify.md).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import (
     Action,
@@ -70,7 +72,6 @@ from p2pkoikoi.session.verify_ends import (
 )
 from p2pkoikoi.session.verify_report import Check, Report, VerifyReport, lacks
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

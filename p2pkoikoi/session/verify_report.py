@@ -4,10 +4,11 @@ incomplete record, 0 only for a complete one: docs/verify.md)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.record import Record
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
 if TYPE_CHECKING:
     from typing import Any
 
