@@ -157,7 +157,10 @@ def test_repr_equality_hash_and_methods_match_named_tuples(
     assert ev._replace() == ev and type(ev._replace()) is cls
     changed = ev._replace(**{fields[0]: "changed"})
     assert type(changed) is cls and changed == nt._replace(**{fields[0]: "changed"})
-    with pytest.raises(ValueError, match="nonsense"):
+    # an unknown field: what namedtuple raises (ValueError until 3.12, TypeError from 3.13)
+    with pytest.raises((ValueError, TypeError), match="nonsense") as theirs:
+        nt._replace(nonsense=1)
+    with pytest.raises(type(theirs.value), match="nonsense"):
         ev._replace(nonsense=1)
     made = cls._make(iter(values))
     assert type(made) is cls and made == ev

@@ -16,8 +16,8 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType

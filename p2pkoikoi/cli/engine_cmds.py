@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from p2pkoikoi.cli.facts import DEFAULT_PRESET, PRESET_NAMES
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

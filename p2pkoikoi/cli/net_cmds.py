@@ -8,13 +8,13 @@ load trio, the session or the cryptography (tests/test_startup.py).
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from p2pkoikoi import doc_url
 from p2pkoikoi.cli.facts import DEFAULT_PORT, DEFAULT_PRESET, PRESET_NAMES
 
 from .engine_cmds import add_rules_options
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,10 +12,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from p2pkoikoi import HOME_URL, __version__
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

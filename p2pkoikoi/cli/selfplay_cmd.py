@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TYPE_CHECKING
 
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

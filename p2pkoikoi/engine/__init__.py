@@ -5,13 +5,13 @@ seed and actions give the same states on any machine.
 """
 
 import importlib
-from typing import TYPE_CHECKING
 
 # ``deal`` is both a submodule and a function: import it now, so the package
 # attribute is the function (as it always was) whichever is imported first.
 from p2pkoikoi.engine.deal import Deal, deal, derive_deck
 from p2pkoikoi.engine.errors import IllegalActionError, InputError, KoiKoiError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from p2pkoikoi.engine.actions import Action, ActionKind, decode_action, encode_action
     from p2pkoikoi.engine.cards import CARDS, Card, CardSet, Kind, parse_card, parse_cards

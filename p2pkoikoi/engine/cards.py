@@ -9,10 +9,10 @@ mask behind an immutable, set-like API for everyone else.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
 
 from p2pkoikoi.engine.errors import InputError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Final

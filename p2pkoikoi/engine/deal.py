@@ -10,13 +10,13 @@ likely (no modulo bias).
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
 
 from p2pkoikoi.engine.cards import CARDS, Card
 from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import value
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

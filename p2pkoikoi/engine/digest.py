@@ -7,7 +7,10 @@ on it: :func:`hashlib.sha256`.
 from __future__ import annotations
 
 import hashlib
-from typing import Final
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 #: ``sha256(data=b"")``: a hash object with ``update``, ``digest``, ``hexdigest``, ``copy``
 sha256: Final = hashlib.sha256

@@ -16,7 +16,10 @@ every preset's rules, generated trees and broken texts.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import enum
 import struct
-from typing import TYPE_CHECKING
 
 import p2pkoikoi.engine.actions as A
 from p2pkoikoi.engine.actions import Action, ActionKind
@@ -97,6 +96,7 @@ from p2pkoikoi.engine.yaku import (
     total_function,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar

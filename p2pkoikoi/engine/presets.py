@@ -8,8 +8,6 @@ for every value a source leaves open are written down in ``docs/rules.md``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.rules import (
     AfterKoiKoi,
@@ -27,6 +25,7 @@ from p2pkoikoi.engine.rules import (
 )
 from p2pkoikoi.engine.values import replace
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 

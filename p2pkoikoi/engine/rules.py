@@ -12,7 +12,6 @@ under a domain tag is the fingerprint that the network handshake compares.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
 
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.digest import sha256
@@ -20,6 +19,7 @@ from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.jsontext import canonical, loads
 from p2pkoikoi.engine.values import value
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
 

@@ -39,9 +39,17 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import repeat
-from typing import Any, TypeVar, dataclass_transform
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar, dataclass_transform
+
+    T = TypeVar("T")
+else:
+
+    def dataclass_transform(**_: object) -> object:
+        """Type checkers' marker (PEP 681); at run time, nothing."""
+        return lambda cls: cls
 
 
 _MISSING: Any = object()

@@ -34,8 +34,6 @@ Semantics fixed here (and in ``docs/rules.md``):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.cards import (
     ALL_MASK,
@@ -63,6 +61,7 @@ from p2pkoikoi.engine.rules import (
 )
 from p2pkoikoi.engine.values import value
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Final

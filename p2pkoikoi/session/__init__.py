@@ -6,7 +6,6 @@ operation and ``protocol/README.md`` for the specification.
 """
 
 import importlib
-from typing import TYPE_CHECKING
 
 from p2pkoikoi.session.errors import (
     CheatingError,
@@ -22,6 +21,7 @@ from p2pkoikoi.session.errors import (
     WrongSecretError,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from p2pkoikoi.session.code import ShortCode, decode_code, encode_code
     from p2pkoikoi.session.crypto import fingerprint

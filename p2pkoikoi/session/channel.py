@@ -12,11 +12,11 @@ is pure (callers pass keys and values in), each covered by a test vector in
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
 
 from p2pkoikoi.session.crypto import lp, sha256
 from p2pkoikoi.session.errors import RemoteProtocolError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 

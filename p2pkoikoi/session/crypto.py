@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import importlib
 import struct
-from typing import TYPE_CHECKING
 
 from p2pkoikoi.engine.digest import sha256 as _sha256
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Final

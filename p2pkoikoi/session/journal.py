@@ -33,7 +33,6 @@ records into the bytes to append (writing lives in
 from __future__ import annotations
 
 import binascii  # crc32, the same as zlib.crc32 (binascii is loaded already, zlib is not)
-from typing import TYPE_CHECKING
 
 from p2pkoikoi.engine.jsontext import loads
 from p2pkoikoi.engine.values import value
@@ -45,6 +44,7 @@ from p2pkoikoi.session.record import (
     record_from_dict,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
 

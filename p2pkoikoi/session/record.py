@@ -12,14 +12,13 @@ signatures cover is defined in ``protocol/README.md`` ("Transcript");
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from p2pkoikoi.engine import InputError, RuleSet
 from p2pkoikoi.engine.jsontext import loads, syntax_error
 from p2pkoikoi.engine.values import make, value
 from p2pkoikoi.session.crypto import fingerprint
 from p2pkoikoi.session.errors import RecordError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
 

@@ -45,8 +45,6 @@ complete one: docs/verify.md).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import p2pkoikoi.session.crypto as crypto
 from p2pkoikoi.engine import (
     Action,
@@ -72,6 +70,7 @@ from p2pkoikoi.session.verify_ends import (
 )
 from p2pkoikoi.session.verify_report import Check, Report, VerifyReport, lacks
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

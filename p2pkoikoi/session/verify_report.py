@@ -4,11 +4,10 @@ incomplete record, 0 only for a complete one: docs/verify.md)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
