@@ -15,29 +15,34 @@ every preset's rules, generated trees and broken texts.
 
 from __future__ import annotations
 
-import json
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+# json is imported by the functions, on first use: ``score`` and ``rules`` load the
+# rules module, which uses this one, but never read or write JSON text.
 
 
 def loads(text: str) -> Any:
     """``json.loads(text)``: the same object, or the same exception."""
+    import json
+
     return json.loads(text)
 
 
 def canonical(obj: Any) -> str:
     """``json.dumps(obj, sort_keys=True, separators=(",", ":"))``, the same text."""
-    return _CANONICAL.encode(obj)
+    import json
+
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
 def syntax_error(exc: ValueError) -> str | None:
     """Where and what a :class:`json.JSONDecodeError` from :func:`loads` says is wrong
     (``line 1, column 5: Expecting value``); None for any other ValueError (a number
     too long to convert)."""
+    import json
+
     if not isinstance(exc, json.JSONDecodeError):
         return None
     return f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
