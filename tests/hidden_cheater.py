@@ -65,9 +65,10 @@ def install(attack: str) -> None:
         table.HiddenTable.audit = forged_audit  # type: ignore[method-assign]
     elif attack == "leave-mid-deal":
         import os
+        import signal
 
         def leave(self: table.HiddenTable, data: bytes) -> None:
-            os._exit(0)
+            os.kill(os.getpid(), signal.SIGKILL)  # as a killed program: no goodbye
 
         table.HiddenTable.on_step3 = leave  # type: ignore[method-assign]
     elif attack == "d1-sums":

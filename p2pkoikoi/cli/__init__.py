@@ -8,20 +8,15 @@ one-line message on stderr and its exit status: no traceback reaches a user.
 Parsing is argparse's (:mod:`p2pkoikoi.cli.parsing`, imported only when needed),
 except for a command in :data:`QUICK_ARGS`, whose module parses its plain command
 lines itself and hands anything else to argparse: ``verify RECORD`` starts without
-importing argparse at all (issue 25).
+importing argparse at all.
 """
 
 from __future__ import annotations
 
 import gc
-import os
+import importlib
 import sys
 
-# ``typing.TYPE_CHECKING`` without importing ``typing``: the command line's modules
-# (every one of them, for ``--help``) use it for annotations only, and in a normal
-# install (no editable-install hook at start-up) importing it was about a ninth of
-# ``--help``'s instructions (issue 25).  Type checkers read any ``TYPE_CHECKING`` as
-# true.  The cli modules ``--help`` builds do the same; tests/house/test_startup.py checks.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,10 +25,8 @@ if TYPE_CHECKING:
 
 
 def load(name: str) -> ModuleType:
-    """``importlib.import_module(name)`` for an absolute ``name``, without importing
-    :mod:`importlib` (see p2pkoikoi/engine/__init__.py)."""
-    __import__(name)
-    return sys.modules[name]
+    """The module ``name``, imported: commands' modules load only when they run."""
+    return importlib.import_module(name)
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -43,8 +36,8 @@ def command_of(argv: Sequence[str]) -> str | None:
 
 
 #: commands whose module parses their plain command lines without argparse
-#: (``quick_args(words)``: a namespace, or None to leave it to argparse): importing
-#: argparse and building a parser was a sixth of ``verify``'s start-up (issue 25)
+#: (``quick_args(words)``: a namespace, or None to leave it to argparse), so the
+#: common case skips importing argparse and building a parser
 QUICK_ARGS = {"verify": "p2pkoikoi.cli.verify_cmd"}
 
 
@@ -131,10 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 #: commands that run no trio (no coroutine to drop on Ctrl-C)
 NO_COROUTINES = frozenset({"verify", "score", "cards", "deal", "rules", "id", "history"})
 
-#: commands that :func:`entry` runs without the cycle collector and ends without the
-#: interpreter's finalisation (each ends within a fraction of a second, its work
-#: bounded by its input: ``verify`` reads at most ``MAX_RECORD_BYTES``; it writes
-#: nothing but its standard output and error, and registers no ``atexit`` handler)
+#: commands that :func:`entry` runs without the cycle collector (each ends within a
+#: fraction of a second, its work bounded by its input: ``verify`` reads at most
+#: ``MAX_RECORD_BYTES``), so the little cyclic garbage they make goes with the process
 ONE_SHOT = frozenset({"verify"})
 
 
@@ -143,34 +135,15 @@ def entry() -> NoReturn:
 
     The command is over when :func:`main` returns, and has closed what it wrote
     (records are written and closed by their keepers, never left to a finaliser).
-    The interpreter's last garbage collection would then only walk every object
-    of every module loaded to free memory that the process gives back anyway: a
-    tenth of ``p2pkoikoi verify``'s CPU time (issue 25).  :func:`gc.freeze` leaves
-    those objects out of it; ``atexit`` handlers and the flush of the standard
-    streams run as before.  Tests call :func:`main`, which freezes nothing.
-
-    A command in :data:`ONE_SHOT` (a bounded job: read, check, print, exit) runs
-    without the cycle collector at all: its collections while the modules load
-    cost it another 5 ms, and what little cyclic garbage it makes goes with the
-    process a moment later.  It also ends with :func:`os._exit` once its standard
-    output and error are flushed: the interpreter's finalisation (tearing down every
-    module to free memory the process gives back anyway) was 4.6 M instructions, a
-    thirtieth of ``verify`` (issue 25).  Nothing is lost: such a command writes
-    nothing else and registers no ``atexit`` handler.  Should a flush fail (a reader
-    that left, a full disk), the interpreter's own exit reports it as before.
+    The interpreter's last garbage collection would then only walk every object of
+    every module loaded to free memory that the process gives back anyway:
+    :func:`gc.freeze` leaves those objects out of it; ``atexit`` handlers and the
+    flush of the standard streams run as usual.  Tests call :func:`main`, which
+    freezes nothing.  A command in :data:`ONE_SHOT` runs without the cycle collector.
     """
-    one_shot = command_of(sys.argv[1:]) in ONE_SHOT
-    if one_shot:
+    if command_of(sys.argv[1:]) in ONE_SHOT:
         gc.disable()
     code = main()
-    if one_shot:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):  # ValueError: a stream closed by the command
-            pass
-        else:
-            os._exit(code)
     gc.freeze()
     raise SystemExit(code)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from p2pkoikoi.cli.facts import DEFAULT_PRESET, PRESET_NAMES
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

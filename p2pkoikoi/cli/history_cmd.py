@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

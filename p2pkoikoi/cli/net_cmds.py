@@ -14,11 +14,11 @@ from p2pkoikoi.cli.facts import DEFAULT_PORT, DEFAULT_PRESET, PRESET_NAMES
 
 from .engine_cmds import add_rules_options
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-#: the shortest turn limit a joiner accepts without a person's look (issue 22)
+#: the shortest turn limit a joiner accepts without a person's look
 MIN_TURN_LIMIT = 10
 
 

@@ -399,7 +399,7 @@ async def _headless(opener: Opener, player: _Player, rematch: int = 0) -> int:
     section 13): each side offers at once, so two ``--rematch N`` players agree.
 
     Ctrl-C (SIGINT) during a match leaves the table as ``q`` does at the table: the
-    resignation goes at once, on the other player's turn too (issue 22), the
+    resignation goes at once, on the other player's turn too, the
     result is signed, and the program exits 130 within a few seconds."""
     emit = json_emitter()
     final: dict[str, object] | None = None

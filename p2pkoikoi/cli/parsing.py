@@ -1,22 +1,21 @@
 """The command line's argparse half: the parsers, built only when a command line needs them.
 
 :func:`p2pkoikoi.cli.main` hands a command line here unless its command parses
-it faster on its own (:data:`p2pkoikoi.cli.QUICK_ARGS`: ``verify``'s plain forms,
-for which importing argparse and building the parser was a sixth of the
-command's start-up; issue 25).  Everything argparse reports (usage errors,
+it faster on its own (:data:`p2pkoikoi.cli.QUICK_ARGS`: ``verify``'s plain forms).  Everything argparse reports (usage errors,
 ``--help``, abbreviations) is said here, in one line with exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from p2pkoikoi import HOME_URL, __version__
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -138,8 +137,7 @@ def build_parser(*, arguments: bool = True) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         try:
-            __import__(name)  # importlib.import_module (see engine/__init__.py)
-            module = sys.modules[name]
+            module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name == name:  # a command group not built yet
                 continue
@@ -151,9 +149,8 @@ def build_parser(*, arguments: bool = True) -> argparse.ArgumentParser:
 class _CommandList:
     """What a command module's ``register`` is handed when only the list of commands
     is wanted: ``add_parser`` makes the command's entry (its name and help) and hands
-    back a stand-in that takes the command's arguments and drops them.  Building
-    every command's arguments was a fifth of ``p2pkoikoi --help``'s instructions, for
-    a page that shows none of them (issue 25); tests/house/test_startup.py checks that the
+    back a stand-in that takes the command's arguments and drops them: the page
+    shows none of them, so none are built.  tests/house/test_startup.py checks that the
     page, and the answer to an unknown command, are the same."""
 
     def __init__(self, subparsers: Any) -> None:
@@ -181,9 +178,8 @@ _DROPPED = _Dropped()
 class _OneCommand:
     """What a command module's ``register`` is handed when the command line names its
     command: ``add_parser`` makes each parser on its own, as ``p2pkoikoi NAME``, the
-    parser the subparsers action would make.  Hanging them under the whole program's
-    parser cost ``verify`` a third of its parsing (every ``ArgumentParser`` looks its
-    texts up with ``gettext``, a file system look-up each; issue 25)."""
+    parser the subparsers action would make, without building the whole program's
+    parser and every other command's beside it."""
 
     def __init__(self) -> None:
         self.parsers: dict[str, argparse.ArgumentParser] = {}
@@ -199,8 +195,7 @@ def command_parser(command: str) -> argparse.ArgumentParser:
     """The parser of one known ``command`` (:data:`COMMAND_MODULE`), on its own: it
     parses the words after the command's name."""
     one = _OneCommand()
-    __import__(COMMAND_MODULE[command])  # (see build_parser)
-    sys.modules[COMMAND_MODULE[command]].register(one)
+    importlib.import_module(COMMAND_MODULE[command]).register(one)
     return one.parsers[command]
 
 

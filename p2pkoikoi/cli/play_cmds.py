@@ -10,7 +10,7 @@ from collections.abc import Callable
 from p2pkoikoi import doc_url
 from p2pkoikoi.cli.engine_cmds import add_rules_options, parse_seed_hex, rules_from_args
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     # pathlib only where a path is made: --help builds this module's parser, and a
     # normal install's interpreter has not loaded pathlib (with urllib.parse and

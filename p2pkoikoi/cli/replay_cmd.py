@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

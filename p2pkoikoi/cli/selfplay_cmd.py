@@ -13,7 +13,7 @@ import time
 
 from p2pkoikoi.cli.engine_cmds import add_rules_options, rules_from_args
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from types import SimpleNamespace
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
@@ -54,8 +54,8 @@ def quick_args(words: Sequence[str]) -> SimpleNamespace | None:
     starting with a hyphen) is None: argparse parses it and says what is wrong.
 
     The namespace is the one :func:`add_parser`'s parser makes for the same words
-    (tests/house/test_startup.py compares them); importing argparse and building that
-    parser was a sixth of ``verify``'s start-up (issue 25)."""
+    (tests/house/test_startup.py compares them); the common case then skips importing
+    argparse and building that parser."""
     record: str | None = None
     as_json = False
     folder: str | None = None

@@ -11,7 +11,7 @@ and what was there can still be read.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Final, TextIO

@@ -4,12 +4,14 @@ Everything random comes from a 32-byte match seed passed in; the same rules,
 seed and actions give the same states on any machine.
 """
 
+import importlib
+
 # ``deal`` is both a submodule and a function: import it now, so the package
 # attribute is the function (as it always was) whichever is imported first.
 from p2pkoikoi.engine.deal import Deal, deal, derive_deck
 from p2pkoikoi.engine.errors import IllegalActionError, InputError, KoiKoiError
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from p2pkoikoi.engine.actions import Action, ActionKind, decode_action, encode_action
     from p2pkoikoi.engine.cards import CARDS, Card, CardSet, Kind, parse_card, parse_cards
@@ -64,10 +66,7 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # importlib.import_module(module) without importing importlib: that package is not
-    # among the interpreter's frozen modules, and loading it was 1.8 M instructions (a
-    # twentieth of ``python -c pass``) on every command's way (issue 25)
-    value = getattr(__import__(module, fromlist=(name,)), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -15,13 +15,14 @@ objects, so they compare fast and hash well.
 
 from __future__ import annotations
 
+import enum
+
 from p2pkoikoi.engine.cards import CARDS, Card, parse_card
-from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import make, value
 
 
-class ActionKind(ValueEnum):
+class ActionKind(enum.Enum):
     PLAY = "play"
     TAKE = "take"
     KOIKOI = "koikoi"
@@ -80,8 +81,7 @@ class Action:
         return self.kind is ActionKind.PLAY
 
 
-# The tables are made with values.make (no __init__: these are known good), at a
-# third of the cost of 244 calls of a value's generic __init__ (verify's start-up)
+# The tables are made with values.make (no __init__: these are known good)
 PLAY: tuple[Action, ...] = tuple(make(Action, ActionKind.PLAY, c, None) for c in CARDS)
 #: ``PLAY_TAKING[c][t]``: play card ``c`` taking field card ``t`` of its month (the
 #: only pairs a legal play names; 144 actions, not 48 x 48 built at every start-up).

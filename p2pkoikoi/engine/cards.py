@@ -8,16 +8,17 @@ mask behind an immutable, set-like API for everyone else.
 
 from __future__ import annotations
 
-from p2pkoikoi.engine.enums import ValueEnum
+import enum
+
 from p2pkoikoi.engine.errors import InputError
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Final
 
 
-class Kind(ValueEnum):
+class Kind(enum.Enum):
     BRIGHT = "b"
     ANIMAL = "a"
     RIBBON = "r"

@@ -16,7 +16,7 @@ from p2pkoikoi.engine.digest import sha256
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.values import value
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -3,20 +3,16 @@
 Each event is a small frozen value with a ``kind`` and a ``to_dict()`` whose
 ``"event"`` key is that kind.  Cards appear as their codes in ``to_dict()``.
 
-Every event class is an :class:`~p2pkoikoi.engine.event_tuple.EventTuple`, which
-type checkers read as ``typing.NamedTuple`` and which makes at run time the same
-kind of class without compiling anything (see that module).
+Every event class is a :class:`typing.NamedTuple`: immutable, cheap to make in the
+hot path (``tuple.__new__``), compared and hashed as a tuple.
 """
 
 from __future__ import annotations
 
-from p2pkoikoi.engine.cards import CARDS, Card
-from p2pkoikoi.engine.event_tuple import EventTuple
-from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore
+from typing import Any, NamedTuple
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
-if TYPE_CHECKING:
-    from typing import Any
+from p2pkoikoi.engine.cards import CARDS, Card
+from p2pkoikoi.engine.yaku import ScoreBreakdown, YakuScore
 
 
 def _plain(value: Any) -> Any:
@@ -62,8 +58,7 @@ def cards_of(mask: int) -> tuple[Card, ...]:
 
     The cache keeps 4,096 masks, and past that still every capture's (no card, or up
     to four of one month: a month's cards are one nibble of the mask), so that whole
-    fields, which rarely repeat, cannot crowd the captures out.  (It was filled with
-    the 192 capture masks at import: 1.3 M instructions of ``verify``'s start-up.)"""
+    fields, which rarely repeat, cannot crowd the captures out."""
     got = _CARDS_OF.get(mask)
     if got is None:
         cards = []  # iter_mask inlined: a generator costs twice as much for a whole field
@@ -82,7 +77,7 @@ def cards_of(mask: int) -> tuple[Card, ...]:
     return got
 
 
-class DealerChosen(EventTuple):
+class DealerChosen(NamedTuple):
     """The first dealer (or the next, after both players scored a hand yaku)."""
 
     dealer: int
@@ -97,7 +92,7 @@ class DealerChosen(EventTuple):
         return _to_dict(self)
 
 
-class RoundStarted(EventTuple):
+class RoundStarted(NamedTuple):
     round: int
     dealer: int
     attempt: int
@@ -111,7 +106,7 @@ class RoundStarted(EventTuple):
         return _to_dict(self)
 
 
-class Redealt(EventTuple):
+class Redealt(NamedTuple):
     round: int
     attempt: int
     reason: str
@@ -124,7 +119,7 @@ class Redealt(EventTuple):
         return _to_dict(self)
 
 
-class HandSwapDecided(EventTuple):
+class HandSwapDecided(NamedTuple):
     seat: int
     swapped: bool
 
@@ -136,7 +131,7 @@ class HandSwapDecided(EventTuple):
         return _to_dict(self)
 
 
-class HandYaku(EventTuple):
+class HandYaku(NamedTuple):
     seat: int
     yaku: YakuScore
     hand: tuple[Card, ...]
@@ -149,7 +144,7 @@ class HandYaku(EventTuple):
         return _to_dict(self)
 
 
-class Played(EventTuple):
+class Played(NamedTuple):
     seat: int
     card: Card
     captured: tuple[Card, ...]  # field cards taken (empty: the card joined the field)
@@ -162,7 +157,7 @@ class Played(EventTuple):
         return _to_dict(self)
 
 
-class Drew(EventTuple):
+class Drew(NamedTuple):
     seat: int
     card: Card
     captured: tuple[Card, ...]
@@ -176,7 +171,7 @@ class Drew(EventTuple):
         return _to_dict(self)
 
 
-class Took(EventTuple):
+class Took(NamedTuple):
     seat: int
     card: Card  # the drawn card
     captured: tuple[Card, ...]
@@ -189,7 +184,7 @@ class Took(EventTuple):
         return _to_dict(self)
 
 
-class YakuMade(EventTuple):
+class YakuMade(NamedTuple):
     seat: int
     yaku: tuple[YakuScore, ...]
     total: int
@@ -203,7 +198,7 @@ class YakuMade(EventTuple):
         return _to_dict(self)
 
 
-class KoiKoiCalled(EventTuple):
+class KoiKoiCalled(NamedTuple):
     seat: int
     calls: int  # this player's calls this round, this one included
 
@@ -215,7 +210,7 @@ class KoiKoiCalled(EventTuple):
         return _to_dict(self)
 
 
-class RoundEnded(EventTuple):
+class RoundEnded(NamedTuple):
     round: int
     winner: int | None  # None: nobody won the round
     reason: str  # stop, next_yaku, hand_yaku, both_hand_yaku, drawn, oya_ken
@@ -231,7 +226,7 @@ class RoundEnded(EventTuple):
         return _to_dict(self)
 
 
-class MatchEnded(EventTuple):
+class MatchEnded(NamedTuple):
     scores: tuple[int, int]
     winner: int | None
     reason: str  # rounds, knockout, resign
@@ -244,7 +239,7 @@ class MatchEnded(EventTuple):
         return _to_dict(self)
 
 
-class Resigned(EventTuple):
+class Resigned(NamedTuple):
     seat: int
 
     @property

@@ -34,6 +34,7 @@ seed and actions give the same states on any machine.
 
 from __future__ import annotations
 
+import enum
 import struct
 
 import p2pkoikoi.engine.actions as A
@@ -52,8 +53,23 @@ from p2pkoikoi.engine.cards import (
 )
 from p2pkoikoi.engine.deal import coin, dealer_draw, derive_deck
 from p2pkoikoi.engine.digest import sha256
-from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import IllegalActionError, InputError
+from p2pkoikoi.engine.events import (
+    DealerChosen,
+    Drew,
+    HandSwapDecided,
+    HandYaku,
+    KoiKoiCalled,
+    MatchEnded,
+    Played,
+    Redealt,
+    Resigned,
+    RoundEnded,
+    RoundStarted,
+    Took,
+    YakuMade,
+    cards_of,
+)
 from p2pkoikoi.engine.rules import (
     AfterKoiKoi,
     BothHandYaku,
@@ -80,58 +96,18 @@ from p2pkoikoi.engine.yaku import (
     total_function,
 )
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar
 
-    import p2pkoikoi.engine.events as events
-    from p2pkoikoi.engine.events import Drew, Event, Played
-
-
-class _Events:
-    """The event classes (and ``cards_of``), imported on first use: ``_EV.Played``.
-
-    Replaying with :meth:`MatchState.after` from :func:`new_match` makes no event, so
-    ``verify`` never loads :mod:`~p2pkoikoi.engine.events` (13 classes and their
-    maker: 3 M instructions, and 2.5 ms to compile where there is no bytecode;
-    issue 25).  The first look-up of a name imports the module and keeps the class
-    here, so later ones are plain attribute reads."""
-
-    if TYPE_CHECKING:
-        DealerChosen: type[events.DealerChosen]
-        Drew: type[events.Drew]
-        HandSwapDecided: type[events.HandSwapDecided]
-        HandYaku: type[events.HandYaku]
-        KoiKoiCalled: type[events.KoiKoiCalled]
-        MatchEnded: type[events.MatchEnded]
-        Played: type[events.Played]
-        Redealt: type[events.Redealt]
-        Resigned: type[events.Resigned]
-        RoundEnded: type[events.RoundEnded]
-        RoundStarted: type[events.RoundStarted]
-        Took: type[events.Took]
-        YakuMade: type[events.YakuMade]
-        cards_of: Callable[[int], tuple[Card, ...]]
-    else:
-
-        def __getattr__(self, name: str) -> object:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            import p2pkoikoi.engine.events as events
-
-            value = getattr(events, name)
-            setattr(self, name, value)
-            return value
-
-
-_EV = _Events()
+    from p2pkoikoi.engine.events import Event
 
 
 STATE_HASH_TAG = b"p2pkoikoi/state/v1\x00"
 
 
-class Phase(ValueEnum):
+class Phase(enum.Enum):
     HAND_SWAP = "hand_swap"
     PLAY = "play"
     DRAW_CHOICE = "draw_choice"
@@ -189,8 +165,8 @@ def _four_of_month(mask: int) -> bool:
 def _plays_by_byte() -> tuple[tuple[tuple[Action, ...], ...], ...]:
     """``[k][b]``: the plays of the cards ``8 * k + i`` for each bit ``i`` of ``b``, in order.
 
-    Built by extending the row of ``b`` without its highest bit (one tuple each: a
-    generator per byte took most of the engine's import, issue 25)."""
+    Built by extending the row of ``b`` without its highest bit: one tuple each,
+    with no generator per byte, so the engine's import stays short."""
     out = []
     for k in range(6):
         row: list[tuple[Action, ...]] = [()]
@@ -635,12 +611,12 @@ class MatchState:
         if self.is_over:
             raise IllegalActionError("the match is already over")
         s = self._copy()
-        ev: list[Event] = [_EV.Resigned(seat)]
+        ev: list[Event] = [Resigned(seat)]
         s._phase = _OVER
         s._to_act = None
         s._winner = 1 - seat
         s._end = "resign"
-        ev.append(_EV.MatchEnded(s._scores, s._winner, "resign"))
+        ev.append(MatchEnded(s._scores, s._winner, "resign"))
         return s, tuple(ev)
 
     def _apply(self, action: Action, ev: list[Event] | None) -> MatchState:
@@ -812,7 +788,7 @@ class MatchState:
             s._piles = (self._piles[0], self._piles[1] | gained)
         s._pending = -1
         if ev is not None:
-            ev.append(_new_event(_EV.Took, (p, CARDS[d], (action.card,))))
+            ev.append(_new_event(Took, (p, CARDS[d], (action.card,))))
         _end_turn(s, p, ev)
         return s
 
@@ -830,7 +806,7 @@ class MatchState:
         t = _seat_total(s, p)  # after the call: viewing yaku at their after-koi-koi value
         s._last = (t, s._last[1]) if p == 0 else (s._last[0], t)
         if ev is not None:
-            ev.append(_new_event(_EV.KoiKoiCalled, (p, calls[p])))
+            ev.append(_new_event(KoiKoiCalled, (p, calls[p])))
         _pass_turn(s, p, ev)
         return s
 
@@ -839,7 +815,7 @@ class MatchState:
         if swap:
             s._hands = (self._hands[1], self._hands[0])
         if ev is not None:
-            ev.append(_EV.HandSwapDecided(1 - self._dealer, swap))
+            ev.append(HandSwapDecided(1 - self._dealer, swap))
         if _after_deal(s, ev):
             s._attempt += 1
             _begin_round(s, ev)
@@ -931,7 +907,7 @@ def _choose_dealer(rules: RuleSet, seed: bytes, before_round: int, ev: list[Even
     if rules.first_dealer is FirstDealer.COIN:
         d = coin(seed, before_round)
         if ev is not None:
-            ev.append(_EV.DealerChosen(d, "coin"))
+            ev.append(DealerChosen(d, "coin"))
         return d
     draws: list[tuple[Card, Card]] = []
     for attempt in range(0x10000):
@@ -947,7 +923,7 @@ def _choose_dealer(rules: RuleSet, seed: bytes, before_round: int, ev: list[Even
     else:  # pragma: no cover - 65536 ties in a row cannot happen with SHA-256
         raise RuntimeError("no dealer after 65536 draws")
     if ev is not None:
-        ev.append(_EV.DealerChosen(d, "card_draw", tuple(draws)))
+        ev.append(DealerChosen(d, "card_draw", tuple(draws)))
     return d
 
 
@@ -998,8 +974,8 @@ def _begin_round(
         _lay_out(s, given)
         given = None
         if ev is not None:
-            started = (s._round, s._dealer, s._attempt, _EV.cards_of(s._field))
-            ev.append(_new_event(_EV.RoundStarted, started))
+            started = (s._round, s._dealer, s._attempt, cards_of(s._field))
+            ev.append(_new_event(RoundStarted, started))
         if not _deal_rules(s, ev):
             return
         s._attempt += 1
@@ -1015,7 +991,7 @@ def _deal_rules(s: MatchState, ev: list[Event] | None) -> bool:
         reason = _field_redeal_reason(s)
         if reason:
             if ev is not None:
-                ev.append(_EV.Redealt(s._round, s._attempt + 1, reason))
+                ev.append(Redealt(s._round, s._attempt + 1, reason))
             return True
     if s._rules.hand_swap:
         s._phase = _HAND_SWAP
@@ -1050,20 +1026,20 @@ def _after_deal(s: MatchState, ev: list[Event] | None) -> bool:
                 r.redeal_hand_four_pairs and four_pairs(h)
             ):
                 if ev is not None:
-                    ev.append(_EV.Redealt(s._round, s._attempt + 1, "a lucky hand"))
+                    ev.append(Redealt(s._round, s._attempt + 1, "a lucky hand"))
                 return True
         hy = (hand_yaku(hands[0], r), hand_yaku(hands[1], r))
         if hy[0] is not None or hy[1] is not None:
             for seat in (dealer, 1 - dealer):
                 y = hy[seat]
                 if y is not None and ev is not None:
-                    ev.append(_EV.HandYaku(seat, y, _EV.cards_of(hands[seat])))
+                    ev.append(HandYaku(seat, y, cards_of(hands[seat])))
             if hy[0] is not None and hy[1] is not None:
                 mode = r.both_hand_yaku
                 if mode is BothHandYaku.REDEAL:
                     if ev is not None:
                         ev.append(
-                            _EV.Redealt(s._round, s._attempt + 1, "both players hold a hand yaku")
+                            Redealt(s._round, s._attempt + 1, "both players hold a hand yaku")
                         )
                     return True
                 if mode is BothHandYaku.DRAW:
@@ -1084,7 +1060,7 @@ def _after_deal(s: MatchState, ev: list[Event] | None) -> bool:
         reason = _field_redeal_reason(s)
         if reason:
             if ev is not None:
-                ev.append(_EV.Redealt(s._round, s._attempt + 1, reason))
+                ev.append(Redealt(s._round, s._attempt + 1, reason))
             return True
     s._phase = _PLAY
     s._to_act = dealer
@@ -1132,7 +1108,7 @@ def _raised(s: MatchState, p: int, t: int, ev: list[Event] | None) -> None:
         return
     may = _may_call(s, p)
     if ev is not None:
-        ev.append(_new_event(_EV.YakuMade, (p, _evaluate(s, p), t, may)))
+        ev.append(_new_event(YakuMade, (p, _evaluate(s, p), t, may)))
     if may:
         s._phase = _KOIKOI
         s._to_act = p
@@ -1178,12 +1154,9 @@ class _EventTable(dict[int, "_E"]):  # a string: the type variable is the type c
     the card and one nibble (which of its month's four cards were taken):
     ``_PLAYED[(seat * 48 + card) << 4 | captured >> (card & 60)]``, the same for
     ``_DREW``, and ``_DREW_PENDING[seat * 48 + card]`` for a drawn card waiting to
-    choose.  Events are immutable, so every turn can share them.  The tables were
-    tuples built whole at import: 3,168 events, 13 million instructions, about 2% of
-    the start-up of ``verify``, which uses none of them (it replays with ``after``,
-    issue 25).  Made on first use, an event costs what it did at import; a lookup
-    that finds it costs about 700 instructions more than a tuple's index did, 1.5%
-    of an ``apply`` with events (the session's path; the bots' playouts use neither).
+    choose.  Events are immutable, so every turn can share them.  They are made on
+    first use rather than all 3,168 at import: a replay with ``after`` (``verify``)
+    and the bots' playouts use none of them.
     """
 
     __slots__ = ("_make",)
@@ -1200,20 +1173,20 @@ class _EventTable(dict[int, "_E"]):  # a string: the type variable is the type c
 def _played(key: int) -> Played:
     seat_card, nibble = divmod(key, 16)
     p, c = divmod(seat_card, 48)
-    event: Played = _new_event(_EV.Played, (p, CARDS[c], _EV.cards_of(nibble << (c & 60))))
+    event: Played = _new_event(Played, (p, CARDS[c], cards_of(nibble << (c & 60))))
     return event
 
 
 def _drew(key: int) -> Drew:
     seat_card, nibble = divmod(key, 16)
     p, c = divmod(seat_card, 48)
-    event: Drew = _new_event(_EV.Drew, (p, CARDS[c], _EV.cards_of(nibble << (c & 60)), False))
+    event: Drew = _new_event(Drew, (p, CARDS[c], cards_of(nibble << (c & 60)), False))
     return event
 
 
 def _drew_pending(key: int) -> Drew:
     p, c = divmod(key, 48)
-    event: Drew = _new_event(_EV.Drew, (p, CARDS[c], (), True))
+    event: Drew = _new_event(Drew, (p, CARDS[c], (), True))
     return event
 
 
@@ -1291,7 +1264,7 @@ def _round_over(
     s._to_act = None
     if ev is not None:
         ev.append(
-            _new_event(_EV.RoundEnded, (s._round, winner, reason, breakdown, (g0, g1), s._scores))
+            _new_event(RoundEnded, (s._round, winner, reason, breakdown, (g0, g1), s._scores))
         )
     knocked = r.scoring is _POOL and r.knockout and (s0 <= 0 or s1 <= 0)
     if knocked or s._round >= r.rounds:
@@ -1299,7 +1272,7 @@ def _round_over(
         s._end = "knockout" if knocked else "rounds"
         s._winner = 0 if s0 > s1 else 1 if s1 > s0 else None
         if ev is not None:
-            ev.append(_new_event(_EV.MatchEnded, (s._scores, s._winner, s._end)))
+            ev.append(_new_event(MatchEnded, (s._scores, s._winner, s._end)))
         return
     s._round += 1
     s._attempt = 0

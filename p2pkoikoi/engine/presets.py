@@ -25,7 +25,7 @@ from p2pkoikoi.engine.rules import (
 )
 from p2pkoikoi.engine.values import replace
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
@@ -35,10 +35,8 @@ DEFAULT_PRESET: Final = "online"
 #: beside those three yaku and nowhere else.
 _PLUS_COUNTS: Final = ("kasu", "tan", "tane")
 
-# Every other preset is a copy of this one made by ``values.replace``:
-# ``dataclasses.replace`` would import dataclasses (with inspect, ast and dis) and
-# build the shadow dataclass of RuleSet's 47 fields, about 10 ms of ``score``'s and
-# ``rules``' start-up (issue 25)
+# Every other preset is a copy of this one made by ``values.replace``, which needs
+# none of :mod:`dataclasses` (RuleSet is an ``engine.values`` class)
 _ONLINE = RuleSet()
 
 _NINTENDO = replace(

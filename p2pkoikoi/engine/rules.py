@@ -15,12 +15,11 @@ import enum
 
 import p2pkoikoi.engine.values as values
 from p2pkoikoi.engine.digest import sha256
-from p2pkoikoi.engine.enums import ValueEnum
 from p2pkoikoi.engine.errors import InputError
 from p2pkoikoi.engine.jsontext import canonical, loads
 from p2pkoikoi.engine.values import value
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
 
@@ -42,14 +41,14 @@ YAKU_IDS: Final = (
 HAND_YAKU_IDS: Final = ("teshi", "kuttsuki")
 
 
-class SakeCup(ValueEnum):
+class SakeCup(enum.Enum):
     """How the Sake cup (9a) counts beyond being an animal."""
 
     ANIMAL = "animal"  # an animal (tane) only
     BOTH = "both"  # an animal and also a chaff (kasu) card
 
 
-class RainOut(ValueEnum):
+class RainOut(enum.Enum):
     """Whether Willow / Paulownia cards spoil the viewing yaku."""
 
     NONE = "none"
@@ -57,7 +56,7 @@ class RainOut(ValueEnum):
     CAPTURED_WILLOW = "captured_willow"  # a player who captured a Willow card loses both
 
 
-class KoiKoiMultiplier(ValueEnum):
+class KoiKoiMultiplier(enum.Enum):
     """What the koi-koi calls of this round do to the round winner's score."""
 
     NONE = "none"
@@ -69,7 +68,7 @@ class KoiKoiMultiplier(ValueEnum):
     KOI_BAI = "koi_bai"  # x2 for each call by the loser: x2, x4, x8
 
 
-class KoiKoiBonus(ValueEnum):
+class KoiKoiBonus(enum.Enum):
     """Points the round winner's own koi-koi calls add, before ``koikoi_multiplier``."""
 
     NONE = "none"
@@ -78,20 +77,20 @@ class KoiKoiBonus(ValueEnum):
     SELF_PLUS_ONE = "self_plus_one"
 
 
-class KoiKoiLimit(ValueEnum):
+class KoiKoiLimit(enum.Enum):
     UNLIMITED = "unlimited"
     ONCE_PER_ROUND = "once_per_round"  # one call in the whole round, by either player
     ONCE_PER_PLAYER = "once_per_player"
 
 
-class AfterKoiKoi(ValueEnum):
+class AfterKoiKoi(enum.Enum):
     """What a koi-koi call in force does to later yaku."""
 
     CHOOSE_ON_RAISE = "choose_on_raise"  # whoever raises their total chooses again
     NEXT_YAKU_ENDS = "next_yaku_ends"  # the next raise by either player ends the round
 
 
-class KoiKoiWhen(ValueEnum):
+class KoiKoiWhen(enum.Enum):
     """When a player who may stop may also call koi-koi."""
 
     ALWAYS = "always"
@@ -99,7 +98,7 @@ class KoiKoiWhen(ValueEnum):
     NOT_HAND_EMPTY = "not_hand_empty"  # not once your own hand is empty: only Stop
 
 
-class BothHandYaku(ValueEnum):
+class BothHandYaku(enum.Enum):
     """When both players are dealt a hand yaku (teshi / kuttsuki)."""
 
     DEALER_FIRST = "dealer_first"  # the dealer's is checked first and counts alone
@@ -108,7 +107,7 @@ class BothHandYaku(ValueEnum):
     REDEAL = "redeal"  # the cards are dealt again
 
 
-class DrawnRound(ValueEnum):
+class DrawnRound(enum.Enum):
     """When both hands run out with nobody stopping."""
 
     DEALER_STAYS = "dealer_stays"
@@ -116,31 +115,31 @@ class DrawnRound(ValueEnum):
     OYA_KEN = "oya_ken"  # the dealer scores ``oya_ken_points`` and keeps the deal
 
 
-class FirstDealer(ValueEnum):
+class FirstDealer(enum.Enum):
     COIN = "coin"
     CARD_DRAW = "card_draw"
 
 
-class CardDrawTie(ValueEnum):
+class CardDrawTie(enum.Enum):
     """Card draw for the dealer when both cards are of one month."""
 
     REDRAW = "redraw"
     HIGHER_CARD = "higher_card"  # the card worth more (bright > animal > ribbon > chaff) deals
 
 
-class NextDealer(ValueEnum):
+class NextDealer(enum.Enum):
     WINNER = "winner"
     ALTERNATE = "alternate"
 
 
-class DealMode(ValueEnum):
+class DealMode(enum.Enum):
     """How the cards are dealt between two programs (``protocol/hidden-deal.md``)."""
 
     OPEN = "open"  # both derive the deck from the shared seed: a modified client sees it
     HIDDEN = "hidden"  # a mental-poker deal: nobody sees a hidden card before it is revealed
 
 
-class Scoring(ValueEnum):
+class Scoring(enum.Enum):
     SUM = "sum"  # running totals, the higher total wins
     POOL = "pool"  # both start with ``pool_stake``; the loser pays the winner
 

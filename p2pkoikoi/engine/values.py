@@ -2,17 +2,11 @@
 
 Theory of operation
 -------------------
-A one-shot command pays for every class it defines.  ``verify`` defines 17
-frozen dataclasses on its way (the record, the engine's actions, rules and
-scores, the report), and the standard decorator compiles six generated
-functions per class, one ``exec`` each, after importing ``inspect`` for
-it: together about a sixth of ``verify``'s start-up, more than checking
-all of a 12-round match's signatures.  :func:`value` makes the same class
-without importing :mod:`dataclasses`, and compiles each generated method only
-when it is first used: ``verify`` makes instances of 12 of its 17 value classes
-and compares, hashes or shows none, so it compiles 12 ``__init__`` and
-nothing else (compiling all four methods of every class, as this module first
-did, was 11 ms, a tenth of the whole command).
+A one-shot command (``verify``, ``score``) pays for every class it defines, and the
+standard decorator compiles six generated functions per class, after importing
+:mod:`inspect` for it.  :func:`value` makes the same class without importing
+:mod:`dataclasses`, and compiles each generated method only when it is first looked
+up: most commands make a few values and compare, hash or show none of them.
 
 * ``__init__`` (fields in order, defaults, then ``__post_init__`` if the class
   has one), ``__repr__`` (``Name(a=1, b='x')``, pasteable), ``__eq__`` and
@@ -23,15 +17,6 @@ did, was 11 ms, a tenth of the whole command).
   every later call is a plain function call, as fast as the dataclass's own
   methods (the interpreter's slots for ``__init__``, ``__eq__``, ``__hash__``
   and ``__repr__`` look a descriptor up like a function);
-* making an instance is the exception: it first puts in a generic ``__init__``
-  (:func:`_generic_init`, a closure over the fields: no compile), which
-  compiles the class's own after :data:`COMPILE_AFTER` instances.  A generic
-  call costs about 7,000 instructions more than a compiled one; a process's
-  first ``compile`` of a method costs about 10 M (the later ones 0.6 M): the
-  first pays for itself after about 1,400 instances.  A one-shot command
-  makes most of its value classes a few times, a 12-round record's
-  ``ActionRecord`` about 200 times, so ``verify`` compiles nothing; a class
-  made in a loop gets its fast method within a millisecond;
 * ``__slots__``, so the class is rebuilt without its defaults as class
   attributes, as ``slots=True`` does;
 * frozen: ``__setattr__`` and ``__delattr__`` raise
@@ -55,7 +40,7 @@ from __future__ import annotations
 from collections import deque
 from itertools import repeat
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TypeVar, dataclass_transform
 
@@ -66,9 +51,6 @@ else:
         """Type checkers' marker (PEP 681); at run time, nothing."""
         return lambda cls: cls
 
-
-#: instances a value class makes with the generic ``__init__`` before its own is compiled
-COMPILE_AFTER = 1024
 
 _MISSING: Any = object()
 
@@ -144,53 +126,9 @@ def _compile(cls: type, method: str) -> Any:
     return fn
 
 
-def _generic_init(cls: type) -> Any:
-    """``cls``'s ``__init__`` without a compile: the same arguments, defaults and
-    errors (in words of its own), a little slower a call; its
-    :data:`COMPILE_AFTER`-th call puts the compiled one in the class."""
-    names: tuple[str, ...] = cls.__value_fields__  # type: ignore[attr-defined]
-    defaults: dict[str, Any] = cls.__value_defaults__  # type: ignore[attr-defined]
-    post = hasattr(cls, "__post_init__")
-    count = len(names)
-    made = 0
-    _set = object.__setattr__
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        nonlocal made
-        made += 1
-        if made == COMPILE_AFTER:
-            _compile(cls, "__init__")
-        if len(args) > count:
-            raise TypeError(
-                f"{cls.__qualname__}() takes {count} positional arguments but {len(args)} were given"
-            )
-        for name, v in zip(names, args, strict=False):  # the rest by keyword or default
-            _set(self, name, v)
-        for name in names[len(args) :]:
-            if name in kwargs:
-                _set(self, name, kwargs.pop(name))
-            elif name in defaults:
-                _set(self, name, defaults[name])
-            else:
-                raise TypeError(f"{cls.__qualname__}() missing required argument: {name!r}")
-        for name in kwargs:
-            why = (
-                "multiple values for argument"
-                if name in names
-                else "an unexpected keyword argument"
-            )
-            raise TypeError(f"{cls.__qualname__}() got {why} {name!r}")
-        if post:
-            self.__post_init__()
-
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    return __init__
-
-
 class _Lazy:
     """A generated method of the value class ``owner``, compiled on its first lookup,
-    which then puts the function in the class in this descriptor's place (making an
-    instance puts :func:`_generic_init`'s in place instead)."""
+    which then puts the function in the class in this descriptor's place."""
 
     __slots__ = ("method", "owner")
 
@@ -201,11 +139,7 @@ class _Lazy:
     def __get__(self, obj: object, objtype: type | None = None) -> Any:
         cls = self.owner
         assert cls is not None
-        if obj is not None and self.method == "__init__":  # an instance is being made
-            fn = _generic_init(cls)
-            type.__setattr__(cls, "__init__", fn)
-        else:
-            fn = _compile(cls, self.method)
+        fn = _compile(cls, self.method)
         return fn if obj is None else fn.__get__(obj, objtype)
 
 
@@ -255,9 +189,7 @@ def make(cls: type[T], *fields: object) -> T:
     """An instance of the value class ``cls`` from all of its fields in order, made
     without ``__init__`` (nor ``__post_init__``'s checks): for the tables of values a
     module builds at import from values it knows are good (``engine.actions``' 244
-    actions) and a record's actions once checked, at a fifth of the generic
-    ``__init__``'s cost.  The fields are set by ``map`` (no Python loop: a third
-    faster for nine fields)."""
+    actions) and a record's actions once checked, whose checks need not run twice."""
     names = cls.__value_fields__  # type: ignore[attr-defined]
     if len(fields) != len(names):
         raise TypeError(f"{cls.__qualname__} has {len(names)} fields, not {len(fields)}")

@@ -61,7 +61,7 @@ from p2pkoikoi.engine.rules import (
 )
 from p2pkoikoi.engine.values import value
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Final

@@ -5,6 +5,8 @@ randomness of its own.  See :mod:`p2pkoikoi.session.session` for the theory of
 operation and ``protocol/README.md`` for the specification.
 """
 
+import importlib
+
 from p2pkoikoi.session.errors import (
     CheatingError,
     InviteError,
@@ -19,7 +21,7 @@ from p2pkoikoi.session.errors import (
     WrongSecretError,
 )
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from p2pkoikoi.session.codes.code import ShortCode, decode_code, encode_code
     from p2pkoikoi.session.codes.invite import (
@@ -134,8 +136,7 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # importlib.import_module(module), as engine/__init__.py does it (and says why)
-    value = getattr(__import__(module, fromlist=(name,)), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -16,7 +16,7 @@ import struct
 from p2pkoikoi.session.crypto import lp, sha256
 from p2pkoikoi.session.errors import RemoteProtocolError
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 

@@ -11,11 +11,12 @@ vector in ``protocol/vectors``.
 
 from __future__ import annotations
 
+import importlib
 import struct
 
 from p2pkoikoi.engine.digest import sha256 as _sha256
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Final
@@ -47,9 +48,8 @@ if TYPE_CHECKING:
 class Sodium:
     """The three libsodium calls a signature needs, and where they come from.
 
-    A plain class, not a ``NamedTuple``: that one compiled its ``__new__`` and its
-    four annotations (``ForwardRef`` strings), 11 M instructions of ``verify``'s
-    start-up (issue 25)."""
+    A plain slotted class: ``source`` names the module the calls come from, for the
+    tests that swap one set for the other."""
 
     __slots__ = ("open", "secret_key", "sign", "source")
 
@@ -122,8 +122,7 @@ def _public_sodium() -> Sodium:
 def _load_sodium() -> Sodium:
     """PyNaCl's compiled module when it is there (the faster path), else its public bindings."""
     try:
-        # importlib.import_module("nacl._sodium"), as engine/__init__.py does it
-        compiled = __import__("nacl._sodium", fromlist=("ffi", "lib"))
+        compiled = importlib.import_module("nacl._sodium")
         return _direct_sodium(compiled.ffi, compiled.lib)
     except (ImportError, AttributeError):
         return _public_sodium()
@@ -366,8 +365,7 @@ def fingerprint(public_key_bytes: bytes) -> str:
     if len(public_key_bytes) != 32:
         raise ValueError("an Ed25519 public key is 32 bytes")
     # RFC 4648 base32 (lower case) of the 80 bits, written out: ``base64.b32encode``
-    # gives the same 16 letters, and importing base64 was 1.5 M instructions of
-    # ``verify``'s start-up (issue 25; tests/session/test_signatures.py compares the two)
+    # gives the same 16 letters (tests/session/test_signatures.py compares the two)
     bits = int.from_bytes(sha256(TAG_IDENTITY, public_key_bytes)[:10], "big")
     text = "".join(_BASE32[(bits >> shift) & 31] for shift in range(75, -1, -5))
     return "-".join(text[i : i + 4] for i in range(0, 16, 4))

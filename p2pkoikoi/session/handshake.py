@@ -236,7 +236,7 @@ class Handshake(Part):
         whatever else it parses as (a plaintext ``abort`` map that is also a valid
         ciphertext), or it decrypts to anything but an ``auth`` whose signature holds
         -- is the same :meth:`wrong_secret`, answered by the same plaintext abort,
-        so a guesser learns nothing until it has proved the key (issue 22).
+        so a guesser learns nothing until it has proved the key.
         """
         if self.guessing:
             try:
@@ -431,7 +431,7 @@ class Handshake(Part):
         self._transcript = crypto.absorb(t, "auth", "joiner", join_name, join_key, b"", 0)
         self._phase.go(State.RULES)
         if me.role is Role.JOINER and 0 < self._turn_limit < self._min_turn_limit:
-            # accepted only when asked for explicitly (issue 22: a bot that thinks like a
+            # accepted only when asked for explicitly (a bot that thinks like a
             # person loses every match by time to a host with --turn-limit 1)
             limit, floor = self._turn_limit, self._min_turn_limit
             self._queue(

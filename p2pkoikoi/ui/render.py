@@ -540,7 +540,7 @@ def _breakdown_line(st: TableState, b: ScoreBreakdown, prefix: str) -> StyleAndT
 
 def dialog_fragments(st: TableState, click: Clicker = None) -> StyleAndTextTuples:
     """The dialog over the table, if any (koi-koi, hand swap, resign, quit); on a
-    page only the question before leaving (issue 22: ``q`` asks there too)."""
+    page only the question before leaving (``q`` asks there too)."""
     if st.page is not None and (st.dialog is not Dialog.QUIT or st.page is Page.HELP):
         return []
     if st.dialog is Dialog.RESIGN:

@@ -184,7 +184,7 @@ class TableState:
     waiting_title: str = "Starting..."
     waiting_lines: tuple[str, ...] = ()
     waiting_since: float | None = None  # monotonic time the waiting began (the indicator)
-    #: a host's waiting screen takes a pasted answer (key p): where it goes (issue 26)
+    #: a host's waiting screen takes a pasted answer (key p): where it goes
     answer_box: Callable[[str], Awaitable[None]] | None = None
     offer: RulesOffer | None = None  # the host's rules, shown on the waiting page
     offer_cursor: int = 0  # 0 = Accept, 1 = Decline

@@ -1,19 +1,13 @@
-"""engine.enums: a ``ValueEnum`` is the enum ``class X(enum.Enum)`` makes (issue 25)."""
+"""The engine's enums are plain :class:`enum.Enum` classes: their values are the words
+the rules, records and wire carry, so each member must round-trip through its value."""
 
 from __future__ import annotations
 
-import ast
 import enum
 import importlib
-import inspect
 import pickle
-import subprocess
-import sys
 
 import pytest
-
-from p2pkoikoi.engine import enums
-from p2pkoikoi.engine.enums import ValueEnum, checked_enum
 
 MODULES = (
     "p2pkoikoi.engine.cards",
@@ -23,39 +17,32 @@ MODULES = (
 )
 
 
-def checked_twins(module_name: str) -> dict[str, tuple[type[enum.Enum], type[enum.Enum]]]:
-    """Each ``ValueEnum`` of the module, and the same class statement run again with
-    ``enum.Enum`` for a base (the checked way), in the module's own namespace."""
-    module = importlib.import_module(module_name)
-    tree = ast.parse(inspect.getsource(module))
-    out = {}
-    for node in tree.body:
-        bases = [ast.unparse(b) for b in node.bases] if isinstance(node, ast.ClassDef) else []
-        if isinstance(node, ast.ClassDef) and bases == ["ValueEnum"]:
-            node.bases = [ast.parse("enum.Enum", mode="eval").body]
-            scope = {**vars(module), "enum": enum}
-            code = compile(ast.Module(body=[node], type_ignores=[]), module_name, "exec")
-            exec(code, scope)  # noqa: S102
-            out[node.name] = (scope[node.name], getattr(module, node.name))
+def engine_enums() -> dict[str, type[enum.Enum]]:
+    """Every enum class the engine's modules define (not those they import)."""
+    out: dict[str, type[enum.Enum]] = {}
+    for module_name in MODULES:
+        module = importlib.import_module(module_name)
+        for name, obj in vars(module).items():
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, enum.Enum)
+                and obj.__module__ == module_name
+            ):
+                out[f"{module_name}.{name}"] = obj
     return out
 
 
-def test_every_engine_enum_is_the_checked_one() -> None:
-    found = 0
-    for module_name in MODULES:
-        for name, (checked, made) in checked_twins(module_name).items():
-            found += 1
-            assert isinstance(made, enum.EnumType) and issubclass(made, enum.Enum), name
-            assert [(m.name, m.value) for m in made] == [(m.name, m.value) for m in checked]
-            assert made.__qualname__ == checked.__qualname__
-            assert made.__doc__ == checked.__doc__ or checked.__doc__ is None  # (a default)
-            if hasattr(enum, "_test_simple_enum"):  # the standard library's own comparison
-                enum._test_simple_enum(checked, made)
-            for member in made:
-                assert made(member.value) is member and made[member.name] is member
-                assert pickle.loads(pickle.dumps(member)) is member
-                assert repr(member) == repr(checked[member.name])
-    assert found == 17  # every enum of the engine: rules 14, cards, actions, match
+def test_every_engine_enum_round_trips_its_members() -> None:
+    found = engine_enums()
+    assert len(found) == 17, sorted(found)  # rules 14, cards, actions, match
+    for name, cls in found.items():
+        assert type(cls) is enum.EnumType, name  # a plain enum, no maker of its own
+        values = [m.value for m in cls]
+        assert len(set(values)) == len(values), name  # no aliases: one word, one member
+        for member in cls:
+            assert cls(member.value) is member and cls[member.name] is member
+            assert pickle.loads(pickle.dumps(member)) is member
+            assert repr(member) == f"<{cls.__name__}.{member.name}: {member.value!r}>"
 
 
 def test_properties_methods_and_errors_as_an_enum() -> None:
@@ -70,38 +57,20 @@ def test_properties_methods_and_errors_as_an_enum() -> None:
     assert list(Scoring.__members__) == ["SUM", "POOL"]
 
 
-def test_without_simple_enum_the_checked_way_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(enums, "_SIMPLE", None)
+def test_the_rules_write_each_setting_as_its_enums_value() -> None:
+    """A rule set's dictionary (what its fingerprint covers) holds each enum setting
+    as its member's value, and reading it back gives the same members."""
+    from p2pkoikoi.engine.presets import PRESETS
+    from p2pkoikoi.engine.rules import RuleSet
+    from p2pkoikoi.engine.values import field_names
 
-    class Colour(ValueEnum):
-        """A test enum."""
-
-        RED = "r"
-        BLUE = "b"
-
-    assert issubclass(Colour, enum.Enum) and Colour("r") is Colour.RED
-    twin = checked_enum("Colour", {"__doc__": "A test enum.", "RED": "r", "BLUE": "b"})
-    assert [(m.name, m.value) for m in twin] == [(m.name, m.value) for m in Colour]
-
-
-def test_the_enums_skip_the_checked_path() -> None:
-    """A fact, not a timing: the engine's enums go through ``_simple_enum`` (the
-    standard library's maker for its own enums), not ``EnumType.__prepare__`` and its
-    member-by-member checks.  Counted in a fresh interpreter."""
-    if not hasattr(enum, "_simple_enum"):
-        pytest.skip("this Python has no enum._simple_enum")
-    probe = (
-        "import enum\n"
-        "made = []\n"
-        "real = enum.EnumType.__prepare__\n"
-        "def prepare(*a, **k):\n"
-        "    made.append(a[0])\n"
-        "    return real(*a, **k)\n"
-        "enum.EnumType.__prepare__ = prepare\n"
-        "import p2pkoikoi.engine.match, p2pkoikoi.engine.rules\n"
-        "print(sorted(made))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    assert out.strip() == "[]", out
+    seen = 0
+    for rules in PRESETS.values():
+        d = rules.to_dict()
+        for field in field_names(rules):
+            setting = getattr(rules, field)
+            if isinstance(setting, enum.Enum):
+                seen += 1
+                assert d[field] == setting.value and type(d[field]) is str
+        assert RuleSet.from_dict(d) == rules
+    assert seen >= 14

@@ -90,9 +90,10 @@ def test_the_engine_and_record_values() -> None:
     assert eval(repr(r)) == r
 
 
-def test_a_method_is_compiled_on_its_first_use() -> None:
+def test_a_method_is_made_on_its_first_use_and_is_then_the_classs_own() -> None:
     """Each generated method is made when first looked up, then is a plain function in
-    the class (start-up: ``verify`` makes values but never compares or shows them)."""
+    the class: later calls go straight to it, and what introspection sees of it
+    (signature, qualified name) is what a dataclass shows."""
 
     @value
     class Fresh:
@@ -100,33 +101,51 @@ def test_a_method_is_compiled_on_its_first_use() -> None:
         b: str = "x"
 
     made = Fresh.__dict__
-    assert not isinstance(made["__init__"], types.FunctionType)  # nothing compiled yet
     f = Fresh(1)
     assert isinstance(made["__init__"], types.FunctionType)
-    for name in ("__repr__", "__eq__", "__hash__"):  # no instance needed them yet
-        assert not isinstance(made[name], types.FunctionType), name
     assert f == Fresh(1, "x") and f != Fresh(2) and hash(f) == hash(Fresh(1))
     assert repr(f).endswith(".Fresh(a=1, b='x')")  # the local class's qualified name
     for name in ("__init__", "__repr__", "__eq__", "__hash__"):
         assert isinstance(made[name], types.FunctionType), name
         assert made[name].__qualname__ == f"{Fresh.__qualname__}.{name}"
 
+
+def test_the_signature_is_the_dataclasss_before_and_after_the_first_instance() -> None:
+    """:func:`inspect.signature` of a value class is its fields, as for a dataclass,
+    whether or not an instance has been made yet (3.13's inspect looks ``__init__``
+    up through the descriptor protocol: the method it finds must be the real one)."""
+
     @value
     class Later:
         x: int
         y: int = 2
 
-    # a signature before the first instance is the generated method's
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class DataLater:
+        x: int
+        y: int = 2
+
+    def params(cls: type) -> list[tuple[str, object]]:
+        return [(p.name, p.default) for p in inspect.signature(cls).parameters.values()]
+
+    assert params(Later) == params(DataLater) == [("x", inspect.Parameter.empty), ("y", 2)]
+    assert str(inspect.signature(Later)) == "(x, y=2)"
+    assert Later(1) == Later(x=1, y=2)
     assert str(inspect.signature(Later)) == "(x, y=2)"
 
+    @value
+    class AfterAnInstance:
+        x: int
+        y: int = 2
 
-def test_the_first_instances_need_no_compile(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Making instances puts in a generic ``__init__`` (no compile: a one-shot command
-    such as ``verify`` makes most of its values a few times), and the class's own
-    compiled one at the ``COMPILE_AFTER``-th instance; both take the same arguments."""
-    from p2pkoikoi.engine import values
+    assert AfterAnInstance(3).y == 2
+    assert str(inspect.signature(AfterAnInstance)) == "(x, y=2)"
 
-    monkeypatch.setattr(values, "COMPILE_AFTER", 6)
+
+def test_wrong_arguments_are_refused_as_python_refuses_them() -> None:
+    """The generated ``__init__`` takes the fields by position and by keyword, with
+    their defaults, runs ``__post_init__``, and refuses a wrong call in the
+    interpreter's own words, the first time as every later time."""
 
     @value
     class Pair:
@@ -136,9 +155,6 @@ def test_the_first_instances_need_no_compile(monkeypatch: pytest.MonkeyPatch) ->
         def __post_init__(self) -> None:
             if self.a < 0:
                 raise ValueError("a < 0")
-
-    def made() -> list[Pair]:
-        return [Pair(1), Pair(1, "y"), Pair(a=1, b="y"), Pair(1, b="y"), Pair(b="y", a=2)]
 
     def refused() -> list[str]:
         out = []
@@ -150,27 +166,12 @@ def test_the_first_instances_need_no_compile(monkeypatch: pytest.MonkeyPatch) ->
             Pair(-1)
         return out
 
-    compiles: list[str] = []
-    real_compile = values._compile
-
-    def counted(cls: type, method: str) -> object:
-        compiles.append(method)
-        return real_compile(cls, method)
-
-    monkeypatch.setattr(values, "_compile", counted)
-    generic = made()
-    assert [(p.a, p.b) for p in generic] == [(1, "x"), (1, "y"), (1, "y"), (1, "y"), (2, "y")]
-    assert compiles == []  # five instances, no compile
-    own = f"<value {Pair.__qualname__}>"
-    assert Pair.__dict__["__init__"].__code__.co_filename != own
-    errors = refused()  # the sixth call compiles; its error is the interpreter's own
-    assert compiles == ["__init__"]
-    assert Pair.__dict__["__init__"].__code__.co_filename == own
-    assert made() == generic
-    # the same refusals (in the compiled method's words, the interpreter's)
-    for words in (errors, refused()):
-        assert "positional" in words[0] and "missing" in words[1], words
-        assert "unexpected" in words[2] and "multiple" in words[3], words
+    first = refused()  # before any instance is made
+    made = [Pair(1), Pair(1, "y"), Pair(a=1, b="y"), Pair(1, b="y"), Pair(b="y", a=2)]
+    assert [(p.a, p.b) for p in made] == [(1, "x"), (1, "y"), (1, "y"), (1, "y"), (2, "y")]
+    assert refused() == first
+    assert "positional" in first[0] and "missing" in first[1], first
+    assert "unexpected" in first[2] and "multiple" in first[3], first
 
 
 def test_make_sets_every_field_in_order_and_checks_their_number() -> None:

@@ -263,7 +263,7 @@ def test_mutated_messages_raise_only_protocol_errors(
         wire.decode_message(bytes(raw))
 
 
-_json = st.recursive(
+json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**63), 2**64 - 1)
@@ -302,7 +302,7 @@ _json = st.recursive(
                 "turn_limit",
             ]
         ),
-        _json,
+        json_values,
         max_size=6,
     ),
 )

@@ -44,7 +44,7 @@ from p2pkoikoi.session.records.record import (
     record_from_dict,
 )
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
 

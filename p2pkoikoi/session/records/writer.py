@@ -3,10 +3,8 @@
 :mod:`p2pkoikoi.session.records.journal` define and read back (``protocol/records.md``).
 
 The writing lives apart from the reading so that ``p2pkoikoi verify``, which only
-reads, does not compile it: the package's modules are compiled from source at every
-start when no bytecode is written (``PYTHONDONTWRITEBYTECODE``, an editable install),
-and this was a twentieth of what ``verify`` compiled (issue 25).  Nothing here does
-I/O: the transport writes the bytes (``transport/store/journal.py``).
+reads, does not load it.  Nothing here does I/O: the transport writes the bytes
+(``transport/store/journal.py``).
 """
 
 from __future__ import annotations

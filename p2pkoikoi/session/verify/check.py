@@ -70,7 +70,7 @@ from p2pkoikoi.session.verify.ends import (
 )
 from p2pkoikoi.session.verify.report import Check, Report, VerifyReport, lacks
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.records.record import Record
 
-TYPE_CHECKING = False  # typing's flag without importing typing (see cli/__init__.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -7,7 +7,7 @@ Theory of operation
 (:meth:`Ending.left`: ``bye``, or the end of the stream), only mark the
 connection lost while the match can resume: the supervisor then reconnects
 within ``reconnect_window``, and leaving counts as a forfeit only once the other
-player has not come back (issue 22).  Otherwise, and for every other failure,
+player has not come back.  Otherwise, and for every other failure,
 :meth:`Ending.fail` stops the link for good: it keeps the error, lets the
 writer send the session's abort, brings the record up to date (dropping the
 resume file's secrets when the match can never resume), gives the table a last
@@ -112,7 +112,7 @@ class Ending:
         """The other player ended the connection during the match (``bye``, or the
         session read the end of the stream): leaving is a forfeit only once it has not
         come back within the reconnect window, so wait for it as for a drop when the
-        match can resume; otherwise it forfeits now (issue 22)."""
+        match can resume; otherwise it forfeits now."""
         hooks = self._hooks
         if self.error is not None or self._pulse.is_stopped or hooks.connection().lost.is_set():
             return

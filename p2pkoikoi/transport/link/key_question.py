@@ -77,7 +77,7 @@ class KeyQuestion:
         #: the host asks about a changed key: nothing is processed meanwhile
         self.asking = False
         # only a host ever asks (decided here: the link processes per event); a headless
-        # host decides at the same moment, before any commitment (issue 22)
+        # host decides at the same moment, before any commitment
         self._asked = known is None or role is not Role.HOST
 
     def start(self) -> bool:
@@ -170,7 +170,7 @@ class KeyQuestion:
                 hooks.notify({"event": "warning", "text": check.warning})
             elif check.status is PeerStatus.NEW:
                 # a name never seen: its fingerprint beside it, so a look-alike of a
-                # friend's name shows a fingerprint that is not the friend's (issue 22)
+                # friend's name shows a fingerprint that is not the friend's
                 hooks.notify(
                     {
                         "event": "new_peer",

@@ -139,7 +139,7 @@ class LocalMoves:
                 await self.resign("left the table")
         # the open deal resigned at once, off-turn too (protocol 3, section 9.1).  With
         # the hidden deal an off-turn resignation waits for our turn, but a person who
-        # leaves is not kept waiting for the other player's move (issue 22): a few
+        # leaves is not kept waiting for the other player's move: a few
         # seconds, then we go, and the other side counts it as a forfeit after its window
         with trio.move_on_after(LEAVE_OFF_TURN):
             while s.state is State.PLAY and not self._pulse.is_stopped:

@@ -407,7 +407,7 @@ class NetworkLink:
         await self._moves.resign(reason)
 
     async def leave(self) -> None:
-        """The person leaves the table mid-match (issue 10.9): resign now (with the
+        """The person leaves the table mid-match: resign now (with the
         hidden deal off-turn: when the turn comes, within a few seconds), then wait
         for the other player's signature on the result, each within
         ``timeouts.handshake``.  The record then holds the result signed by

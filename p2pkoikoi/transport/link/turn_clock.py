@@ -143,7 +143,7 @@ class TurnClock:
                 if now >= deadline:
                     if not s.catching_up:
                         # online, or away: the clock of the player to act keeps running
-                        # while it is gone (issue 22), so leaving on one's own turn
+                        # while it is gone, so leaving on one's own turn
                         # cannot stretch it to the reconnect window
                         self._peer_time_out(limit)
                         return

@@ -4,8 +4,7 @@ Theory of operation
 -------------------
 Until a joiner has proved it holds the code or invite (its first encrypted
 frame decrypts) and its identity (its auth signature verifies), it is a
-stranger, and nothing a stranger sends may end or stall the host (issue 10,
-findings 1 and 2).  So each accepted connection gets its own task here:
+stranger, and nothing a stranger sends may end or stall the host.  So each accepted connection gets its own task here:
 
 * the host's hello goes out at once;
 * the task feeds the session **one frame at a time** (it splits frames itself),
@@ -17,8 +16,8 @@ findings 1 and 2).  So each accepted connection gets its own task here:
   from one source (an IPv4 address, or an IPv6 /64: one host holds a whole /64);
   more from one source get a plaintext ``refuse``.  When all slots are taken,
   the oldest connection that has not sent a valid hello is dropped to make room
-  for the newcomer (a stranger holding silent sockets cannot keep a friend out,
-  issue 22); only when every slot has said hello is the newcomer told the host
+  for the newcomer (a stranger holding silent sockets cannot keep a friend out);
+  only when every slot has said hello is the newcomer told the host
   is busy, and the joiner tries again (transport/open/dialer.py);
 * any failure (garbage, another version, a wrong code, silence) drops that
   connection with a ``warning`` note; hosting goes on;
