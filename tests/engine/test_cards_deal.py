@@ -11,9 +11,7 @@ import pytest
 from p2pkoikoi.engine import CARDS, Card, CardSet, InputError, parse_card, parse_cards
 from p2pkoikoi.engine.deal import coin, deal, dealer_draw, deck_seed, derive_deck
 
-VECTORS = json.loads(
-    (Path(__file__).parents[2] / "protocol" / "vectors" / "deal.json").read_text()
-)
+VECTORS = json.loads((Path(__file__).parents[2] / "protocol" / "vectors" / "deal.json").read_text())
 
 CODES = [
     "1b",

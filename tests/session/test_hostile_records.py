@@ -247,9 +247,7 @@ def test_a_protocol_1_record_gets_a_one_line_verdict(good: dict[str, Any], tmp_p
 def test_the_schema_requires_what_every_writer_writes(good: dict[str, Any], field: str) -> None:
     import jsonschema
 
-    schema = json.loads(
-        (Path(__file__).parents[2] / "protocol" / "record.schema.json").read_text()
-    )
+    schema = json.loads((Path(__file__).parents[2] / "protocol" / "record.schema.json").read_text())
     jsonschema.validate(good, schema)
     without = {k: v for k, v in good.items() if k != field}
     with pytest.raises(jsonschema.ValidationError):

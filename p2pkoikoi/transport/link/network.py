@@ -50,7 +50,6 @@ from p2pkoikoi.engine import Action, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.session import MatchOver, Session
 from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.transport.errors import TransportError
-from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.connection import Connection, ConnectionHooks
 from p2pkoikoi.transport.link.contract import Update
 from p2pkoikoi.transport.link.endings import Ending, EndingHooks
@@ -67,7 +66,7 @@ from p2pkoikoi.transport.link.rematch import RematchDriver, RematchHooks
 from p2pkoikoi.transport.link.supervisor import Supervisor, SupervisorHooks
 from p2pkoikoi.transport.link.table_feed import TableFeed
 from p2pkoikoi.transport.link.turn_clock import ClockHooks, TurnClock
-from p2pkoikoi.transport.store.identity import KnownPeers
+from p2pkoikoi.transport.player import Player
 from p2pkoikoi.transport.store.records import RecordKeeper, next_match_path
 
 
@@ -84,17 +83,16 @@ class NetworkLink:
         self,
         stream: trio.abc.Stream | None,
         session: Session,
+        player: Player,
         *,
-        timeouts: Timeouts,
-        record_path: Path | None,
         notify: Notify,
         decide_rules: DecideRules,
-        known_peers: KnownPeers | None,
         reconnect: Reconnect | None = None,
         early: Sequence[SessionEvent] = (),
     ) -> None:
-        self.timeouts = timeouts
-        self._run = MatchRun(RecordKeeper(record_path))  # this match's state
+        self.timeouts = timeouts = player.timeouts
+        known_peers = player.known_peers
+        self._run = MatchRun(RecordKeeper(player.record_path))  # this match's state
         self._notify = notify
         self.seat = session.our_seat
         self._pulse = Pulse()  # "something changed" and "stopped", for every part
