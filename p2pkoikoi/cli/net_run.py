@@ -10,6 +10,7 @@ serve both modes, so scripts test exactly what people use.  The parsers are in
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import os
 import re
@@ -574,6 +575,7 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
     """
     from p2pkoikoi.transport.link.contract import GameLink
     from p2pkoikoi.ui.app import TableContext
+    from p2pkoikoi.ui.state import make_offer
 
     mine = ("", f"Your identity: {me} (p2pkoikoi id shows it)") if me else ()
 
@@ -625,26 +627,28 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 ctx.status(describe_note(note))
 
         async def ask(proposal: RulesProposed, warning: str, seen: bool | None) -> bool:
+            offer = make_offer(proposal.peer_name, proposal.peer_fingerprint, proposal.rules)
             return await ctx.ask_rules(
-                proposal.peer_name,
-                proposal.peer_fingerprint,
-                proposal.rules,
-                warning=warning,
-                seen_before=seen,
-                own_fingerprint=me,
-                turn_limit=proposal.turn_limit,
+                dataclasses.replace(
+                    offer,
+                    warning=warning,
+                    seen_before=seen,
+                    own_fingerprint=me,
+                    turn_limit=proposal.turn_limit,
+                )
             )
 
         async def ask_key(check: PeerCheck, rules: RuleSet) -> bool:
             """The host's question: a known name joins with a new key."""
+            offer = make_offer(check.name, check.fingerprint, rules)
             return await ctx.ask_rules(
-                check.name,
-                check.fingerprint,
-                rules,
-                warning=check.warning,
-                seen_before=False,
-                own_fingerprint=me,
-                joining=True,
+                dataclasses.replace(
+                    offer,
+                    warning=check.warning,
+                    seen_before=False,
+                    own_fingerprint=me,
+                    joining=True,
+                )
             )
 
         pasted_tx, pasted_rx = trio.open_memory_channel[str](16)
