@@ -184,7 +184,7 @@ __all__ = [
 class Session(SessionViews):
     """One side of one connection.  See the module docstring."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 -- the public keyword constructor, left as it is for now (issue 34)
         self,
         role: Role | str,
         *,
