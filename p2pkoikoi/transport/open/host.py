@@ -84,6 +84,11 @@ async def open_host(
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite and code (a ``listening`` note), admit one player, play.
 
+    ``player`` is who hosts (:class:`~p2pkoikoi.transport.player.Player`: key,
+    name, record, time bounds, known peers); ``options`` how
+    (:class:`~p2pkoikoi.transport.open.options.HostOptions`: ``dht``, ``udp``,
+    ``stun``, ``port``, ``code``... below are its fields).
+
     With ``dht`` (and a code) the code also works across the internet: a fresh
     code's number is one no host announces on the DHT now, and while the host
     waits it answers joiners there (:mod:`~p2pkoikoi.transport.lookup.rendezvous`,

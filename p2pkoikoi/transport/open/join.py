@@ -74,6 +74,12 @@ async def open_join(
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
 
+    ``player`` is who joins (:class:`~p2pkoikoi.transport.player.Player`);
+    ``options`` how (:class:`~p2pkoikoi.transport.open.options.JoinOptions`:
+    ``udp``, ``stun``, ``answer_wait``, ``screen``, ``address``... below are its
+    fields; None: the defaults).  ``decide_rules`` is asked about the host's rules
+    when ``options.expected_rules`` is None.
+
     With an invite (and ``udp``) the joiner also punches a UDP path
     (:class:`~p2pkoikoi.transport.nat.punch.JoinerUdp`): it checks the host's UDP
     candidates at once and, when nothing connected once its own candidates
