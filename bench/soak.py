@@ -35,6 +35,8 @@ from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.notes import Note
 from p2pkoikoi.transport.open.host import open_host
 from p2pkoikoi.transport.open.join import open_join
+from p2pkoikoi.transport.open.options import HostOptions, JoinOptions
+from p2pkoikoi.transport.player import Player
 
 
 def chooser(seed: int) -> Callable[[PlayerView], Action]:
@@ -68,13 +70,13 @@ async def one_match(
 
     async def host() -> None:
         async with open_host(
-            identity=Ed25519PrivateKey.generate(),
-            name="Host",
-            rules=rules,
-            port=0,
-            bind="127.0.0.1",
-            timeouts=timeouts,
-            record_path=records / f"{n}-host.koikoi",
+            Player(
+                Ed25519PrivateKey.generate(),
+                "Host",
+                record_path=records / f"{n}-host.koikoi",
+                timeouts=timeouts,
+            ),
+            HostOptions(rules, port=0, bind="127.0.0.1"),
             notify=host_note,
         ) as link:
             finals["host"] = await play_headless(link, chooser(2 * n), nop, in_thread=False)
@@ -83,11 +85,13 @@ async def one_match(
         await ready.wait()
         async with open_join(
             invite[0],
-            identity=Ed25519PrivateKey.generate(),
-            name="Joiner",
-            expected_rules=rules,
-            timeouts=timeouts,
-            record_path=records / f"{n}-joiner.koikoi",
+            Player(
+                Ed25519PrivateKey.generate(),
+                "Joiner",
+                record_path=records / f"{n}-joiner.koikoi",
+                timeouts=timeouts,
+            ),
+            JoinOptions(expected_rules=rules),
         ) as link:
             finals["joiner"] = await play_headless(link, chooser(2 * n + 1), nop, in_thread=False)
 

@@ -51,6 +51,7 @@ from p2pkoikoi.bots.playouts import (
     DISCARD_RISK,
     FAMILY_BONUS,
     ROUND_SIGMA,
+    PlayoutPolicy,
     families,
     playout_sums,
     round_spread,
@@ -155,11 +156,13 @@ class HardBot:
             self.rng,
             samples,
             deadline,
-            self.discard_risk,
             weights,
-            families(tab.groups, self.family_bonus, self.block_bonus) if self.smart else None,
-            self.feed,
-            self.round_sigma or round_spread(view.rules),
+            PlayoutPolicy(
+                self.discard_risk,
+                families(tab.groups, self.family_bonus, self.block_bonus) if self.smart else None,
+                self.feed,
+                self.round_sigma or round_spread(view.rules),
+            ),
         )
         self.last_playouts = done * len(acts)
         means = [x / done for x in sums]

@@ -17,6 +17,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from p2pkoikoi.bots.heuristics import Group, tables_for
 from p2pkoikoi.engine import Action, PlayerView
@@ -305,6 +306,18 @@ def guess_hidden(
     return hand, stock
 
 
+@dataclass(frozen=True)
+class PlayoutPolicy:
+    r"""How :func:`playout_sums`' playouts play and score a round: the discard
+    ``risk`` the rollout takes, the card ``families`` it favours (None: none), how
+    much it ``feed``\ s the opponent, and the ``sigma`` of a round's utility."""
+
+    risk: float = DISCARD_RISK
+    families: Families | None = None
+    feed: float = 0.0
+    sigma: float = ROUND_SIGMA
+
+
 def playout_sums(
     view: PlayerView,
     acts: tuple[Action, ...],
@@ -312,18 +325,18 @@ def playout_sums(
     rng: random.Random,
     samples: int,
     deadline: float | None = None,
-    risk: float = DISCARD_RISK,
     weights: dict[int, float] | None = None,
-    fam: Families | None = None,
-    feed: float = 0.0,
-    sigma: float = ROUND_SIGMA,
+    policy: PlayoutPolicy | None = None,
 ) -> tuple[list[float], int]:
     """Each action's summed utility over up to ``samples`` guesses (fewer if the
     ``time.perf_counter()`` deadline passes first), and the guesses made.
 
     ``weights`` (card id -> weight, 1 where missing) makes the guessed opponent
     hand favour some unseen cards over others (:func:`guess_hidden`); without
-    it every split of the unseen cards is equally likely."""
+    it every split of the unseen cards is equally likely.  ``policy``: how the
+    playouts play and score (:class:`PlayoutPolicy`; None: its defaults)."""
+    pol = policy if policy is not None else PlayoutPolicy()
+    risk, fam, feed, sigma = pol.risk, pol.families, pol.feed, pol.sigma
     seat = view.seat
     opp = 1 - seat
     unseen = list(iter_mask(view.unseen.mask))

@@ -10,6 +10,7 @@ serve both modes, so scripts test exactly what people use.  The parsers are in
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import os
 import re
@@ -35,6 +36,8 @@ from p2pkoikoi.transport.link.notes import Note, describe_note
 from p2pkoikoi.transport.lookup.dht import DhtConfig
 from p2pkoikoi.transport.open.host import AnswerSource, open_host
 from p2pkoikoi.transport.open.join import open_join
+from p2pkoikoi.transport.open.options import HostOptions, JoinOptions
+from p2pkoikoi.transport.player import Player
 from p2pkoikoi.transport.store.identity import (
     AskNewKey,
     KnownPeers,
@@ -306,11 +309,15 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
     directory = config_dir(args.config_dir or None)
     identity = load_or_create_identity(directory)
     known = KnownPeers.load(directory, accept_new_key=args.accept_new_key)
-    name = _name(args, config)
-    timeouts = _timeouts(args)
-    record = _record(args)
+    player = Player(
+        identity,
+        _name(args, config),
+        known_peers=known,
+        record_path=_record(args),
+        timeouts=_timeouts(args),
+    )
     dht = _dht(args)
-    stun = stun_servers(args, directory)
+    stun = tuple(stun_servers(args, directory))
     if host:
         rules = between_people(args, rules_from_args(args, config), config)
         if not 0 <= args.port <= 65535:
@@ -319,6 +326,17 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             raise InputError(
                 f"--turn-limit {args.turn_limit} is outside 0..{MAX_TURN_LIMIT} seconds"
             )
+        hosting = HostOptions(
+            rules,
+            port=args.port,
+            bind=args.bind,
+            advertise=args.advertise,
+            port_mapping=args.port_mapping,
+            announce=args.announce,
+            turn_limit=args.turn_limit,
+            stun=stun,
+            dht=dht,
+        )
 
         def open_(
             notify: Callable[[Note], None],
@@ -328,21 +346,9 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
         ) -> AbstractAsyncContextManager[NetworkLink]:
             known.ask = ask_key  # the table asks about a changed key; headless decides
             return open_host(
-                identity=identity,
-                name=name,
-                rules=rules,
-                port=args.port,
-                bind=args.bind,
-                advertise=args.advertise,
-                port_mapping=args.port_mapping,
-                announce=args.announce,
-                timeouts=timeouts,
-                record_path=record,
+                player,
+                hosting,
                 notify=notify,
-                known_peers=known,
-                turn_limit=args.turn_limit,
-                dht=dht,
-                stun=stun,
                 answers=answers or (stdin_answer if args.headless else None),
             )
 
@@ -372,16 +378,8 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
                     known.remember(proposal.peer_name, proposal.peer_fingerprint)
                 return ok
 
-        return open_join(
-            invite,
-            identity=identity,
-            name=name,
+        joining = JoinOptions(
             expected_rules=expected,
-            decide_rules=decide,
-            timeouts=timeouts,
-            record_path=record,
-            notify=notify,
-            known_peers=known,
             dht=dht,
             stun=stun,
             screen=True,  # an invite from a person: loopback addresses are warned about
@@ -389,6 +387,7 @@ def _opener(args: argparse.Namespace, host: bool) -> Opener:
             # a turn limit under the floor only when asked for explicitly
             min_turn_limit=args.min_turn_limit if decide is None else 0,
         )
+        return open_join(invite, player, joining, notify=notify, decide_rules=decide)
 
     return open_j
 
@@ -479,7 +478,7 @@ def run_resume(args: argparse.Namespace) -> int:
     directory = config_dir(args.config_dir or None)
     identity = load_or_create_identity(directory)
     known = KnownPeers.load(directory, accept_new_key=args.accept_new_key)
-    timeouts = _timeouts(args)
+    me = Player(identity, "", known_peers=known, record_path=path, timeouts=_timeouts(args))
 
     def open_(
         notify: Callable[[Note], None],
@@ -487,9 +486,7 @@ def run_resume(args: argparse.Namespace) -> int:
         ask_key: AskNewKey | None = None,
         answers: AnswerSource | None = None,
     ) -> AbstractAsyncContextManager[NetworkLink]:
-        return open_resume(
-            path, record, identity=identity, timeouts=timeouts, notify=notify, known_peers=known
-        )
+        return open_resume(record, me, notify=notify)
 
     if not args.headless:
         return run_network_table(
@@ -578,6 +575,7 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
     """
     from p2pkoikoi.transport.link.contract import GameLink
     from p2pkoikoi.ui.app import TableContext
+    from p2pkoikoi.ui.state import make_offer
 
     mine = ("", f"Your identity: {me} (p2pkoikoi id shows it)") if me else ()
 
@@ -629,26 +627,28 @@ def network_table_factory(opener: Opener, me: str = "") -> LinkFactory:
                 ctx.status(describe_note(note))
 
         async def ask(proposal: RulesProposed, warning: str, seen: bool | None) -> bool:
+            offer = make_offer(proposal.peer_name, proposal.peer_fingerprint, proposal.rules)
             return await ctx.ask_rules(
-                proposal.peer_name,
-                proposal.peer_fingerprint,
-                proposal.rules,
-                warning=warning,
-                seen_before=seen,
-                own_fingerprint=me,
-                turn_limit=proposal.turn_limit,
+                dataclasses.replace(
+                    offer,
+                    warning=warning,
+                    seen_before=seen,
+                    own_fingerprint=me,
+                    turn_limit=proposal.turn_limit,
+                )
             )
 
         async def ask_key(check: PeerCheck, rules: RuleSet) -> bool:
             """The host's question: a known name joins with a new key."""
+            offer = make_offer(check.name, check.fingerprint, rules)
             return await ctx.ask_rules(
-                check.name,
-                check.fingerprint,
-                rules,
-                warning=check.warning,
-                seen_before=False,
-                own_fingerprint=me,
-                joining=True,
+                dataclasses.replace(
+                    offer,
+                    warning=check.warning,
+                    seen_before=False,
+                    own_fingerprint=me,
+                    joining=True,
+                )
             )
 
         pasted_tx, pasted_rx = trio.open_memory_channel[str](16)

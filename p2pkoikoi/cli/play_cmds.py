@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     # ipaddress, about 5 ms, a seventh of --help's start-up above python -c pass)
     from pathlib import Path
 
+    from p2pkoikoi.cli.practice_options import PracticeOptions
     from p2pkoikoi.engine import Action, PlayerView, RuleSet
     from p2pkoikoi.transport.store.practice import PracticeRecorder
 
@@ -123,18 +124,14 @@ def _recorder(
 def practice(
     rules: RuleSet,
     match_seed: bytes | None,
-    level: str,
-    *,
-    ascii: bool,
-    bot_seed: int | None = None,
-    record: Path | None = None,
-    keep_record: bool = True,
-    tutorial: bool = False,
-    name: str | None = None,
+    options: PracticeOptions,
     resumed: PracticeRecorder | None = None,
 ) -> int:
     """A practice match.  Without ``match_seed`` the seed comes from the in-memory
-    commit-reveal that records the match (``keep_record``), else from os.urandom."""
+    commit-reveal that records the match (``options.keep_record``), else from
+    os.urandom; ``resumed`` plays on an unfinished one."""
+    o = options
+    level, bot_seed, record, name = o.level, o.bot_seed, o.record, o.name
     from p2pkoikoi.transport.link.contract import GameLink, LocalLink
     from p2pkoikoi.ui.app import TableContext, require_terminal, run_table
 
@@ -147,7 +144,7 @@ def practice(
     choose, kind = make_opponent(level, bot_seed)
     require_terminal(PRACTICE_ADVICE)
     recorder = resumed
-    if recorder is None and match_seed is None and keep_record:
+    if recorder is None and match_seed is None and o.keep_record:
         recorder = _recorder(rules, level, record, name)
     if recorder is not None:
         match_seed = recorder.match_seed
@@ -165,12 +162,12 @@ def practice(
             resumed=resumed is not None,
         )
         ctx.state.log.append(("class:dim", f"Practice against the {kind} computer player."))
-        if tutorial:
+        if o.tutorial:
             ctx.state.start_tutorial()
         ctx.nursery.start_soon(link.run)
         return link
 
-    code = run_table(factory, ascii=ascii)
+    code = run_table(factory, ascii=o.ascii)
     if recorder is not None and recorder.failed:
         sys.stderr.write(f"p2pkoikoi: the practice record stopped: {recorder.failed}\n")
     return code
@@ -254,7 +251,10 @@ def run(args: argparse.Namespace) -> int:
         rules = resumed.sessions[0].rules
         if rules is None:
             raise InputError("the resumed record has no rules")
-        return practice(rules, None, resumed.level or "medium", ascii=args.ascii, resumed=resumed)
+        from p2pkoikoi.cli.practice_options import PracticeOptions
+
+        options = PracticeOptions(resumed.level or "medium", ascii=args.ascii)
+        return practice(rules, None, options, resumed)
     config = load_config()
     rules = rules_from_args(args, config)
     seed = parse_seed(args.seed) if args.seed is not None else None
@@ -265,9 +265,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     record = Path(args.record).expanduser() if args.record else None
-    return practice(
-        rules,
-        seed,
+    from p2pkoikoi.cli.practice_options import PracticeOptions
+
+    options = PracticeOptions(
         args.ai,
         ascii=args.ascii,
         record=record,
@@ -275,6 +275,7 @@ def run(args: argparse.Namespace) -> int:
         tutorial=args.tutorial or first_run(),
         name=config.name,
     )
+    return practice(rules, seed, options)
 
 
 def _network_command(argv: list[str]) -> int | None:
@@ -302,6 +303,9 @@ def run_start_screen(args: argparse.Namespace) -> int:
         from p2pkoikoi.cli.config_file import load_config
 
         name = load_config().name  # the menu chose the rules; config.toml gives the name
-        return practice(rules, None, level, ascii=ascii, tutorial=first_run(), name=name)
+        from p2pkoikoi.cli.practice_options import PracticeOptions
+
+        options = PracticeOptions(level, ascii=ascii, tutorial=first_run(), name=name)
+        return practice(rules, None, options)
 
     return start_screen(practice=practise, network=_network_command, ascii=ascii)

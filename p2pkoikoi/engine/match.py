@@ -268,7 +268,7 @@ class MatchState:
         return s
 
     @classmethod
-    def position(
+    def position(  # noqa: PLR0913 -- a position by hand, one keyword per part of the table
         cls,
         rules: RuleSet,
         *,

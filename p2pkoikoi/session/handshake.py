@@ -28,6 +28,7 @@ import p2pkoikoi.session.channel as channel
 import p2pkoikoi.session.crypto as crypto
 import p2pkoikoi.session.wire as wire
 from p2pkoikoi.engine import InputError, RuleSet
+from p2pkoikoi.engine.values import value
 from p2pkoikoi.session.codes.pake import Pake
 from p2pkoikoi.session.errors import (
     LocalProtocolError,
@@ -65,6 +66,29 @@ def describe_diff(mine_rules: RuleSet, theirs_rules: RuleSet, mine: str, theirs:
     return describe_mismatch(mine_rules, theirs_rules, mine, theirs)
 
 
+@value
+class HelloKeys:
+    """What this side proves itself with in its hello: which password (``via``:
+    invite, code or resume), the ephemeral X25519 key and the PAKE exchange(s)
+    (``pake_code``: the host's second one, for its short code)."""
+
+    via: str
+    eph: X25519PrivateKey
+    pake: Pake
+    pake_code: Pake | None
+
+
+@value
+class Terms:
+    """What this side offers (the host: ``rules``, ``turn_limit``) or accepts (the
+    joiner: ``expected`` rules, None for any, and ``min_turn_limit``)."""
+
+    rules: RuleSet | None
+    expected: RuleSet | None
+    turn_limit: int
+    min_turn_limit: int
+
+
 class Handshake(Part):
     """One connection's handshake, and what it agreed (read by the other parts)."""
 
@@ -73,20 +97,17 @@ class Handshake(Part):
         ctx: PartContext,
         *,
         program: str,
-        via: str,
-        eph: X25519PrivateKey,
-        pake: Pake,
-        pake_code: Pake | None,
-        rules: RuleSet | None,
-        expected: RuleSet | None,
-        turn_limit: int,
-        min_turn_limit: int,
+        keys: HelloKeys,
+        terms: Terms,
         resume_id: bytes | None,
         on_abort: Callable[[wire.AbortMsg], None],
         on_agreed: Callable[[bytes], None],
         on_resume_keys: Callable[[bytes], None],
     ) -> None:
         super().__init__(ctx)
+        via, eph, pake, pake_code = keys.via, keys.eph, keys.pake, keys.pake_code
+        rules, expected = terms.rules, terms.expected
+        turn_limit, min_turn_limit = terms.turn_limit, terms.min_turn_limit
         self._on_abort = on_abort
         self._on_agreed = on_agreed
         self._on_resume_keys = on_resume_keys

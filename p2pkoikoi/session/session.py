@@ -137,7 +137,7 @@ from p2pkoikoi.session.events import (
 )
 from p2pkoikoi.session.forfeits import HOST_STOPPED, JOINER_STOPPED, Forfeit
 from p2pkoikoi.session.frames import Inbox, Outbox
-from p2pkoikoi.session.handshake import Handshake
+from p2pkoikoi.session.handshake import Handshake, HelloKeys, Terms
 from p2pkoikoi.session.identity import Identity
 from p2pkoikoi.session.matches import Matches
 from p2pkoikoi.session.mental.session_part import HiddenPlay
@@ -184,7 +184,7 @@ __all__ = [
 class Session(SessionViews):
     """One side of one connection.  See the module docstring."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 -- the public keyword constructor, left as it is for now (issue 34)
         self,
         role: Role | str,
         *,
@@ -261,14 +261,18 @@ class Session(SessionViews):
         self._handshake = Handshake(
             ctx,
             program=self.program,
-            via=via,
-            eph=channel.x25519_private(bytes(entropy[:32])),
-            pake=Pake(role.value, password, seed + b"main"),
-            pake_code=pake_code,
-            rules=rules,
-            expected=expected_rules,
-            turn_limit=turn_limit if role is Role.HOST else 0,
-            min_turn_limit=min_turn_limit if role is Role.JOINER else 0,
+            keys=HelloKeys(
+                via,
+                channel.x25519_private(bytes(entropy[:32])),
+                Pake(role.value, password, seed + b"main"),
+                pake_code,
+            ),
+            terms=Terms(
+                rules,
+                expected_rules,
+                turn_limit if role is Role.HOST else 0,
+                min_turn_limit if role is Role.JOINER else 0,
+            ),
             resume_id=None if _resume is None else _resume[0].record.session_id,
             on_abort=self._side.on_abort,
             on_agreed=lambda t_commit: self._matches.agreed(t_commit),

@@ -56,11 +56,11 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import Frame
 
-from p2pkoikoi.engine import Action, KoiKoiError, RuleSet
+from p2pkoikoi.engine import Action, KoiKoiError
 from p2pkoikoi.transport.link.contract import GameLink
 from p2pkoikoi.ui import render as R
 from p2pkoikoi.ui.fold import SIDE, TALL, SizedText, board_width, folded_window
-from p2pkoikoi.ui.state import Dialog, Page, TableState, make_offer, table_names
+from p2pkoikoi.ui.state import Dialog, Page, RulesOffer, TableState, table_names
 from p2pkoikoi.ui.sync_output import synchronize_output
 from p2pkoikoi.ui.tutorial import tutorial_tip
 
@@ -132,24 +132,12 @@ class TableContext:
         self.state.waiting(title, tuple(lines), since=time.monotonic())
         self._redraw()
 
-    async def ask_rules(
-        self,
-        peer_name: str,
-        fingerprint: str,
-        rules: RuleSet,
-        preset_name: str | None = None,
-        *,
-        warning: str = "",
-        seen_before: bool | None = None,
-        own_fingerprint: str = "",
-        turn_limit: int = 0,
-        joining: bool = False,
-    ) -> bool:
-        """Show who invites and their rules (what differs from ``preset_name``, or else
-        from the closest preset); wait for Accept (True) or Decline (False).
+    async def ask_rules(self, offer: RulesOffer) -> bool:
+        """Show who invites and their rules (``offer``, made by
+        :func:`~p2pkoikoi.ui.state.make_offer`); wait for Accept (True) or Decline (False).
 
-        ``warning`` is the known-peers warning for a changed identity;
-        ``seen_before`` says whether this identity is already known (None: unknown).
+        ``offer.warning`` is the known-peers warning for a changed identity;
+        ``offer.seen_before`` says whether this identity is already known (None: unknown).
         """
         token = trio.lowlevel.current_trio_token()
         answered = trio.Event()
@@ -161,17 +149,6 @@ class TableContext:
                 with contextlib.suppress(trio.RunFinishedError):
                     token.run_sync_soon(answered.set)
 
-        offer = make_offer(
-            peer_name,
-            fingerprint,
-            rules,
-            preset_name,
-            warning=warning,
-            seen_before=seen_before,
-            own_fingerprint=own_fingerprint,
-            turn_limit=turn_limit,
-            joining=joining,
-        )
         self.state.show_offer(offer, reply)
         self._redraw()
         try:

@@ -102,14 +102,11 @@ def make_offer(
     fingerprint: str,
     rules: RuleSet,
     preset: str | None = None,
-    *,
-    warning: str = "",
-    seen_before: bool | None = None,
-    own_fingerprint: str = "",
-    turn_limit: int = 0,
-    joining: bool = False,
 ) -> RulesOffer:
-    """A :class:`RulesOffer`, comparing against ``preset`` or else the closest preset."""
+    """A :class:`RulesOffer`, comparing against ``preset`` or else the closest preset.
+
+    What else the question says (a changed key's warning, the turn limit...) is
+    added with :func:`dataclasses.replace`: those are the offer's own fields."""
     from p2pkoikoi.engine.presets import closest_preset
 
     if preset is not None:
@@ -124,11 +121,6 @@ def make_offer(
         name,
         preset is not None,
         tuple(diffs),
-        warning,
-        seen_before,
-        own_fingerprint,
-        turn_limit,
-        joining,
     )
 
 

@@ -40,7 +40,7 @@ def ids(codes: str) -> list[int]:
     return [c.id for c in parse_cards(codes.split())]
 
 
-def spec_encoding(
+def spec_encoding(  # noqa: PLR0913 -- the spec's fields, one keyword each
     rules: RuleSet,
     *,
     round: int,

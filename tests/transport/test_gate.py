@@ -325,6 +325,8 @@ async def test_open_join_with_a_code_and_the_hosts_address(tmp_path: Path) -> No
     from p2pkoikoi.session.verify.check import verify_record
     from p2pkoikoi.transport.open.host import open_host
     from p2pkoikoi.transport.open.join import open_join
+    from p2pkoikoi.transport.open.options import HostOptions, JoinOptions
+    from p2pkoikoi.transport.player import Player
 
     listening: list[dict[str, Any]] = []
     ready = trio.Event()
@@ -337,12 +339,8 @@ async def test_open_join_with_a_code_and_the_hosts_address(tmp_path: Path) -> No
 
     async def host() -> None:
         async with open_host(
-            identity=det_key("h"),
-            name="Alice",
-            rules=RULES,
-            port=0,
-            bind="127.0.0.1",
-            record_path=tmp_path / "h.koikoi",
+            Player(det_key("h"), "Alice", record_path=tmp_path / "h.koikoi"),
+            HostOptions(RULES, port=0, bind="127.0.0.1"),
             notify=host_notes,
         ) as link:
             finals["host"] = await play_headless(link, random_choose(1), lambda _: None)
@@ -352,10 +350,8 @@ async def test_open_join_with_a_code_and_the_hosts_address(tmp_path: Path) -> No
         address = decode_invite(str(listening[0]["invite"])).addresses[0]
         async with open_join(
             decode_code(str(listening[0]["code"])),
-            address=address,
-            identity=det_key("j"),
-            name="Bob",
-            record_path=tmp_path / "j.koikoi",
+            Player(det_key("j"), "Bob", record_path=tmp_path / "j.koikoi"),
+            JoinOptions(address=address),
         ) as link:
             finals["joiner"] = await play_headless(link, random_choose(2), lambda _: None)
 

@@ -39,6 +39,7 @@ from hostile_peer import (
     start_host,
     start_join,
 )
+from test_transport import link_player
 
 from p2pkoikoi.cli import main as cli_main
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError, get_preset
@@ -555,7 +556,7 @@ async def test_slowloris_frame_during_play_hits_the_silence_bound(
             nursery.start_soon(trickler)
             try:
                 async with open_link(
-                    a, host, timeouts=t, record_path=tmp_path / "h.koikoi"
+                    a, host, link_player(timeouts=t, record_path=tmp_path / "h.koikoi")
                 ) as link:
                     await link.wait_ended()
             except KoiKoiError as exc:

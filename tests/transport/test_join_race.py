@@ -21,6 +21,8 @@ from p2pkoikoi.transport.errors import ConnectError
 from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.open.host import open_host
 from p2pkoikoi.transport.open.join import open_join
+from p2pkoikoi.transport.open.options import HostOptions
+from p2pkoikoi.transport.player import Player
 
 RULES = get_preset("online").with_settings(rounds=1)
 
@@ -53,12 +55,8 @@ async def match(
 
     async def host() -> None:
         async with open_host(
-            identity=det_key("h"),
-            name="Alice",
-            rules=RULES,
-            port=0,
-            bind="127.0.0.1",
-            record_path=tmp_path / "h.koikoi",
+            Player(det_key("h"), "Alice", record_path=tmp_path / "h.koikoi"),
+            HostOptions(RULES, port=0, bind="127.0.0.1"),
             notify=host_notes,
         ) as link:
             finals["host"] = await play_headless(link, chooser(1), lambda _: None)
@@ -69,10 +67,12 @@ async def match(
         port = inv.addresses[0].port
         async with open_join(
             Invite(tuple(addresses(port)), inv.secret),
-            identity=det_key("j"),
-            name="Bob",
-            record_path=tmp_path / "j.koikoi",
-            timeouts=Timeouts(stagger=stagger, connect=5),
+            Player(
+                det_key("j"),
+                "Bob",
+                record_path=tmp_path / "j.koikoi",
+                timeouts=Timeouts(stagger=stagger, connect=5),
+            ),
         ) as link:
             finals["joiner"] = await play_headless(link, chooser(2), lambda _: None)
 
@@ -109,7 +109,7 @@ async def test_no_address_answers_one_line_names_each(tmp_path: Path) -> None:
     a, b = dead_port(), dead_port()
     inv = Invite((Address("127.0.0.1", a), Address("127.0.0.1", b)), bytes(16))
     with pytest.raises(ConnectError) as info:
-        async with open_join(inv, identity=det_key("j"), name="Bob"):
+        async with open_join(inv, Player(det_key("j"), "Bob")):
             pass
     assert str(info.value) == (
         "cannot reach the host at any address it gave "

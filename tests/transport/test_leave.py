@@ -11,7 +11,15 @@ from pathlib import Path
 
 import trio
 import trio.testing
-from test_transport import Side, T, host_session, joiner_session, play_side, random_choose
+from test_transport import (
+    Side,
+    T,
+    host_session,
+    joiner_session,
+    link_player,
+    play_side,
+    random_choose,
+)
 
 from p2pkoikoi.cli.verify_cmd import EXIT_COMPLETE, EXIT_INCOMPLETE
 from p2pkoikoi.engine import KoiKoiError
@@ -23,7 +31,9 @@ from p2pkoikoi.transport.link.lifetime import open_link
 async def leaver(stream: trio.abc.Stream, record: Path, after: int) -> None:
     """The host plays at random until ``after`` actions, then leaves the table."""
     rng = random.Random(5)
-    async with open_link(stream, host_session(), timeouts=T, record_path=record) as link:
+    async with open_link(
+        stream, host_session(), link_player(timeouts=T, record_path=record)
+    ) as link:
         async for upd in link.updates:
             if link.session.seq >= after:
                 break
@@ -60,7 +70,9 @@ async def test_leaving_when_the_peer_never_signs_says_why(
     a, b = trio.testing.memory_stream_pair()
 
     async def joiner_that_vanishes() -> None:
-        async with open_link(b, joiner_session(), timeouts=T, record_path=tmp_path / "j.k") as link:
+        async with open_link(
+            b, joiner_session(), link_player(timeouts=T, record_path=tmp_path / "j.k")
+        ) as link:
             async for upd in link.updates:
                 if any(type(e).__name__ == "Resigned" for e in upd.events):
                     await b.aclose()  # gone before it signs the result
@@ -107,7 +119,7 @@ async def test_leaving_on_the_other_players_turn_does_not_wait_for_its_move(
 
     async def host() -> None:
         rec = tmp_path / "h.koikoi"
-        async with open_link(a, host_session(), timeouts=T, record_path=rec) as link:
+        async with open_link(a, host_session(), link_player(timeouts=T, record_path=rec)) as link:
             async for upd in link.updates:
                 view = upd.view
                 if upd.kind != "state" or view.to_act is None:
@@ -122,7 +134,9 @@ async def test_leaving_on_the_other_players_turn_does_not_wait_for_its_move(
     async def joiner() -> None:
         rec = tmp_path / "j.koikoi"
         with contextlib.suppress(KoiKoiError):
-            async with open_link(b, joiner_session(), timeouts=T, record_path=rec) as link:
+            async with open_link(
+                b, joiner_session(), link_player(timeouts=T, record_path=rec)
+            ) as link:
                 async for upd in link.updates:  # never moves
                     if any(type(e).__name__ == "Resigned" for e in upd.events):
                         ended.append(trio.current_time())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import trio
 import trio.testing
-from test_transport import RULES, T, host_session, joiner_session
+from test_transport import RULES, T, host_session, joiner_session, link_player
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import NEED_DATA, Ping, Pong, Session, State
@@ -80,7 +80,10 @@ async def test_the_heartbeat_pings_answers_warns_and_ends_a_flood(
     async def host() -> None:
         try:
             async with open_link(
-                a, host_session(), timeouts=T, record_path=tmp_path / "h.k", notify=notes.append
+                a,
+                host_session(),
+                link_player(timeouts=T, record_path=tmp_path / "h.k"),
+                notify=notes.append,
             ) as link:
                 async for _ in link.updates:  # the host never moves: it only listens
                     pass
@@ -137,7 +140,7 @@ async def test_the_turn_deadline_is_ours_only(
             await decide(stream, session, path)
 
     async def decide(stream: trio.abc.Stream, session: Session, path: Path) -> None:
-        async with open_link(stream, session, timeouts=T, record_path=path) as link:
+        async with open_link(stream, session, link_player(timeouts=T, record_path=path)) as link:
             async for up in link.updates:
                 if up.kind != "state" or link.session.match is None:
                     continue
@@ -172,7 +175,9 @@ async def test_play_again_is_refused_during_a_match_and_after_the_other_left(
     said: dict[str, str] = {}
 
     async def host() -> None:
-        async with open_link(a, host_session(), timeouts=T, record_path=tmp_path / "h.k") as link:
+        async with open_link(
+            a, host_session(), link_player(timeouts=T, record_path=tmp_path / "h.k")
+        ) as link:
             assert link.rematch_declined is None and not link.rematch_offered
             try:
                 await link.play_again(timeout=5)
@@ -186,7 +191,9 @@ async def test_play_again_is_refused_during_a_match_and_after_the_other_left(
                 said["closed"] = str(exc)
 
     async def joiner() -> None:
-        async with open_link(b, joiner_session(), timeouts=T, record_path=tmp_path / "j.k"):
+        async with open_link(
+            b, joiner_session(), link_player(timeouts=T, record_path=tmp_path / "j.k")
+        ):
             pass  # leaves the table as soon as the match started
 
     with trio.fail_after(3600):
@@ -247,7 +254,9 @@ async def test_leaving_keeps_the_first_reason_the_signature_is_missing(
     a, b = trio.testing.memory_stream_pair()
 
     async def joiner_that_vanishes() -> None:
-        async with open_link(b, joiner_session(), timeouts=T, record_path=tmp_path / "j.k") as link:
+        async with open_link(
+            b, joiner_session(), link_player(timeouts=T, record_path=tmp_path / "j.k")
+        ) as link:
             async for upd in link.updates:
                 if any(type(e).__name__ == "Resigned" for e in upd.events):
                     await b.aclose()  # gone before it signs the result
@@ -278,7 +287,7 @@ async def test_a_host_cut_off_before_the_joiner_confirmed_its_reveal_is_told_the
     async def host() -> None:
         try:
             async with open_link(
-                a, host_session(), timeouts=T, record_path=tmp_path / "h.k"
+                a, host_session(), link_player(timeouts=T, record_path=tmp_path / "h.k")
             ) as link:
                 await link.wait_closed()
         except KoiKoiError as exc:
@@ -547,11 +556,9 @@ async def test_a_link_made_for_a_resumed_session_knows_who_plays_before_reconnec
         link = NetworkLink(
             None,
             again,
-            timeouts=Timeouts(),
-            record_path=None,
+            link_player(timeouts=Timeouts(), record_path=None, known_peers=None),
             notify=nop,
             decide_rules=accept_decision,
-            known_peers=None,
         )
         assert link.names == names
         assert link.rules == RULES

@@ -26,6 +26,8 @@ from p2pkoikoi.transport.nat.checks import check_request
 from p2pkoikoi.transport.nat.udp import UdpEndpoint, open_socket
 from p2pkoikoi.transport.open.host import open_host
 from p2pkoikoi.transport.open.join import open_join
+from p2pkoikoi.transport.open.options import HostOptions
+from p2pkoikoi.transport.player import Player
 
 RULES = get_preset("online").with_settings(rounds=1)
 
@@ -54,14 +56,9 @@ async def play(tmp_path: Path, *, tcp_alive: bool) -> tuple[dict[str, Any], list
 
     async def host() -> None:
         async with open_host(
-            identity=det_key("h"),
-            name="Alice",
-            rules=RULES,
-            port=0,
-            bind="127.0.0.1",
-            record_path=tmp_path / "h.koikoi",
+            Player(det_key("h"), "Alice", record_path=tmp_path / "h.koikoi"),
+            HostOptions(RULES, port=0, bind="127.0.0.1", port_mapping=False),
             notify=host_notes,
-            port_mapping=False,
         ) as link:
             finals["host"] = await play_headless(link, chooser(1), lambda _: None)
 
@@ -73,10 +70,9 @@ async def play(tmp_path: Path, *, tcp_alive: bool) -> tuple[dict[str, Any], list
         udp = (UdpCandidate("s", "127.0.0.1", port),)
         async with open_join(
             Invite((Address("127.0.0.1", tcp),), inv.secret, udp),
-            identity=det_key("j"),
-            name="Bob",
-            record_path=tmp_path / "j.koikoi",
-            timeouts=Timeouts(connect=5),
+            Player(
+                det_key("j"), "Bob", record_path=tmp_path / "j.koikoi", timeouts=Timeouts(connect=5)
+            ),
             notify=jnotes.append,
         ) as link:
             finals["joiner"] = await play_headless(link, chooser(2), lambda _: None)
@@ -102,14 +98,9 @@ def test_a_match_over_quic_when_tcp_is_dead(tmp_path: Path) -> None:
 def test_a_check_without_the_invite_key_gets_no_answer() -> None:
     async def main() -> None:
         async with open_host(
-            identity=det_key("h"),
-            name="Alice",
-            rules=RULES,
-            port=0,
-            bind="127.0.0.1",
+            Player(det_key("h"), "Alice"),
+            HostOptions(RULES, port=0, bind="127.0.0.1", port_mapping=False, accept_timeout=30),
             notify=got.append,
-            port_mapping=False,
-            accept_timeout=30,
         ):
             pass
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from test_transport import link_player
 
 from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import Action, PlayerView, get_preset
@@ -29,6 +30,8 @@ from p2pkoikoi.transport.link.notes import Note
 from p2pkoikoi.transport.link.reconnect import Reconnect, resume_handshake
 from p2pkoikoi.transport.open.host import open_host
 from p2pkoikoi.transport.open.join import open_join
+from p2pkoikoi.transport.open.options import HostOptions
+from p2pkoikoi.transport.player import Player
 
 RULES = get_preset("online").with_settings(rounds=2)
 T = Timeouts(handshake=10, reveal=10, silence_fail=30, reconnect_window=60, backoff_initial=0.5)
@@ -147,8 +150,7 @@ async def play(
         async with open_link(
             stream,
             session,
-            timeouts=T,
-            record_path=record,
+            link_player(timeouts=T, record_path=record),
             notify=side.notes.append,
             reconnect=rc,
         ) as link:
@@ -322,13 +324,8 @@ async def test_strangers_and_a_second_joiner_are_turned_away_over_tcp(tmp_path: 
     async def host() -> None:
         try:
             async with open_host(
-                identity=det_key("host"),
-                name="Alice",
-                rules=RULES,
-                port=0,
-                bind="127.0.0.1",
-                timeouts=T,
-                record_path=tmp_path / "h.koikoi",
+                Player(det_key("host"), "Alice", record_path=tmp_path / "h.koikoi", timeouts=T),
+                HostOptions(RULES, port=0, bind="127.0.0.1"),
                 notify=host_notify,
             ) as link:
                 h.link = link
@@ -341,10 +338,7 @@ async def test_strangers_and_a_second_joiner_are_turned_away_over_tcp(tmp_path: 
         try:
             async with open_join(
                 text,
-                identity=det_key("joiner"),
-                name="Bob",
-                timeouts=T,
-                record_path=tmp_path / "j.koikoi",
+                Player(det_key("joiner"), "Bob", record_path=tmp_path / "j.koikoi", timeouts=T),
                 notify=j.notes.append,
             ) as link:
                 j.link = link
@@ -361,10 +355,7 @@ async def test_strangers_and_a_second_joiner_are_turned_away_over_tcp(tmp_path: 
 
     async def second_joiner() -> None:
         try:
-            async with open_join(
-                invite[0], identity=det_key("carol"), name="Carol", timeouts=T,
-                record_path=tmp_path / "c.koikoi",
-            ):  # fmt: skip
+            async with open_join(invite[0], Player(det_key("carol"), "Carol", record_path=tmp_path / "c.koikoi", timeouts=T)):  # fmt: skip
                 pass
         except Exception as exc:
             refused.append(exc)

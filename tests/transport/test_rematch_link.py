@@ -7,7 +7,7 @@ from pathlib import Path
 
 import trio
 import trio.testing
-from test_transport import Side, T, host_session, joiner_session, random_choose
+from test_transport import Side, T, host_session, joiner_session, link_player, random_choose
 
 from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.session import decode_record
@@ -26,7 +26,7 @@ async def _side(
     session = host_session() if host else joiner_session()
     try:
         async with open_link(
-            stream, session, timeouts=T, record_path=record, notify=side.notes.append
+            stream, session, link_player(timeouts=T, record_path=record), notify=side.notes.append
         ) as link:
             side.link = link
             await play_headless(

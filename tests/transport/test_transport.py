@@ -43,6 +43,7 @@ from p2pkoikoi.transport.link.connection import Connection
 from p2pkoikoi.transport.link.lifetime import open_link
 from p2pkoikoi.transport.link.network import NetworkLink
 from p2pkoikoi.transport.link.notes import Note
+from p2pkoikoi.transport.player import Player
 from p2pkoikoi.transport.store.identity import (
     KnownPeers,
     PeerCheck,
@@ -55,6 +56,23 @@ from p2pkoikoi.transport.store.identity import (
 
 RULES = get_preset("online").with_settings(rounds=2)
 T = Timeouts(handshake=10, reveal=10, ping_interval=5, silence_warn=15, silence_fail=60)
+
+
+def link_player(
+    *,
+    timeouts: Timeouts | None = None,
+    record_path: Path | None = None,
+    known_peers: KnownPeers | None = None,
+) -> Player:
+    """What ``open_link`` reads of the player for a session made by hand (the key and
+    name are the session's own; the link reads the rest)."""
+    return Player(
+        det_key("link"),
+        "",
+        known_peers=known_peers,
+        record_path=record_path,
+        timeouts=timeouts or Timeouts(),
+    )
 
 
 def host_session(rules: RuleSet = RULES, label: str = "") -> Session:
@@ -111,10 +129,8 @@ async def play_side(
         async with open_link(
             stream,
             session,
-            timeouts=timeouts,
-            record_path=record,
+            link_player(timeouts=timeouts, record_path=record, known_peers=known),
             notify=side.notes.append,
-            known_peers=known,
         ) as link:
             side.link = link
             async with trio.open_nursery() as nursery:

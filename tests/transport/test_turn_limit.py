@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from test_transport import link_player
 
 from p2pkoikoi.cli.headless import play_headless
 from p2pkoikoi.engine import RuleSet, get_preset
@@ -93,8 +94,7 @@ async def test_a_player_who_walked_away_is_warned_then_resigns_by_time(
         async with open_link(
             a,
             host_session(rules=rules),
-            timeouts=T,
-            record_path=tmp_path / "h.koikoi",
+            link_player(timeouts=T, record_path=tmp_path / "h.koikoi"),
             notify=notes.append,
         ) as link:
             async for up in link.updates:
@@ -109,7 +109,7 @@ async def test_a_player_who_walked_away_is_warned_then_resigns_by_time(
     async def joiner() -> None:
         rng = random.Random(2)
         async with open_link(
-            b, joiner_session(rules), timeouts=T, record_path=tmp_path / "j.koikoi"
+            b, joiner_session(rules), link_player(timeouts=T, record_path=tmp_path / "j.koikoi")
         ) as link:
             finals["joiner"] = await play_headless(
                 link, lambda v: rng.choice(v.legal_actions), lambda e: None, in_thread=False
@@ -209,7 +209,9 @@ async def test_a_peer_that_never_moves_forfeits_by_time_after_the_grace(
     async def host() -> None:
         rng = random.Random(1)
         try:
-            async with open_link(a, host_session(), timeouts=T, record_path=path) as link:
+            async with open_link(
+                a, host_session(), link_player(timeouts=T, record_path=path)
+            ) as link:
                 link._notify = notes.append
                 async for up in link.updates:
                     updates.append(up)
@@ -310,8 +312,7 @@ async def test_a_reconnect_does_not_restart_the_clock(
         async with open_link(
             a,
             host_session(),
-            timeouts=timeouts,
-            record_path=tmp_path / "h.koikoi",
+            link_player(timeouts=timeouts, record_path=tmp_path / "h.koikoi"),
             notify=note,
             reconnect=rc_h,
         ) as link:
@@ -328,8 +329,7 @@ async def test_a_reconnect_does_not_restart_the_clock(
         async with open_link(
             b,
             joiner_session(),
-            timeouts=timeouts,
-            record_path=tmp_path / "j.koikoi",
+            link_player(timeouts=timeouts, record_path=tmp_path / "j.koikoi"),
             reconnect=rc_j,
         ) as link:
             finals["joiner"] = await play_headless(

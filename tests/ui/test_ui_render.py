@@ -94,7 +94,7 @@ def _offer_state(preset: str | None, **kw: object) -> tuple[TableState, list[boo
     rules = dataclasses.replace(get_preset("nintendo"), rounds=3, goko=15)
     st = TableState()
     answers: list[bool] = []
-    offer = make_offer("Alice", "abcd-efgh-ijkl-mnop", rules, preset, **kw)  # type: ignore[arg-type]
+    offer = dataclasses.replace(make_offer("Alice", "abcd-efgh-ijkl-mnop", rules, preset), **kw)
     st.show_offer(offer, answers.append)
     return st, answers
 

@@ -125,10 +125,14 @@ def test_the_end_page_and_a_departure_clear_the_status() -> None:
 
 
 def test_the_rules_screen_lists_the_differences_under_their_head() -> None:
+    import dataclasses
+
     from p2pkoikoi.ui.state import make_offer
 
     rules = get_preset("online").with_settings(goko=15, rounds=2)
-    offer = make_offer("Alice", "crts-mkt6", rules, seen_before=False, turn_limit=60)
+    offer = dataclasses.replace(
+        make_offer("Alice", "crts-mkt6", rules), seen_before=False, turn_limit=60
+    )
     rows = [text(line) for line in R.offer_lines(TableState(), offer)]
     head = next(i for i, r in enumerate(rows) if "2 settings differ:" in r)
     assert rows[head + 1].startswith("  * "), rows[head - 2 : head + 3]

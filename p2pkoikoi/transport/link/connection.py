@@ -15,21 +15,19 @@ reconnects makes a new one per stream (an empty queue, a fresh writer).
   connection is dropped rather than our memory growing;
 * the **reader** (:meth:`Connection.reader`) receives bytes, feeds
   :meth:`Session.receive_data` and lets the link turn the session's events
-  into updates (:attr:`ConnectionHooks.process`).  A stream that ends during
+  into updates (:attr:`LinkContext.process`).  A stream that ends during
   play drops the connection (the link may resume); other errors fail the match.
 
 A connection knows its stream, its session, the link's :class:`Pulse` and
-the link's :class:`ConnectionHooks` (callables), never the link itself.  It
+the link's :class:`LinkContext` (callables), never the link itself.  It
 owns its ``lost`` event: set once the link gives the connection up
-(:attr:`ConnectionHooks.drop` decides whether to reconnect or stop for good).
+(:attr:`LinkContext.drop` decides whether to reconnect or stop for good).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import trio
@@ -38,18 +36,7 @@ from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import Session, State
 from p2pkoikoi.transport.errors import PeerFloodError, TransportError
 from p2pkoikoi.transport.limits import LINGER_BYTES, OUTGOING_LIMIT, RECEIVE_SIZE
-from p2pkoikoi.transport.link.pulse import Pulse
-
-
-@dataclass(frozen=True)
-class ConnectionHooks:
-    """What a connection asks of its link."""
-
-    process: Callable[[], None]  # turn the session's events into updates
-    drop: Callable[[KoiKoiError], None]  # the connection broke: reconnect or stop
-    fail: Callable[[KoiKoiError], None]  # stop for good
-    resumable: Callable[[], bool]  # a lost connection would be replaced
-    online: Callable[[], bool]  # the link is not reconnecting
+from p2pkoikoi.transport.link.context import LinkContext
 
 
 class Connection:
@@ -59,12 +46,11 @@ class Connection:
         self,
         stream: trio.abc.Stream | None,
         session: Session,
-        pulse: Pulse,
-        hooks: ConnectionHooks,
+        ctx: LinkContext,
     ) -> None:
         self._session = session
-        self._pulse = pulse
-        self._hooks = hooks
+        self._pulse = ctx.pulse
+        self._ctx = ctx
         self.stream = stream
         self.lost = trio.Event()  # the link gave this connection up
         self.out_tx, self.out_rx = trio.open_memory_channel[bytes](math.inf)
@@ -89,7 +75,7 @@ class Connection:
         if not data:
             return
         if self.pending + len(data) > OUTGOING_LIMIT:
-            self._hooks.drop(
+            self._ctx.drop(
                 PeerFloodError(
                     f"the other player stopped reading: {self.pending // 1024} KiB wait to "
                     "be sent; connection closed"
@@ -125,7 +111,7 @@ class Connection:
         stream = self.stream
         if (
             not isinstance(stream, trio.SocketStream)
-            or not self._hooks.online()
+            or not self._ctx.online()
             or self.lost.is_set()
             or self._pulse.is_stopped
         ):
@@ -158,17 +144,17 @@ class Connection:
                     self.pending -= len(data)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     if not self._pulse.is_stopped:
-                        self._hooks.drop(TransportError("the connection to the other player broke"))
+                        self._ctx.drop(TransportError("the connection to the other player broke"))
                     return
         finally:
             self.writer_done.set()
 
     async def reader(self) -> None:
         """Receive, feed the session, let the link handle its events; until the end."""
-        hooks, pulse, s = self._hooks, self._pulse, self._session
+        ctx, pulse, s = self._ctx, self._pulse, self._session
         try:
             while not pulse.is_stopped:
-                hooks.process()
+                ctx.process()
                 if pulse.is_stopped or s.state in (State.CLOSED, State.ERROR):
                     return
                 try:
@@ -177,12 +163,12 @@ class Connection:
                     data = b""
                 except trio.ClosedResourceError:
                     return
-                if not data and hooks.resumable():  # keep the session: it resumes
-                    hooks.drop(TransportError("the connection to the other player broke"))
+                if not data and ctx.resumable():  # keep the session: it resumes
+                    ctx.drop(TransportError("the connection to the other player broke"))
                     return
                 s.receive_data(bytes(data))
         except KoiKoiError as exc:
-            hooks.fail(exc)
+            ctx.fail(exc)
 
     async def _receive(self) -> bytes | bytearray:
         """The next bytes from the stream (``b""``: it ended).

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
 
 import trio
 
@@ -43,41 +42,29 @@ from p2pkoikoi.transport.errors import (
     PeerTimeoutError,
     TransportError,
 )
-from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.link.connection import Connection
+from p2pkoikoi.transport.link.context import LinkContext
 from p2pkoikoi.transport.link.contract import Update
-from p2pkoikoi.transport.link.match_run import MatchRun
-from p2pkoikoi.transport.link.pulse import Pulse
 from p2pkoikoi.transport.link.table_feed import TableFeed
-
-
-@dataclass(frozen=True)
-class EndingHooks:
-    """What the ending reads and does on its link."""
-
-    session: Callable[[], Session]  # the current session (a reconnect replaces it)
-    run: Callable[[], MatchRun]  # the current match's state (a rematch makes a new one)
-    names: Callable[[], tuple[str, str]]  # both players' names
-    connection: Callable[[], Connection]  # the current connection
-    can_reconnect: Callable[[], bool]  # the link has a way to reconnect
-    lose: Callable[[KoiKoiError], None]  # the connection is lost: the supervisor reconnects
-    flush: Callable[[], None]  # send what the session queued
-    write: Callable[[bytes], None]  # to the current connection, in order
-    save_record: Callable[[], None]
-    nursery: Callable[[], trio.Nursery | None]  # the link's tasks
 
 
 class Ending:
     """The link's error, and what a failure, a drop or the other player leaving does."""
 
     def __init__(
-        self, seat: int, timeouts: Timeouts, pulse: Pulse, feed: TableFeed, hooks: EndingHooks
+        self,
+        ctx: LinkContext,
+        feed: TableFeed,
+        *,
+        can_reconnect: Callable[[], bool],
+        lose: Callable[[KoiKoiError], None],
     ) -> None:
-        self._seat = seat
-        self._timeouts = timeouts
-        self._pulse = pulse
+        self._seat = ctx.seat
+        self._timeouts = ctx.timeouts
+        self._pulse = ctx.pulse
         self._feed = feed
-        self._hooks = hooks
+        self._ctx = ctx
+        self._can_reconnect = can_reconnect  # the link has a way to reconnect
+        self._lose = lose  # the connection is lost: the supervisor reconnects
         self.error: KoiKoiError | None = None
 
     def keep(self, exc: KoiKoiError) -> None:
@@ -87,25 +74,25 @@ class Ending:
 
     def resumable(self) -> bool:
         """A lost connection now would be replaced (the supervisor reconnects)."""
-        hooks = self._hooks
+        ctx = self._ctx
         return (
-            hooks.can_reconnect()
-            and hooks.run().started.is_set()
+            self._can_reconnect()
+            and ctx.run().started.is_set()
             and self._timeouts.reconnect_window > 0
-            and hooks.session().state in (State.PLAY, State.FINISH)
+            and ctx.session().state in (State.PLAY, State.FINISH)
         )
 
     def drop(self, exc: KoiKoiError) -> None:
         """The connection broke: reconnect if the match can resume, else stop for good."""
-        hooks = self._hooks
-        if self.error is not None or self._pulse.is_stopped or hooks.connection().lost.is_set():
+        ctx = self._ctx
+        if self.error is not None or self._pulse.is_stopped or ctx.connection().lost.is_set():
             return
         if not self.resumable():
-            hooks.session().peer_left()  # it cannot come back: who owes the next step forfeits
+            ctx.session().peer_left()  # it cannot come back: who owes the next step forfeits
             self.fail(exc)
             return
-        hooks.lose(exc)
-        hooks.save_record()
+        self._lose(exc)
+        ctx.save_record()
         self._pulse.wake()
 
     def left(self, exc: KoiKoiError) -> None:
@@ -113,38 +100,38 @@ class Ending:
         session read the end of the stream): leaving is a forfeit only once it has not
         come back within the reconnect window, so wait for it as for a drop when the
         match can resume; otherwise it forfeits now."""
-        hooks = self._hooks
-        if self.error is not None or self._pulse.is_stopped or hooks.connection().lost.is_set():
+        ctx = self._ctx
+        if self.error is not None or self._pulse.is_stopped or ctx.connection().lost.is_set():
             return
-        m = hooks.session().match
+        m = ctx.session().match
         if (
-            hooks.can_reconnect()
-            and hooks.run().started.is_set()
+            self._can_reconnect()
+            and ctx.run().started.is_set()
             and self._timeouts.reconnect_window > 0
             and m is not None
             and not m.is_over
         ):
-            hooks.lose(exc)
-            hooks.save_record()
+            self._lose(exc)
+            ctx.save_record()
             self._pulse.wake()
             return
-        hooks.session().peer_left()
+        ctx.session().peer_left()
         self.fail(exc)
 
     def fail(self, exc: KoiKoiError) -> None:
         """Stop for good: keep the error, tell the table, let the writer send the abort."""
-        hooks = self._hooks
+        ctx = self._ctx
         if self.error is not None or self._pulse.is_stopped:
             return
-        s = hooks.session()
-        exc = failure(exc, s, self._seat, hooks.names())
+        s = ctx.session()
+        exc = failure(exc, s, self._seat, ctx.names())
         self.error = exc
         if s.lacks_peer_final and s.missing is None:  # our signature, not theirs
             s.missing = str(exc)[:200]
-        hooks.flush()  # the session's abort, if it queued one
-        hooks.save_record()
-        s = hooks.session()
-        run = hooks.run()
+        ctx.flush()  # the session's abort, if it queued one
+        ctx.save_record()
+        s = ctx.session()
+        run = ctx.run()
         if s.state not in (State.PLAY, State.FINISH) or s.forfeit:
             # a final end (a protocol error, a cheat, refused rules or identity): the
             # match can never resume, so the secrets in the resume file go;
@@ -159,39 +146,39 @@ class Ending:
     def stop(self) -> None:
         """No more updates, the connection closed, every part told."""
         self._pulse.stopped.set()
-        self._hooks.run().end()
-        self._hooks.connection().close()
+        self._ctx.run().end()
+        self._ctx.connection().close()
         self._pulse.wake()
 
     async def shutdown(self, *, goodbye: bool) -> None:
         """Say goodbye if still talking, let the writer drain, then stop every task."""
-        hooks = self._hooks
-        s = hooks.session()
+        ctx = self._ctx
+        s = ctx.session()
         if goodbye and not self._pulse.is_stopped and s.state not in (State.CLOSED, State.ERROR):
             with suppress(ProtocolError):
-                hooks.write(s.send(Goodbye()))
-        hooks.save_record()
+                ctx.write(s.send(Goodbye()))
+        ctx.save_record()
         self.stop()
         with trio.move_on_after(self._timeouts.handshake) as cs:
             cs.shield = True
-            await hooks.connection().writer_done.wait()
-        nursery = hooks.nursery()
+            await ctx.connection().writer_done.wait()
+        nursery = ctx.nursery()
         if nursery is not None:
             nursery.cancel_scope.cancel()
 
     async def release(self) -> None:
         """Last: the record brought up to date and closed (an unfinished match's
         journal becomes its compact record), the stream closed."""
-        hooks = self._hooks
-        hooks.save_record()
+        ctx = self._ctx
+        ctx.save_record()
         try:
-            hooks.run().records.close(hooks.session())
+            ctx.run().records.close(ctx.session())
         except TransportError as exc:
             self.keep(exc)
         with trio.move_on_after(1) as cs:
             cs.shield = True
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                stream_now = hooks.connection().stream
+                stream_now = ctx.connection().stream
                 if stream_now is not None:
                     await stream_now.aclose()
 

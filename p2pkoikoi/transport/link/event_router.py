@@ -18,7 +18,7 @@ leaves: the other player's last move makes the session queue our final
 signature, and the record must hold both first.  :meth:`EventRouter.resumed`
 is the same routing for a connection that resumed the match (the supervisor
 says so).  The router owns only the early events; it acts on its link through
-:class:`RouterHooks` and the parts it was handed, and never holds the link.
+:class:`LinkContext` and the parts it was handed, and never holds the link.
 """
 
 from __future__ import annotations
@@ -45,37 +45,18 @@ from p2pkoikoi.session import (
     RematchOffered,
     RematchStarted,
     RulesProposed,
-    Session,
     State,
 )
 from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.session.records.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import TransportError
+from p2pkoikoi.transport.link.context import LinkContext
 from p2pkoikoi.transport.link.contract import Update
 from p2pkoikoi.transport.link.handshake import HandshakeDriver
 from p2pkoikoi.transport.link.heartbeat import Heartbeat
 from p2pkoikoi.transport.link.key_question import KeyQuestion
-from p2pkoikoi.transport.link.match_run import MatchRun
-from p2pkoikoi.transport.link.notes import Note
-from p2pkoikoi.transport.link.pulse import Pulse
 from p2pkoikoi.transport.link.rematch import RematchDriver
 from p2pkoikoi.transport.link.table_feed import TableFeed
-
-
-@dataclass(frozen=True)
-class RouterHooks:
-    """What the router reads and does on its link."""
-
-    session: Callable[[], Session]  # the current session (a reconnect replaces it)
-    run: Callable[[], MatchRun]  # the current match's state (a rematch makes a new one)
-    save_record: Callable[[], None]  # the record up to the session (ends the link if it cannot)
-    save_lazy: Callable[[], None]  # the same, but the other player's moves may wait
-    flush: Callable[[], None]  # send what the session queued
-    started: Callable[[], None]  # the match started on this connection (the supervisor's)
-    after_step: Callable[[], None]  # after any change of turn
-    left: Callable[[KoiKoiError], None]  # the other player ended the connection
-    stop: Callable[[], None]  # the connection ended cleanly
-    notify: Callable[[Note], None]
 
 
 @dataclass(frozen=True)
@@ -94,23 +75,30 @@ class EventRouter:
 
     def __init__(
         self,
-        seat: int,
-        pulse: Pulse,
+        ctx: LinkContext,
         parts: RouterParts,
-        hooks: RouterHooks,
+        *,
+        started: Callable[[], None],
+        after_step: Callable[[], None],
+        left: Callable[[KoiKoiError], None],
+        stop: Callable[[], None],
         early: Sequence[SessionEvent] = (),
     ) -> None:
-        self._seat = seat
-        self._pulse = pulse
+        self._seat = ctx.seat
+        self._pulse = ctx.pulse
         self._parts = parts
-        self._hooks = hooks
+        self._ctx = ctx
+        self._started = started  # the match started on this connection (the supervisor's)
+        self._after_step = after_step  # after any change of turn
+        self._left = left  # the other player ended the connection
+        self._stop = stop  # the connection ended cleanly
         # events the joiner's dialer pulled while proving the host (transport/open/dialer.py)
         self._early = deque(early)
 
     def process(self) -> None:
         """Pull every event the session has; one place turns them into updates."""
-        hooks, parts, feed = self._hooks, self._parts, self._parts.feed
-        s = hooks.session()
+        ctx, parts, feed = self._ctx, self._parts, self._parts.feed
+        s = ctx.session()
         if parts.keys.asking:  # the host's person decides about a changed key first
             return
         while not self._pulse.is_stopped:
@@ -122,8 +110,8 @@ class EventRouter:
                 # the record holds both before that signature leaves (sends go out at
                 # once, see Connection._send_now).  A move that leaves the match in play may wait
                 # for our next write (lazy: one append for both moves)
-                hooks.save_lazy()
-            hooks.flush()
+                ctx.save_lazy()
+            ctx.flush()
             if ev is NEED_DATA:
                 break
             if not parts.heartbeat.received(ev):  # a flood: the link failed
@@ -137,27 +125,27 @@ class EventRouter:
             elif isinstance(ev, HandshakeComplete):
                 parts.handshake.on_complete(ev)
             elif isinstance(ev, MatchStarted):
-                hooks.save_record()
-                hooks.started()
-                hooks.run().started.set()
+                ctx.save_record()
+                self._started()
+                ctx.run().started.set()
                 feed.push_state(ev.events, None)
-                hooks.after_step()
+                self._after_step()
             elif isinstance(ev, ActionReceived | PeerResigned):
                 if isinstance(ev, PeerResigned) and ev.reason == TIME_FORFEIT:
                     peer = parts.handshake.names[1 - self._seat]
-                    run = hooks.run()
+                    run = ctx.run()
                     run.forfeit_reason = f"{peer}'s time ran out ({s.turn_limit}s per decision)"
                     feed.status(f"{run.forfeit_reason}: they resign", event="peer_time_out")
                 # (the record was brought up to this move before the flush above)
                 feed.push_state(ev.events, ev.seat)
-                hooks.after_step()
+                self._after_step()
             elif isinstance(ev, HiddenProgress):  # the hidden deal: a deal opened, our play done
-                hooks.save_record()
+                ctx.save_record()
                 feed.push_state(ev.events, ev.actor)
-                hooks.after_step()
+                self._after_step()
             elif isinstance(ev, ChatReceived):
                 peer = parts.handshake.names[1 - self._seat]
-                hooks.notify({"event": "chat", "sender": peer, "text": ev.text})
+                ctx.notify({"event": "chat", "sender": peer, "text": ev.text})
                 if s.match is not None:
                     feed.push(
                         Update("chat", feed.view, text=ev.text, sender=peer, actor=1 - self._seat)
@@ -172,22 +160,22 @@ class EventRouter:
                 parts.rematch.next_match(ev)
             elif isinstance(ev, ConnectionClosed):
                 if not ev.clean:
-                    hooks.left(TransportError(ev.reason))
+                    self._left(TransportError(ev.reason))
                 else:
-                    hooks.stop()
+                    self._stop()
                 return
-        hooks.save_lazy()
+        ctx.save_lazy()
         self._pulse.wake()
 
     def over(self, ev: MatchOver) -> None:
         """Both signatures: the result, the record, the last update of the match."""
-        hooks, feed = self._hooks, self._parts.feed
-        run = hooks.run()
+        ctx, feed = self._ctx, self._parts.feed
+        run = ctx.run()
         run.result = ev
         run.final_hash = ev.final_hash.hex()
-        hooks.save_record()
+        ctx.save_record()
         run.records.drop_sidecar()
-        m = hooks.session().match
+        m = ctx.session().match
         assert m is not None
         text = m.end_reason
         if run.forfeit_reason:
@@ -205,18 +193,18 @@ class EventRouter:
 
     def resumed(self) -> None:
         """A new connection resumed the match: tell the table, then play on."""
-        hooks, feed = self._hooks, self._parts.feed
-        s = hooks.session()
-        hooks.run().started.set()
-        hooks.notify({"event": "reconnected", "text": "reconnected", "seq": s.seq})
+        ctx, feed = self._ctx, self._parts.feed
+        s = ctx.session()
+        ctx.run().started.set()
+        ctx.notify({"event": "reconnected", "text": "reconnected", "seq": s.seq})
         if s.match is not None:
             feed.push(Update("status", feed.view, text="reconnected"))
             feed.push_state((), None)  # a table redraws; a bot acts if it is its turn
-        hooks.save_record()
+        ctx.save_record()
         self._pulse.wake()
-        if s.state is State.DONE and hooks.run().result is None:  # we only had to re-sign
+        if s.state is State.DONE and ctx.run().result is None:  # we only had to re-sign
             r = s.record().result
             assert r is not None
             self.over(MatchOver(r.scores, r.winner, r.final_state_hash, r.transcript_hash))
             return
-        hooks.after_step()
+        self._after_step()

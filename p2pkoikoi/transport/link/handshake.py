@@ -13,17 +13,16 @@ link keeps reading; the peer's name, key and the rules are taken over from
 The handshake owns who plays: :attr:`HandshakeDriver.names`, :attr:`HandshakeDriver.rules`
 and :attr:`HandshakeDriver.peer_fingerprint` (set from the session when it is
 resumed, else by :meth:`HandshakeDriver.on_complete`).  It reads the session and
-acts through :class:`HandshakeHooks`, and waits on the link's :class:`Pulse`.
+acts through :class:`LinkContext`, and waits on the link's :class:`Pulse`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import trio
 
-from p2pkoikoi.engine import KoiKoiError, RuleSet
+from p2pkoikoi.engine import RuleSet
 from p2pkoikoi.session import (
     AcceptRules,
     DeclineRules,
@@ -34,9 +33,8 @@ from p2pkoikoi.session import (
     fingerprint,
 )
 from p2pkoikoi.transport.errors import DeclinedError, TransportError
-from p2pkoikoi.transport.limits import Timeouts, step_limit
-from p2pkoikoi.transport.link.notes import Note
-from p2pkoikoi.transport.link.pulse import Pulse
+from p2pkoikoi.transport.limits import step_limit
+from p2pkoikoi.transport.link.context import LinkContext
 
 DecideRules = Callable[[RulesProposed], Awaitable[bool]]
 
@@ -44,22 +42,6 @@ DecideRules = Callable[[RulesProposed], Awaitable[bool]]
 async def accept_decision(proposal: RulesProposed) -> bool:
     """The default decision: the host's rules are accepted."""
     return True
-
-
-@dataclass(frozen=True)
-class HandshakeHooks:
-    """What the handshake reads and does on its link."""
-
-    session: Callable[[], Session]
-    started: Callable[[], bool]  # the current match started
-    error: Callable[[], KoiKoiError | None]  # why the link failed, if it did
-    nursery: Callable[[], trio.Nursery | None]  # where the joiner's person decides
-    write: Callable[[bytes], None]
-    process: Callable[[], None]  # handle what the session received
-    fail: Callable[[KoiKoiError], None]
-    notify: Callable[[Note], None]
-    admit: Callable[[HandshakeComplete], bool]  # the known-peers check (False: failed)
-    save_record: Callable[[], None]
 
 
 class HandshakeDriver:
@@ -71,14 +53,15 @@ class HandshakeDriver:
         self,
         session: Session,
         decide_rules: DecideRules,
-        timeouts: Timeouts,
-        pulse: Pulse,
-        hooks: HandshakeHooks,
+        ctx: LinkContext,
+        *,
+        admit: Callable[[HandshakeComplete], bool],
     ) -> None:
         self._decide_rules = decide_rules
-        self._timeouts = timeouts
-        self._pulse = pulse
-        self._hooks = hooks
+        self._timeouts = ctx.timeouts
+        self._pulse = ctx.pulse
+        self._ctx = ctx
+        self._admit = admit  # the known-peers check (False: failed)
         self._seat = seat = session.our_seat
         self.names = (session.name, "?") if seat == 0 else ("?", session.name)
         self.peer_fingerprint = ""
@@ -92,10 +75,10 @@ class HandshakeDriver:
 
     async def run(self) -> None:
         """Run until the match starts; each step under its own ``fail_after``."""
-        hooks, pulse = self._hooks, self._pulse
-        s = hooks.session()
-        while not hooks.started():
-            failed = hooks.error()
+        ctx, pulse = self._ctx, self._pulse
+        s = ctx.session()
+        while not ctx.run().started.is_set():
+            failed = ctx.error()
             if failed is not None:
                 raise failed
             if pulse.is_stopped:
@@ -104,16 +87,20 @@ class HandshakeDriver:
             limit, error = step_limit(self._timeouts, step)
             try:
                 with trio.fail_after(limit):
-                    while s.waiting_for is step and not hooks.started() and not pulse.is_stopped:
+                    while (
+                        s.waiting_for is step
+                        and not ctx.run().started.is_set()
+                        and not pulse.is_stopped
+                    ):
                         await pulse.changed()
             except trio.TooSlowError:
-                hooks.fail(error)
+                ctx.fail(error)
                 raise error from None
 
     def on_rules(self, ev: RulesProposed) -> None:
         """The host proposes its rules: the joiner's person decides, in a task."""
-        hooks = self._hooks
-        hooks.notify(
+        ctx = self._ctx
+        ctx.notify(
             {
                 "event": "rules_proposed",
                 "peer_name": ev.peer_name,
@@ -124,33 +111,33 @@ class HandshakeDriver:
                 "turn_limit": ev.turn_limit,
             }
         )
-        nursery = hooks.nursery()
+        nursery = ctx.nursery()
         assert nursery is not None
         nursery.start_soon(self._decide, ev)
 
     async def _decide(self, proposal: RulesProposed) -> None:
-        hooks = self._hooks
+        ctx = self._ctx
         ok = await self._decide_rules(proposal)
-        s = hooks.session()
+        s = ctx.session()
         if self._pulse.is_stopped or s.state is not State.RULES:
             return
         if ok:
-            hooks.write(s.send(AcceptRules()))
-            hooks.process()
+            ctx.write(s.send(AcceptRules()))
+            ctx.process()
         else:
-            hooks.write(s.send(DeclineRules("they chose Decline on the rules screen")))
-            hooks.fail(DeclinedError("you declined the host's rules"))
+            ctx.write(s.send(DeclineRules("they chose Decline on the rules screen")))
+            ctx.fail(DeclinedError("you declined the host's rules"))
 
     def on_complete(self, ev: HandshakeComplete) -> None:
         """Both sides proved who they are and agreed the rules: names, notes, known peers."""
-        hooks = self._hooks
-        s = hooks.session()
+        ctx = self._ctx
+        s = ctx.session()
         self.rules = ev.rules
         self.peer_fingerprint = ev.peer_fingerprint
         names = [s.name, s.name]
         names[1 - self._seat] = ev.peer_name
         self.names = (names[0], names[1])
-        hooks.notify(
+        ctx.notify(
             {
                 "event": "handshake",
                 "peer_name": ev.peer_name,
@@ -161,6 +148,6 @@ class HandshakeDriver:
                 "turn_limit": s.turn_limit,
             }
         )
-        if not hooks.admit(ev):
+        if not self._admit(ev):
             return
-        hooks.save_record()
+        ctx.save_record()

@@ -13,45 +13,33 @@ which also answers pings and counts pings, pongs and chats against
 
 The heartbeat owns the time of the last message (:attr:`Heartbeat.last_rx`),
 its ping count and the flood budget; it sees the session and the current
-connection through :class:`HeartbeatHooks` and acts through them (write a
+connection through :class:`LinkContext` and acts through them (write a
 ping, warn, drop the connection, fail the match), never through the link.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import trio
 
-from p2pkoikoi.engine import KoiKoiError
-from p2pkoikoi.session import ChatReceived, Ping, Pong, Session, State, WaitingFor
+from p2pkoikoi.session import ChatReceived, Ping, Pong, State, WaitingFor
 from p2pkoikoi.transport.errors import PeerFloodError, PeerSilentError, PeerTimeoutError
-from p2pkoikoi.transport.limits import CHATTER_BURST, CHATTER_RATE, ChatterBudget, Timeouts
-from p2pkoikoi.transport.link.connection import Connection
-from p2pkoikoi.transport.link.pulse import Pulse
-
-
-@dataclass(frozen=True)
-class HeartbeatHooks:
-    """What the heartbeat reads and does on its link."""
-
-    session: Callable[[], Session]  # the current session (a reconnect replaces it)
-    connection: Callable[[], Connection]  # the current connection
-    paused: Callable[[], bool]  # nothing is read meanwhile (the host's key question)
-    write: Callable[[bytes], None]
-    status: Callable[[str], None]  # a line for the table
-    drop: Callable[[KoiKoiError], None]  # the connection is lost
-    fail: Callable[[KoiKoiError], None]  # the match ends
+from p2pkoikoi.transport.limits import CHATTER_BURST, CHATTER_RATE, ChatterBudget
+from p2pkoikoi.transport.link.context import LinkContext
 
 
 class Heartbeat:
     """The heartbeat of a link: at most one task runs at a time (:attr:`on`)."""
 
-    def __init__(self, timeouts: Timeouts, pulse: Pulse, hooks: HeartbeatHooks) -> None:
-        self._timeouts = timeouts
-        self._pulse = pulse
-        self._hooks = hooks
+    def __init__(
+        self, ctx: LinkContext, *, paused: Callable[[], bool], status: Callable[[str], None]
+    ) -> None:
+        self._timeouts = ctx.timeouts
+        self._pulse = ctx.pulse
+        self._ctx = ctx
+        self._paused = paused  # nothing is read meanwhile (the host's key question)
+        self._status = status  # a line for the table
         self.on = False  # a heartbeat task runs
         self._ping_no = 0
         self._chatter = ChatterBudget(trio.current_time())
@@ -60,22 +48,22 @@ class Heartbeat:
     def received(self, ev: object) -> bool:
         """A message arrived: the peer is alive; pings, pongs and chats are counted
         (False: a flood, the link failed) and a ping answered."""
-        hooks = self._hooks
+        ctx = self._ctx
         # a message, not a byte, proves the peer alive: a frame trickled a byte
         # at a time never completes, and the silence bound ends it (slowloris)
         self.last_rx = trio.current_time()
         if not isinstance(ev, Ping | Pong | ChatReceived):
             return True
         if not self._chatter.take(trio.current_time()):
-            hooks.fail(
+            ctx.fail(
                 PeerFloodError(
                     f"the other player sent more than {CHATTER_BURST} pings or chats at once "
                     f"(a flood; at most {CHATTER_RATE:g} a second are allowed): connection closed"
                 )
             )
             return False
-        if isinstance(ev, Ping) and not hooks.connection().blocked:
-            hooks.write(hooks.session().send(Pong(ev.nonce)))
+        if isinstance(ev, Ping) and not ctx.connection().blocked:
+            ctx.write(ctx.session().send(Pong(ev.nonce)))
         return True
 
     async def run(self) -> None:
@@ -87,14 +75,14 @@ class Heartbeat:
             self.on = False
 
     async def _loop(self) -> None:
-        hooks = self._hooks
+        ctx = self._ctx
         t = self._timeouts
         tick = min(t.ping_interval, t.silence_warn / 2, t.silence_fail / 4, t.handshake / 4)
         warned = False
         owed: tuple[int, float] | None = None  # (seq, since when) a hidden-deal move is owed
-        while not self._pulse.is_stopped and not hooks.connection().lost.is_set():
+        while not self._pulse.is_stopped and not ctx.connection().lost.is_set():
             await trio.sleep(tick)
-            s = hooks.session()
+            s = ctx.session()
             now = trio.current_time()
             if s.state in (State.DONE, State.CLOSED, State.ERROR):
                 return
@@ -108,23 +96,23 @@ class Heartbeat:
                         f" for {t.handshake:g}s after move {s.seq}"
                     )
                     s.peer_withheld(why)  # the peer's forfeit, in the record
-                    hooks.fail(PeerTimeoutError(f"{why}: it forfeits the match"))
+                    ctx.fail(PeerTimeoutError(f"{why}: it forfeits the match"))
                     return
             else:
                 owed = None
-            conn = hooks.connection()
+            conn = ctx.connection()
             if (
                 s.state is not State.HELLO
                 and now - conn.last_tx >= t.ping_interval
                 and not conn.blocked
             ):
                 self._ping_no += 1
-                hooks.write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
-            if hooks.paused():  # nothing is read while the host's person answers
+                ctx.write(s.send(Ping(self._ping_no.to_bytes(8, "big"))))
+            if self._paused():  # nothing is read while the host's person answers
                 self.last_rx = now
             silent = now - self.last_rx
             if silent >= t.silence_fail:
-                hooks.drop(
+                ctx.drop(
                     PeerSilentError(
                         f"the other player has been silent for {silent:.0f}s: "
                         "the connection is lost, the match ends unfinished"
@@ -133,7 +121,7 @@ class Heartbeat:
                 return
             if silent >= t.silence_warn and not warned:
                 warned = True
-                hooks.status(f"opponent silent for {silent:.0f}s")
+                self._status(f"opponent silent for {silent:.0f}s")
             elif warned and silent < t.silence_warn:
                 warned = False
-                hooks.status("the opponent is back")
+                self._status("the opponent is back")

@@ -10,31 +10,27 @@ is processed: the joiner's acceptance waits in the session's buffer, so no
 commitment leaves and nobody sees a card.
 
 The question owns whether it is asking (:attr:`KeyQuestion.asking`) and
-whether it asked; it reads the session and acts through :class:`KeyHooks`.
+whether it asked; it reads the session and acts through :class:`LinkContext`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
 
 import trio
 
-from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import (
     Goodbye,
     HandshakeComplete,
     ProtocolError,
     Role,
-    Session,
     State,
     fingerprint,
 )
 from p2pkoikoi.transport.errors import ConfigError, IdentityChangedError
-from p2pkoikoi.transport.limits import KEY_QUESTION_SHARE, Timeouts
-from p2pkoikoi.transport.link.notes import Note
-from p2pkoikoi.transport.link.pulse import Pulse
+from p2pkoikoi.transport.limits import KEY_QUESTION_SHARE
+from p2pkoikoi.transport.link.context import LinkContext
 from p2pkoikoi.transport.store.identity import KnownPeers, PeerCheck, PeerStatus
 
 
@@ -47,18 +43,6 @@ def refused_identity(role: Role) -> str:
     )
 
 
-@dataclass(frozen=True)
-class KeyHooks:
-    """What the key question reads and does on its link."""
-
-    session: Callable[[], Session]
-    nursery: Callable[[], trio.Nursery | None]  # where the question is asked
-    write: Callable[[bytes], None]
-    fail: Callable[[KoiKoiError], None]
-    notify: Callable[[Note], None]
-    resume: Callable[[], None]  # answered yes: what arrived meanwhile is processed now
-
-
 class KeyQuestion:
     """The known-peers check of one link (``known=None``: nobody is checked)."""
 
@@ -66,13 +50,14 @@ class KeyQuestion:
         self,
         known: KnownPeers | None,
         role: Role,
-        timeouts: Timeouts,
-        pulse: Pulse,
-        hooks: KeyHooks,
+        ctx: LinkContext,
+        *,
+        resume: Callable[[], None],
     ) -> None:
-        self._timeouts = timeouts
-        self._pulse = pulse
-        self._hooks = hooks
+        self._timeouts = ctx.timeouts
+        self._pulse = ctx.pulse
+        self._ctx = ctx
+        self._resume = resume  # answered yes: what arrived meanwhile is processed now
         self._known = known
         #: the host asks about a changed key: nothing is processed meanwhile
         self.asking = False
@@ -94,14 +79,14 @@ class KeyQuestion:
             self._refuse(check)
             return True
         self.asking = True
-        nursery = self._hooks.nursery()
+        nursery = self._ctx.nursery()
         assert nursery is not None
         nursery.start_soon(self._ask, check)
         return True
 
     def _question(self) -> PeerCheck | None:
         """The host's question about a changed key, asked once, before the deal."""
-        s = self._hooks.session()
+        s = self._ctx.session()
         known = self._known
         if s.state is not State.RULES or s.peer_name is None or s.peer_key is None:
             return None  # not yet: asked once the joiner's auth has verified
@@ -112,9 +97,9 @@ class KeyQuestion:
         return check if check.status is PeerStatus.CHANGED else None
 
     async def _ask(self, check: PeerCheck) -> None:
-        hooks = self._hooks
+        ctx = self._ctx
         known = self._known
-        rules = hooks.session().rules
+        rules = ctx.session().rules
         assert known is not None and known.ask is not None and rules is not None
         ok = False
         # the joiner waits for our commitment a handshake step at most: answer before
@@ -124,8 +109,8 @@ class KeyQuestion:
             return
         if not ok:
             with suppress(ProtocolError):
-                hooks.write(hooks.session().send(Goodbye()))
-            hooks.fail(
+                ctx.write(ctx.session().send(Goodbye()))
+            ctx.fail(
                 IdentityChangedError(
                     f"{check.warning}: you did not accept the new key, so the match does "
                     "not start (no card was dealt)"
@@ -135,15 +120,15 @@ class KeyQuestion:
         with suppress(ConfigError):
             known.remember(check.name, check.fingerprint)
         self.asking = False
-        hooks.resume()  # what arrived meanwhile is processed now
+        self._resume()  # what arrived meanwhile is processed now
 
     def _refuse(self, check: PeerCheck) -> None:
         """A headless host refuses a changed key: before the commitment, so this is no
         forfeit; the joiner reads why (an abort with the reason, not "left")."""
-        hooks = self._hooks
+        ctx = self._ctx
         with suppress(ProtocolError):
-            hooks.write(hooks.session().send(Goodbye(refused_identity(Role.HOST))))
-        hooks.fail(
+            ctx.write(ctx.session().send(Goodbye(refused_identity(Role.HOST))))
+        ctx.fail(
             IdentityChangedError(
                 f"{check.warning}: not playing (if they really have a new key, play again "
                 "with --accept-new-key)"
@@ -154,24 +139,24 @@ class KeyQuestion:
         """The handshake named the other player: admit it (False: the link failed)."""
         if self._known is None:
             return True
-        hooks = self._hooks
+        ctx = self._ctx
         try:
             check = self._known.admit(ev.peer_name, ev.peer_fingerprint)
         except IdentityChangedError as exc:  # before the deal: nobody has seen a card
             with suppress(ProtocolError):
-                s = hooks.session()
-                hooks.write(s.send(Goodbye(refused_identity(s.role))))
-            hooks.fail(exc)
+                s = ctx.session()
+                ctx.write(s.send(Goodbye(refused_identity(s.role))))
+            ctx.fail(exc)
             return False
         except ConfigError as exc:  # known_peers cannot be written: play on, say so
-            hooks.notify({"event": "warning", "text": str(exc)})
+            ctx.notify({"event": "warning", "text": str(exc)})
         else:
             if check.warning:
-                hooks.notify({"event": "warning", "text": check.warning})
+                ctx.notify({"event": "warning", "text": check.warning})
             elif check.status is PeerStatus.NEW:
                 # a name never seen: its fingerprint beside it, so a look-alike of a
                 # friend's name shows a fingerprint that is not the friend's
-                hooks.notify(
+                ctx.notify(
                     {
                         "event": "new_peer",
                         "peer_name": check.name,

@@ -22,34 +22,33 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 
 import trio
 
 from p2pkoikoi.session import LocalProtocolError, Session
 from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.transport.errors import TransportError, raise_single
-from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.handshake import DecideRules, accept_decision
 from p2pkoikoi.transport.link.network import NetworkLink
 from p2pkoikoi.transport.link.notes import Notify, nop
 from p2pkoikoi.transport.link.reconnect import Reconnect
-from p2pkoikoi.transport.store.identity import KnownPeers
+from p2pkoikoi.transport.player import Player
 
 
 def open_link(
     stream: trio.abc.Stream | None,
     session: Session,
+    player: Player,
     *,
-    timeouts: Timeouts | None = None,
-    record_path: Path | None = None,
     notify: Notify | None = None,
     decide_rules: DecideRules | None = None,
-    known_peers: KnownPeers | None = None,
     reconnect: Reconnect | None = None,
     early: Sequence[SessionEvent] = (),
 ) -> AbstractAsyncContextManager[NetworkLink]:
     """Run ``session`` over ``stream``; yields the link once the match has started.
+
+    ``player`` says where the record goes, the time bounds and the known peers
+    (its identity and name are the session's already).
 
     ``early`` are events already pulled from ``session`` (the joiner's dialer
     runs the first steps of the handshake itself): they are handled first.
@@ -67,11 +66,9 @@ def open_link(
         NetworkLink,
         stream,
         session,
-        timeouts=timeouts or Timeouts(),
-        record_path=record_path,
+        player,
         notify=notify or nop,
         decide_rules=decide_rules or accept_decision,
-        known_peers=known_peers,
         reconnect=reconnect,
         early=early,
     )

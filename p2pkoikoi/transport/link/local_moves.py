@@ -23,25 +23,21 @@ is missing.
 :class:`LocalMoves` owns no state of its own (the match's is in the
 ``MatchRun``); it steps the link's :class:`~p2pkoikoi.transport.link.turn_clock.TurnClock`,
 feeds its :class:`~p2pkoikoi.transport.link.table_feed.TableFeed` and acts through
-:class:`MoveHooks`.
+:class:`LinkContext`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
 
 import trio
 
 from p2pkoikoi.engine import Action, IllegalActionError, KoiKoiError
-from p2pkoikoi.session import LocalProtocolError, Resign, SendAction, SendChat, Session, State
+from p2pkoikoi.session import LocalProtocolError, Resign, SendAction, SendChat, State
 from p2pkoikoi.session.records.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import PeerTimeoutError
-from p2pkoikoi.transport.limits import Timeouts
+from p2pkoikoi.transport.link.context import LinkContext
 from p2pkoikoi.transport.link.contract import Update
-from p2pkoikoi.transport.link.match_run import MatchRun
-from p2pkoikoi.transport.link.pulse import Pulse
 from p2pkoikoi.transport.link.table_feed import TableFeed
 from p2pkoikoi.transport.link.turn_clock import TurnClock
 
@@ -50,61 +46,44 @@ from p2pkoikoi.transport.link.turn_clock import TurnClock
 LEAVE_OFF_TURN = 3.0
 
 
-@dataclass(frozen=True)
-class MoveHooks:
-    """What our moves read and do on their link."""
-
-    session: Callable[[], Session]  # the current session (a reconnect replaces it)
-    run: Callable[[], MatchRun]  # the current match's state (a rematch makes a new one)
-    error: Callable[[], KoiKoiError | None]  # why the link failed, if it did
-    online: Callable[[], bool]  # not reconnecting
-    nursery: Callable[[], trio.Nursery | None]  # where the final-signature wait runs
-    write: Callable[[bytes], None]  # to the current connection, in order
-    save_record: Callable[[], None]
-    fail: Callable[[KoiKoiError], None]
-
-
 class LocalMoves:
     """Our moves, chat, resignation (now or on our turn) and leaving, and what follows."""
 
     def __init__(
         self,
-        seat: int,
-        timeouts: Timeouts,
-        pulse: Pulse,
+        ctx: LinkContext,
         clock: TurnClock,
         feed: TableFeed,
-        hooks: MoveHooks,
     ) -> None:
-        self._seat = seat
-        self._timeouts = timeouts
-        self._pulse = pulse
+        self._seat = ctx.seat
+        self._timeouts = ctx.timeouts
+        self._pulse = ctx.pulse
         self._clock = clock
         self._feed = feed
-        self._hooks = hooks
+        self._ctx = ctx
 
     async def act(self, action: Action) -> None:
         """See :meth:`NetworkLink.act`."""
         self.check_alive()
         await self._wait_online()
         try:
-            data = self._hooks.session().send(SendAction(action))
+            data = self._ctx.session().send(SendAction(action))
         except LocalProtocolError as exc:
             raise IllegalActionError(str(exc)) from None
         self.after_local(data)
 
     async def chat(self, text: str) -> None:
         """See :meth:`NetworkLink.chat`."""
-        hooks = self._hooks
+        ctx = self._ctx
         self.check_alive()
-        if not hooks.online():
+        if not ctx.online():
             raise IllegalActionError("not connected: reconnecting to the other player")
         try:
-            data = hooks.session().send(SendChat(text))
+            data = ctx.session().send(SendChat(text))
         except LocalProtocolError as exc:
             raise IllegalActionError(str(exc)) from None
-        hooks.write(data)
-        s = hooks.session()
+        ctx.write(data)
+        s = ctx.session()
         if s.match is not None:
             own = Update(
                 "chat", self._feed.view, text=text.strip(), sender=s.name, actor=self._seat
@@ -113,26 +92,26 @@ class LocalMoves:
 
     async def resign(self, reason: str = "") -> None:
         """See :meth:`NetworkLink.resign`."""
-        hooks = self._hooks
+        ctx = self._ctx
         self.check_alive()
         await self._wait_online()
         if reason:
-            hooks.run().forfeit_reason = reason
-        s = hooks.session()
+            ctx.run().forfeit_reason = reason
+        s = ctx.session()
         m = s.match
         if m is None or m.is_over:
             return
         if m.to_act != self._seat and s.is_hidden:
-            hooks.run().resign_pending = reason or "resigned"
+            ctx.run().resign_pending = reason or "resigned"
             self._feed.status("you will resign when your turn comes", push=True)
             return
         self.after_local(s.send(Resign()))
 
     async def leave(self) -> None:
         """See :meth:`NetworkLink.leave`."""
-        hooks = self._hooks
-        s = hooks.session()
-        if hooks.error() is not None or self._pulse.is_stopped or s.match is None:
+        ctx = self._ctx
+        s = ctx.session()
+        if ctx.error() is not None or self._pulse.is_stopped or s.match is None:
             return
         if not s.match.is_over:
             with suppress(KoiKoiError):
@@ -145,7 +124,7 @@ class LocalMoves:
             while s.state is State.PLAY and not self._pulse.is_stopped:
                 await self._pulse.changed()
         if s.state is State.PLAY:
-            hooks.run().resign_pending = None
+            ctx.run().resign_pending = None
         with trio.move_on_after(2 * self._timeouts.handshake):
             while s.state is State.FINISH and not self._pulse.is_stopped:
                 await self._pulse.changed()
@@ -156,11 +135,11 @@ class LocalMoves:
                 "you left the table on the other player's turn: the resignation was not sent"
                 " (the other player's program counts your leaving as your forfeit)"
             )
-        hooks.save_record()
+        ctx.save_record()
 
     def check_alive(self) -> None:
         """Raise the link's error, or say it is closed, once it stopped."""
-        error = self._hooks.error()
+        error = self._ctx.error()
         if error is not None:
             raise error
         if self._pulse.is_stopped:
@@ -168,27 +147,27 @@ class LocalMoves:
 
     def after_local(self, data: bytes) -> None:
         """Our move (or resignation): recorded, sent, shown, then the step."""
-        hooks = self._hooks
-        hooks.save_record()  # our move is in the record before any byte of it leaves
-        hooks.write(data)
-        events = hooks.session().last_local_events
+        ctx = self._ctx
+        ctx.save_record()  # our move is in the record before any byte of it leaves
+        ctx.write(data)
+        events = ctx.session().last_local_events
         self._feed.push_state(events, self._seat)
         self.step()
 
     async def _wait_online(self) -> None:
         """While reconnecting, local moves wait (they go to the resumed session)."""
-        while not self._hooks.online() and not self._pulse.is_stopped:
+        while not self._ctx.online() and not self._pulse.is_stopped:
             await self._pulse.changed()
         self.check_alive()
 
     def step(self) -> None:
         """After any change of turn: the turn clock, a pending resignation, the
         final-signature wait."""
-        hooks = self._hooks
-        s = hooks.session()
+        ctx = self._ctx
+        s = ctx.session()
         m = s.match
         self._clock.step()
-        run = hooks.run()
+        run = ctx.run()
         if (
             run.resign_pending is not None
             and s.state is State.PLAY
@@ -198,23 +177,23 @@ class LocalMoves:
             run.resign_pending = None
             self.after_local(s.send(Resign(TIME_FORFEIT if self._clock.timed_out else "")))
             return
-        nursery = hooks.nursery()
+        nursery = ctx.nursery()
         if s.state is State.FINISH and nursery is not None and not run.awaiting_final:
             run.awaiting_final = True
             nursery.start_soon(self._await_final)
 
     async def _await_final(self) -> None:
         """After the last action: the peer must sign the final transcript in time."""
-        hooks = self._hooks
+        ctx = self._ctx
         while True:
             with trio.move_on_after(self._timeouts.handshake) as cs:
-                while hooks.session().state is State.FINISH and not self._pulse.is_stopped:
+                while ctx.session().state is State.FINISH and not self._pulse.is_stopped:
                     await self._pulse.changed()
             if not cs.cancelled_caught or self._pulse.is_stopped:
                 return
-            if not hooks.online():
+            if not ctx.online():
                 continue  # the reconnect window bounds this wait
-            hooks.fail(
+            ctx.fail(
                 PeerTimeoutError(
                     f"the other player did not sign the result within "
                     f"{self._timeouts.handshake:g}s (the record is kept, unsigned by them)"

@@ -9,9 +9,11 @@ owns the link's state: the nursery, the :class:`~p2pkoikoi.transport.link.pulse.
 its parts wait on, the current :class:`~p2pkoikoi.transport.link.match_run.MatchRun`
 (one match's record, ``updates`` channel and result: a rematch makes a new
 one) and the records of the finished matches.  Every other job is a part with
-one lifetime and its own state, made here, that gets the pulse and a frozen
-``*Hooks`` of the few callables it uses (bound methods of the link), never the
-link itself; none imports this module (docs/architecture.md, "The link's
+one lifetime and its own state, made here, that gets the link's
+:class:`~p2pkoikoi.transport.link.context.LinkContext` (the seat, the time
+bounds, the pulse, the current session and match, write, fail, notify...) and,
+by name, the few sibling parts or callbacks only it uses, never the link
+itself; none imports this module (docs/architecture.md, "The link's
 shape", lists them): the :class:`~p2pkoikoi.transport.link.event_router.EventRouter`
 routes the session's events (the one place), the
 :class:`~p2pkoikoi.transport.link.supervisor.Supervisor` runs one
@@ -42,7 +44,6 @@ import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import trio
 
@@ -50,24 +51,24 @@ from p2pkoikoi.engine import Action, KoiKoiError, PlayerView, RuleSet
 from p2pkoikoi.session import MatchOver, Session
 from p2pkoikoi.session.events import Event as SessionEvent
 from p2pkoikoi.transport.errors import TransportError
-from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.link.connection import Connection, ConnectionHooks
+from p2pkoikoi.transport.link.connection import Connection
+from p2pkoikoi.transport.link.context import LinkContext
 from p2pkoikoi.transport.link.contract import Update
-from p2pkoikoi.transport.link.endings import Ending, EndingHooks
-from p2pkoikoi.transport.link.event_router import EventRouter, RouterHooks, RouterParts
-from p2pkoikoi.transport.link.handshake import DecideRules, HandshakeDriver, HandshakeHooks
-from p2pkoikoi.transport.link.heartbeat import Heartbeat, HeartbeatHooks
-from p2pkoikoi.transport.link.key_question import KeyHooks, KeyQuestion
-from p2pkoikoi.transport.link.local_moves import LocalMoves, MoveHooks
+from p2pkoikoi.transport.link.endings import Ending
+from p2pkoikoi.transport.link.event_router import EventRouter, RouterParts
+from p2pkoikoi.transport.link.handshake import DecideRules, HandshakeDriver
+from p2pkoikoi.transport.link.heartbeat import Heartbeat
+from p2pkoikoi.transport.link.key_question import KeyQuestion
+from p2pkoikoi.transport.link.local_moves import LocalMoves
 from p2pkoikoi.transport.link.match_run import MatchRun
-from p2pkoikoi.transport.link.notes import Note, Notify
+from p2pkoikoi.transport.link.notes import Notify
 from p2pkoikoi.transport.link.pulse import Pulse
 from p2pkoikoi.transport.link.reconnect import Reconnect
-from p2pkoikoi.transport.link.rematch import RematchDriver, RematchHooks
-from p2pkoikoi.transport.link.supervisor import Supervisor, SupervisorHooks
+from p2pkoikoi.transport.link.rematch import RematchDriver
+from p2pkoikoi.transport.link.supervisor import Supervisor
 from p2pkoikoi.transport.link.table_feed import TableFeed
-from p2pkoikoi.transport.link.turn_clock import ClockHooks, TurnClock
-from p2pkoikoi.transport.store.identity import KnownPeers
+from p2pkoikoi.transport.link.turn_clock import TurnClock
+from p2pkoikoi.transport.player import Player
 from p2pkoikoi.transport.store.records import RecordKeeper, next_match_path
 
 
@@ -79,224 +80,103 @@ class NetworkLink:
     """
 
     seat: int
+    # the parts, named before they are made (the context's callables read them late)
+    _supervisor: Supervisor
+    _handshake: HandshakeDriver
+    _ending: Ending
+    _router: EventRouter
+    _moves: LocalMoves
 
     def __init__(
         self,
         stream: trio.abc.Stream | None,
         session: Session,
+        player: Player,
         *,
-        timeouts: Timeouts,
-        record_path: Path | None,
         notify: Notify,
         decide_rules: DecideRules,
-        known_peers: KnownPeers | None,
         reconnect: Reconnect | None = None,
         early: Sequence[SessionEvent] = (),
     ) -> None:
-        self.timeouts = timeouts
-        self._run = MatchRun(RecordKeeper(record_path))  # this match's state
-        self._notify = notify
+        self.timeouts = player.timeouts
         self.seat = session.our_seat
-        self._pulse = Pulse()  # "something changed" and "stopped", for every part
-        self._feed = TableFeed(  # the updates and notes, for the table
-            self.seat, self._current_session, lambda: self._run, self._note, self._pulse
-        )
-        self._ending = Ending(  # the error; what a failure, a drop or a leaving does
-            self.seat,
-            timeouts,
-            self._pulse,
-            self._feed,
-            EndingHooks(
-                session=self._current_session,
-                run=lambda: self._run,
-                names=lambda: self.names,
-                connection=lambda: self._conn,
-                can_reconnect=lambda: self._supervisor.reconnect is not None,
-                lose=lambda exc: self._supervisor.lose(exc),
-                flush=self._flush,
-                write=self._write,
-                save_record=self._save_record,
-                nursery=lambda: self._nursery,
-            ),
-        )
-        fail = self._ending.fail
+        self._run = MatchRun(RecordKeeper(player.record_path))  # this match's state
         self._nursery: trio.Nursery | None = None
         #: the records of this connection's finished matches, oldest first
         self.finished_records: list[Path] = []
-        # the jobs this link composes, one lifetime each (see their modules); each
-        # gets the pulse and the few callables it uses, never the link
-        pulse = self._pulse
-        session_of = self._current_session
-        nursery = self._get_nursery
-        conn_hooks = ConnectionHooks(
-            process=self._process,
-            drop=self._ending.drop,
-            fail=fail,
-            resumable=self._ending.resumable,
-            online=self._is_online,
+        # what every part reads and reports through, never the link (see link/context.py)
+        ctx = LinkContext(
+            seat=self.seat,
+            timeouts=player.timeouts,
+            pulse=Pulse(),
+            notify=notify,
+            session=lambda: self._supervisor.session,
+            run=lambda: self._run,
+            connection=lambda: self._supervisor.conn,
+            nursery=lambda: self._nursery,
+            online=lambda: self._supervisor.online,
+            names=lambda: self._handshake.names,
+            error=lambda: self._ending.error,
+            write=self._write,
+            flush=self._flush,
+            save_record=self._save_record,
+            save_lazy=functools.partial(self._save_record, lazy=True),
+            process=lambda: self._router.process(),
+            drop=lambda exc: self._ending.drop(exc),
+            resumable=lambda: self._ending.resumable(),
+            fail=lambda exc: self._ending.fail(exc),
         )
-        self._keys = KeyQuestion(
-            known_peers,
-            session.role,
-            timeouts,
-            pulse,
-            KeyHooks(
-                session=session_of,
-                nursery=nursery,
-                write=self._write,
-                fail=fail,
-                notify=self._note,
-                resume=self._key_answered,
-            ),
+        self._pulse = ctx.pulse
+        # the jobs this link composes, one lifetime each (see their modules)
+        self._feed = feed = TableFeed(  # the updates and notes, for the table
+            self.seat, ctx.session, ctx.run, notify, ctx.pulse
         )
-        self._heartbeat = Heartbeat(
-            timeouts,
-            pulse,
-            HeartbeatHooks(
-                session=session_of,
-                connection=lambda: self._conn,
-                paused=self._key_asking,
-                write=self._write,
-                status=self._feed.status,
-                drop=self._ending.drop,
-                fail=fail,
-            ),
+        self._ending = ending = Ending(  # the error; what a failure, a drop or a leaving does
+            ctx,
+            feed,
+            can_reconnect=lambda: self._supervisor.reconnect is not None,
+            lose=lambda exc: self._supervisor.lose(exc),
         )
-        self._supervisor = Supervisor(
+        self._keys = keys = KeyQuestion(
+            player.known_peers, session.role, ctx, resume=self._key_answered
+        )
+        self._heartbeat = heartbeat = Heartbeat(ctx, paused=lambda: keys.asking, status=feed.status)
+        self._supervisor = supervisor = Supervisor(
             stream,
             session,
             reconnect,
-            timeouts=timeouts,
-            pulse=pulse,
-            heartbeat=self._heartbeat,
-            hooks=SupervisorHooks(
-                connection=conn_hooks,
-                flush=self._flush,
-                resumed=self._resumed,
-                announce=self._feed.announce,
-                notify=self._note,
-                fail=fail,
-                record_path=lambda: self.record_path,
-                write_sidecar=self._write_sidecar,
-                linger=self._ending.linger,
-            ),
+            ctx,
+            heartbeat=heartbeat,
+            resumed=lambda: self._router.resumed(),
+            announce=feed.announce,
+            linger=ending.linger,
         )
-        self._clock = TurnClock(
-            self.seat,
-            timeouts,
-            pulse,
-            ClockHooks(
-                session=session_of,
-                online=self._is_online,
-                nursery=nursery,
-                peer_name=self._peer_name,
-                notify=self._note,
-                announce=self._feed.announce,
-                forfeit=self._set_forfeit_reason,
-                after_local=lambda data: self._moves.after_local(data),
-                resign_later=self._resign_later,
-                flush=self._flush,
-                fail=fail,
-            ),
+        self._clock = clock = TurnClock(
+            ctx, announce=feed.announce, after_local=lambda data: self._moves.after_local(data)
         )
-        self._handshake = HandshakeDriver(
-            session,
-            decide_rules,
-            timeouts,
-            pulse,
-            HandshakeHooks(
-                session=session_of,
-                started=lambda: self._run.started.is_set(),
-                error=lambda: self.error,
-                nursery=nursery,
-                write=self._write,
-                process=self._process,
-                fail=fail,
-                notify=self._note,
-                admit=self._keys.admit,
-                save_record=self._save_record,
-            ),
-        )
-        self._moves = LocalMoves(
-            self.seat,
-            timeouts,
-            pulse,
-            self._clock,
-            self._feed,
-            MoveHooks(
-                session=session_of,
-                run=lambda: self._run,
-                error=lambda: self.error,
-                online=self._is_online,
-                nursery=nursery,
-                write=self._write,
-                save_record=self._save_record,
-                fail=fail,
-            ),
-        )
-        self._rematch = RematchDriver(
-            pulse,
-            RematchHooks(
-                session=session_of,
-                check_alive=self._moves.check_alive,
-                write=self._write,
-                process=self._process,
-                handshake=self._handshake.run,
-                begin_match=self._begin_match,
-                notify=self._note,
-            ),
+        self._handshake = handshake = HandshakeDriver(session, decide_rules, ctx, admit=keys.admit)
+        self._moves = moves = LocalMoves(ctx, clock, feed)
+        self._rematch = rematch = RematchDriver(
+            ctx,
+            check_alive=moves.check_alive,
+            handshake=handshake.run,
+            begin_match=self._begin_match,
         )
         self._router = EventRouter(
-            self.seat,
-            pulse,
-            RouterParts(self._feed, self._keys, self._heartbeat, self._handshake, self._rematch),
-            RouterHooks(
-                session=session_of,
-                run=lambda: self._run,
-                save_record=self._save_record,
-                save_lazy=functools.partial(self._save_record, lazy=True),
-                flush=self._flush,
-                started=self._supervisor.started,
-                after_step=self._moves.step,
-                left=self._ending.left,
-                stop=self._ending.stop,
-                notify=self._note,
-            ),
-            early,
+            ctx,
+            RouterParts(feed, keys, heartbeat, handshake, rematch),
+            started=supervisor.started,
+            after_step=moves.step,
+            left=ending.left,
+            stop=ending.stop,
+            early=early,
         )
 
-    # ------------------------------------------------------------------ what the parts read
-    def _current_session(self) -> Session:
-        return self._supervisor.session
-
-    def _get_nursery(self) -> trio.Nursery | None:
-        return self._nursery
-
+    # ------------------------------------------------------------------ what the parts are given
     @property
     def _conn(self) -> Connection:
         """The current connection (a reconnect replaces it)."""
         return self._supervisor.conn
-
-    def _is_online(self) -> bool:
-        return self._supervisor.online
-
-    def _key_asking(self) -> bool:
-        return self._keys.asking
-
-    def _peer_name(self) -> str:
-        return self.names[1 - self.seat]
-
-    def _note(self, note: Note) -> None:
-        self._notify(note)
-
-    def _set_forfeit_reason(self, reason: str) -> None:
-        self._run.forfeit_reason = reason
-
-    def _resign_later(self, reason: str) -> None:
-        self._run.resign_pending = reason
-
-    def _write_sidecar(self, sidecar: dict[str, Any]) -> None:
-        self._run.records.write_sidecar(sidecar)
 
     def _key_answered(self) -> None:
         """The host's person accepted the new key: what arrived meanwhile is processed."""
@@ -314,10 +194,6 @@ class NetworkLink:
         conn_nursery = self._supervisor.conn_nursery
         if conn_nursery is not None and not self._heartbeat.on:
             conn_nursery.start_soon(self._heartbeat.run)
-
-    def _resumed(self) -> None:
-        """A new connection resumed the match (the supervisor's hook)."""
-        self._router.resumed()
 
     def _process(self) -> None:
         """Handle what the session received (:meth:`EventRouter.process`)."""
@@ -380,7 +256,7 @@ class NetworkLink:
     @property
     def online(self) -> bool:
         """A connection is up (False while reconnecting: moves wait for it)."""
-        return self._is_online()
+        return self._supervisor.online
 
     @property
     def finished(self) -> bool:

@@ -9,7 +9,7 @@ commit-reveal then runs under the handshake deadlines, as the first match's did.
 
 The rematch owns the offer state (:attr:`RematchDriver.offered`,
 :attr:`RematchDriver.declined`); it reads the session and acts through
-:class:`RematchHooks`, and waits on the link's :class:`Pulse`.
+:class:`LinkContext`, and waits on the link's :class:`Pulse`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import math
 import secrets
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from dataclasses import dataclass
 
 import trio
 
@@ -30,41 +29,36 @@ from p2pkoikoi.session import (
     RematchDeclined,
     RematchOffered,
     RematchStarted,
-    Session,
     State,
 )
-from p2pkoikoi.transport.link.notes import Note
-from p2pkoikoi.transport.link.pulse import Pulse
-
-
-@dataclass(frozen=True)
-class RematchHooks:
-    """What a rematch reads and does on its link."""
-
-    session: Callable[[], Session]  # the current session (a reconnect replaces it)
-    check_alive: Callable[[], None]  # raises once the link failed or stopped
-    write: Callable[[bytes], None]
-    process: Callable[[], None]  # handle what the session received
-    handshake: Callable[[], Awaitable[None]]  # the next match's commit-reveal
-    begin_match: Callable[[int], None]  # a fresh MatchRun for match number n
-    notify: Callable[[Note], None]
+from p2pkoikoi.transport.link.context import LinkContext
 
 
 class RematchDriver:
     """The rematch state of one link: an offer not answered yet, the last refusal."""
 
-    def __init__(self, pulse: Pulse, hooks: RematchHooks) -> None:
-        self._pulse = pulse
-        self._hooks = hooks
+    def __init__(
+        self,
+        ctx: LinkContext,
+        *,
+        check_alive: Callable[[], None],
+        handshake: Callable[[], Awaitable[None]],
+        begin_match: Callable[[int], None],
+    ) -> None:
+        self._pulse = ctx.pulse
+        self._ctx = ctx
+        self._check_alive = check_alive  # raises once the link failed or stopped
+        self._handshake = handshake  # the next match's commit-reveal
+        self._begin_match = begin_match  # a fresh MatchRun for match number n
         #: the other player offers a rematch we have not answered yet
         self.offered = False
         self.declined: str | None = None  # why the other player declined our offer
 
     async def play_again(self, *, timeout: float = math.inf) -> bool:
         """See :meth:`NetworkLink.play_again`."""
-        hooks = self._hooks
-        hooks.check_alive()
-        s = hooks.session()
+        ctx = self._ctx
+        self._check_alive()
+        s = ctx.session()
         if s.state is not State.DONE:
             raise IllegalActionError("a rematch can be offered once both players signed the result")
         number = s.match_number
@@ -74,14 +68,14 @@ class RematchDriver:
         except LocalProtocolError as exc:
             raise IllegalActionError(str(exc)) from None
         self.offered = False
-        hooks.write(data)
-        hooks.process()  # an offer already received: the new match starts at once
+        ctx.write(data)
+        ctx.process()  # an offer already received: the new match starts at once
         with trio.move_on_after(timeout):
             while s.match_number == number and self.declined is None and not self._pulse.is_stopped:
                 await self._pulse.changed()
         if s.match_number == number:
             return False
-        await hooks.handshake()
+        await self._handshake()
         return True
 
     async def wait_offer(self) -> bool:
@@ -96,11 +90,11 @@ class RematchDriver:
             return
         self.offered = False
         with suppress(LocalProtocolError):
-            self._hooks.write(self._hooks.session().send(DeclineRematch(reason or "not this time")))
+            self._ctx.write(self._ctx.session().send(DeclineRematch(reason or "not this time")))
 
     def on_offered(self, ev: RematchOffered) -> None:
         self.offered = True
-        self._hooks.notify(
+        self._ctx.notify(
             {
                 "event": "rematch_offered",
                 "match": ev.match_number,
@@ -110,7 +104,7 @@ class RematchDriver:
 
     def on_declined(self, ev: RematchDeclined) -> None:
         self.declined = ev.reason
-        self._hooks.notify(
+        self._ctx.notify(
             {
                 "event": "rematch_declined",
                 "reason": ev.reason,
@@ -122,8 +116,8 @@ class RematchDriver:
         """Both want another match: a new record file, a new ``updates`` channel, the
         per-match state made afresh; the commit-reveal runs next (:meth:`play_again`)."""
         self.offered = False
-        self._hooks.begin_match(ev.match_number)
-        self._hooks.notify(
+        self._begin_match(ev.match_number)
+        self._ctx.notify(
             {
                 "event": "rematch",
                 "match": ev.match_number,

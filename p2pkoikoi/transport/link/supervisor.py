@@ -19,42 +19,23 @@ current :class:`Connection` and :class:`Session` (a resume replaces both),
 whether we are online, why the last connection was lost, how many reconnects
 there were, and the nursery of the current connection's tasks.  It runs the
 link's :class:`~p2pkoikoi.transport.link.heartbeat.Heartbeat` per connection and
-tells the link what happened through :class:`SupervisorHooks`.
+tells the link what happened through :class:`LinkContext`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import trio
 
 from p2pkoikoi.engine import KoiKoiError
 from p2pkoikoi.session import ResumeError, Session
 from p2pkoikoi.transport.errors import PeerSilentError
-from p2pkoikoi.transport.limits import Timeouts
-from p2pkoikoi.transport.link.connection import Connection, ConnectionHooks, close_gracefully
+from p2pkoikoi.transport.link.connection import Connection, close_gracefully
+from p2pkoikoi.transport.link.context import LinkContext
 from p2pkoikoi.transport.link.heartbeat import Heartbeat
-from p2pkoikoi.transport.link.notes import Note, Notify
-from p2pkoikoi.transport.link.pulse import Pulse
+from p2pkoikoi.transport.link.notes import Note
 from p2pkoikoi.transport.link.reconnect import Reconnect, reaccept, redial
-
-
-@dataclass(frozen=True)
-class SupervisorHooks:
-    """What the supervisor tells its link, and asks of it."""
-
-    connection: ConnectionHooks  # handed to each new connection
-    flush: Callable[[], None]  # send what the session queued (our hello)
-    resumed: Callable[[], None]  # a new connection resumed the match
-    announce: Callable[[Note], None]  # a note, and its text on the status line
-    notify: Notify
-    fail: Callable[[KoiKoiError], None]
-    record_path: Callable[[], Path | None]
-    write_sidecar: Callable[[dict[str, Any]], None]  # raises OSError
-    linger: Callable[[], float]  # how long a connection that ends waits for the peer's end
 
 
 class Supervisor:
@@ -65,19 +46,23 @@ class Supervisor:
         stream: trio.abc.Stream | None,
         session: Session,
         reconnect: Reconnect | None,
+        ctx: LinkContext,
         *,
-        timeouts: Timeouts,
-        pulse: Pulse,
         heartbeat: Heartbeat,
-        hooks: SupervisorHooks,
+        resumed: Callable[[], None],
+        announce: Callable[[Note], None],
+        linger: Callable[[], float],
     ) -> None:
         self.reconnect = reconnect
-        self._timeouts = timeouts
-        self._pulse = pulse
+        self._timeouts = ctx.timeouts
+        self._pulse = ctx.pulse
         self._heartbeat = heartbeat
-        self._hooks = hooks
+        self._ctx = ctx
+        self._resumed = resumed  # a new connection resumed the match
+        self._announce = announce  # a note, and its text on the status line
+        self._linger = linger  # how long a connection that ends waits for the peer's end
         self.session = session
-        self.conn = Connection(stream, session, pulse, hooks.connection)  # the current stream
+        self.conn = Connection(stream, session, ctx)  # the current stream
         self.online = True  # a connection is up (false while reconnecting)
         self.lost_error: KoiKoiError | None = None
         self.reconnects = 0
@@ -99,9 +84,9 @@ class Supervisor:
             rc.hidden_secret = s.hidden_secret
             rc.sidecar["hidden_secret"] = s.hidden_secret.hex()
         try:
-            self._hooks.write_sidecar(rc.sidecar)
+            self._ctx.run().records.write_sidecar(rc.sidecar)
         except OSError as exc:
-            self._hooks.notify({"event": "warning", "text": f"cannot write the resume file: {exc}"})
+            self._ctx.notify({"event": "warning", "text": f"cannot write the resume file: {exc}"})
 
     def started(self) -> None:
         """The match started: keep its resume secret for a reconnect, and on disk."""
@@ -125,16 +110,16 @@ class Supervisor:
 
     async def _run_connection(self, stream: trio.abc.Stream) -> None:
         """Reader, writer and heartbeat of one connection; returns when it is lost."""
-        self.conn = conn = Connection(stream, self.session, self._pulse, self._hooks.connection)
+        self.conn = conn = Connection(stream, self.session, self._ctx)
         self._heartbeat.last_rx = conn.last_tx
         try:
             async with trio.open_nursery() as nursery:
                 self.conn_nursery = nursery
                 nursery.start_soon(conn.writer)
-                self._hooks.flush()  # our hello, through the writer like everything else
+                self._ctx.flush()  # our hello, through the writer like everything else
                 if self.reconnects:
                     self.online = True
-                    self._hooks.resumed()
+                    self._resumed()
                 nursery.start_soon(conn.reader)
                 nursery.start_soon(self._heartbeat.run)
                 await conn.lost.wait()
@@ -143,7 +128,7 @@ class Supervisor:
             if conn.lost.is_set():  # broken or given up: nothing more to deliver
                 await trio.aclose_forcefully(stream)
             else:  # the link ended: what we sent last must still arrive
-                await close_gracefully(stream, self._hooks.linger())
+                await close_gracefully(stream, self._linger())
 
     def _note_reconnecting(
         self, attempt: int, lost: KoiKoiError | None, last: list[str] | None = None
@@ -156,11 +141,11 @@ class Supervisor:
             note["reason"] = str(lost)
         if last:
             note["last_error"] = last[-1]
-        self._hooks.announce(note)
+        self._announce(note)
 
     async def _reconnect_loop(self, lost: KoiKoiError | None) -> trio.abc.Stream | None:
         """A new connection to the same opponent within the reconnect window, or fail."""
-        hooks = self._hooks
+        ctx = self._ctx
         rc = self.reconnect
         assert rc is not None
         window = self._timeouts.reconnect_window
@@ -187,19 +172,19 @@ class Supervisor:
                         self._timeouts,
                         lambda attempt: self._note_reconnecting(attempt, lost),
                         last,
-                        hooks.notify,
+                        ctx.notify,
                     )
         except ResumeError as exc:  # another player or another match: hopeless
-            hooks.fail(exc)
+            ctx.fail(exc)
             return None
         if got is None:
             why = f" ({lost})" if lost is not None else ""
             tail = f"; last attempt: {last[-1]}" if last else ""
-            hooks.fail(
+            ctx.fail(
                 PeerSilentError(
                     f"the connection was lost{why} and the other player did not come "
                     f"back within {window:g}s{tail}; the match is unfinished: continue it "
-                    f"later with: p2pkoikoi resume {hooks.record_path() or 'RECORD'}"
+                    f"later with: p2pkoikoi resume {ctx.run().records.path or 'RECORD'}"
                 )
             )
             return None

@@ -23,7 +23,7 @@ clock keeps running, so leaving on one's own turn is never longer than the
 turn limit.
 
 The clock owns what it times (``seq``, ``since``, ``wake``, ``timed_out``);
-it reads the session and acts on the link through :class:`ClockHooks`.
+it reads the session and acts on the link through :class:`LinkContext`.
 """
 
 from __future__ import annotations
@@ -31,44 +31,33 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
 
 import trio
 
-from p2pkoikoi.engine import KoiKoiError
-from p2pkoikoi.session import LocalProtocolError, Resign, Session, State
+from p2pkoikoi.session import LocalProtocolError, Resign, State
 from p2pkoikoi.session.records.record import TIME_FORFEIT
 from p2pkoikoi.transport.errors import TurnTimeoutError
-from p2pkoikoi.transport.limits import Timeouts, turn_warning
+from p2pkoikoi.transport.limits import turn_warning
+from p2pkoikoi.transport.link.context import LinkContext
 from p2pkoikoi.transport.link.notes import Note
-from p2pkoikoi.transport.link.pulse import Pulse
-
-
-@dataclass(frozen=True)
-class ClockHooks:
-    """What the turn clock reads and does on its link."""
-
-    session: Callable[[], Session]  # the current session (a reconnect replaces it)
-    online: Callable[[], bool]  # not reconnecting
-    nursery: Callable[[], trio.Nursery | None]  # where the clock task runs
-    peer_name: Callable[[], str]
-    notify: Callable[[Note], None]  # a note only
-    announce: Callable[[Note], None]  # a note, and its text on the status line
-    forfeit: Callable[[str], None]  # why the match ends by time
-    after_local: Callable[[bytes], None]  # our resignation, sent
-    resign_later: Callable[[str], None]  # our resignation, once our turn comes
-    flush: Callable[[], None]  # send what the session queued
-    fail: Callable[[KoiKoiError], None]
 
 
 class TurnClock:
     """The turn limit's clock of one link: which decision is timed, since when."""
 
-    def __init__(self, seat: int, timeouts: Timeouts, pulse: Pulse, hooks: ClockHooks) -> None:
-        self._seat = seat
-        self._timeouts = timeouts
-        self._pulse = pulse
-        self._hooks = hooks
+    def __init__(
+        self,
+        ctx: LinkContext,
+        *,
+        announce: Callable[[Note], None],
+        after_local: Callable[[bytes], None],
+    ) -> None:
+        self._seat = ctx.seat
+        self._timeouts = ctx.timeouts
+        self._pulse = ctx.pulse
+        self._ctx = ctx
+        self._announce = announce  # a note, and its text on the status line
+        self._after_local = after_local  # our resignation, sent
         self.seq = -1  # the seq whose next decision is being timed
         self.since = 0.0  # since when (trio's clock)
         self._changed = trio.Event()  # set when a new decision starts
@@ -84,21 +73,21 @@ class TurnClock:
 
     def step(self) -> None:
         """After a change of turn: a new decision starts its clock (not on a resume)."""
-        s = self._hooks.session()
+        s = self._ctx.session()
         if not s.turn_limit or s.seq == self.seq:
             return
         self.seq, self.since = s.seq, trio.current_time()
         limit = float(s.turn_limit)
         if s.state is not State.PLAY or (self.since + limit - turn_warning(limit) < self.wake):
             self._changed.set()
-        nursery = self._hooks.nursery()
+        nursery = self._ctx.nursery()
         if not self._running and nursery is not None:
             self._running = True
             nursery.start_soon(self.run)
 
     def deadline(self) -> float:
         """When our own decision must be made (trio's clock; inf: no limit or not our turn)."""
-        s = self._hooks.session()
+        s = self._ctx.session()
         m = s.match
         if not s.turn_limit or m is None or m.is_over or m.to_act != self._seat:
             return math.inf
@@ -106,14 +95,14 @@ class TurnClock:
 
     async def run(self) -> None:
         """The clock task: warnings, our time-out, the other player's forfeit by time."""
-        hooks = self._hooks
-        limit = float(hooks.session().turn_limit)
+        ctx = self._ctx
+        limit = float(ctx.session().turn_limit)
         warn_before = turn_warning(limit)
         told: tuple[int, int] = (-1, -1)  # (seq, seconds left) last announced
         while not self._pulse.is_stopped:
-            s = hooks.session()
+            s = ctx.session()
             m = s.match
-            away = not hooks.online() and s.state is State.CLOSED  # it said bye: gone
+            away = not ctx.online() and s.state is State.CLOSED  # it said bye: gone
             if (s.state is not State.PLAY and not away) or m is None or m.is_over:
                 self._running = False
                 return
@@ -160,33 +149,33 @@ class TurnClock:
         text = f"{left}s left to act"
         if first:
             text = f"your time is running out: {text} ({limit:g}s per decision)"
-        self._hooks.announce({"event": "time_warning", "text": text, "seconds_left": left})
+        self._announce({"event": "time_warning", "text": text, "seconds_left": left})
 
     def _own_time_out(self, limit: float) -> None:
         """Our turn limit ran out: resign on our own behalf (now, or once reconnected)."""
-        hooks = self._hooks
+        ctx = self._ctx
         reason = f"your time ran out ({limit:g}s per decision)"
-        hooks.notify({"event": "time_out", "text": f"{reason}: you resign"})
-        hooks.forfeit(reason)
+        ctx.notify({"event": "time_out", "text": f"{reason}: you resign"})
+        ctx.run().forfeit_reason = reason
         self.timed_out = True
-        s = hooks.session()
+        s = ctx.session()
         m = s.match
-        if hooks.online() and m is not None and m.to_act == self._seat and not s.catching_up:
+        if ctx.online() and m is not None and m.to_act == self._seat and not s.catching_up:
             with suppress(LocalProtocolError):
-                hooks.after_local(s.send(Resign(TIME_FORFEIT)))
+                self._after_local(s.send(Resign(TIME_FORFEIT)))
                 return
-        hooks.resign_later(reason)
+        ctx.run().resign_pending = reason
 
     def _peer_time_out(self, limit: float) -> None:
         """The other player let its turn limit (and the grace) pass: its forfeit by time."""
-        hooks = self._hooks
+        ctx = self._ctx
         try:
-            hooks.session().claim_time_forfeit()
+            ctx.session().claim_time_forfeit()
         except LocalProtocolError:
             return
-        hooks.flush()  # the abort that tells the other program why
-        peer = hooks.peer_name()
-        hooks.fail(
+        ctx.flush()  # the abort that tells the other program why
+        peer = ctx.names()[1 - self._seat]
+        ctx.fail(
             TurnTimeoutError(
                 f"{peer} did not move within the turn limit ({limit:g}s per decision, plus "
                 f"{self._timeouts.turn_grace:g}s for latency): {peer} forfeits by time"

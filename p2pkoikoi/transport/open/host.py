@@ -18,16 +18,13 @@ import functools
 import math
 import os
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import trio
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from p2pkoikoi.engine import RuleSet
 from p2pkoikoi.engine.presets import closest_preset
 from p2pkoikoi.session import (
     Role,
@@ -42,14 +39,12 @@ from p2pkoikoi.session.codes.code import (
     encode_code,
 )
 from p2pkoikoi.session.codes.invite import SECRET_BYTES
-from p2pkoikoi.session.wire import DEFAULT_TURN_LIMIT
 from p2pkoikoi.transport.errors import PeerTimeoutError, raise_single
-from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.lifetime import open_link
 from p2pkoikoi.transport.link.network import NetworkLink
 from p2pkoikoi.transport.link.notes import Note, Notify, nop
 from p2pkoikoi.transport.link.reconnect import Reconnect, close_queued, session_entropy
-from p2pkoikoi.transport.lookup.dht import DhtClient, DhtConfig, open_dht
+from p2pkoikoi.transport.lookup.dht import DhtClient, open_dht
 from p2pkoikoi.transport.lookup.mdns import announce
 from p2pkoikoi.transport.lookup.rendezvous import (
     choose_number,
@@ -61,13 +56,13 @@ from p2pkoikoi.transport.nat.punch import HostUdp
 from p2pkoikoi.transport.nat.quic import QuicStream
 from p2pkoikoi.transport.nat.udp import UdpEndpoint, open_socket
 from p2pkoikoi.transport.open.addresses import (
-    DEFAULT_PORT,
     Candidate,
     is_local_only,
 )
 from p2pkoikoi.transport.open.gate import Admitted, CodeGuard, Gate, GateLimits
 from p2pkoikoi.transport.open.listener import hosting, listen
-from p2pkoikoi.transport.store.identity import KnownPeers
+from p2pkoikoi.transport.open.options import HostOptions
+from p2pkoikoi.transport.player import Player
 
 #: where ``host`` reads answers from (headless: stdin lines); None at the end
 AnswerSource = Callable[[], Awaitable[str | None]]
@@ -81,29 +76,18 @@ def new_code(number: int | None = None) -> ShortCode:
 
 @asynccontextmanager
 async def open_host(
+    player: Player,
+    options: HostOptions,
     *,
-    identity: Ed25519PrivateKey,
-    name: str,
-    rules: RuleSet,
-    port: int = DEFAULT_PORT,
-    bind: str | None = None,
-    advertise: str | None = None,
-    timeouts: Timeouts | None = None,
-    record_path: Path | None = None,
     notify: Notify | None = None,
-    known_peers: KnownPeers | None = None,
-    accept_timeout: float | None = None,
-    code: ShortCode | None | bool = True,
-    gate_limits: GateLimits | None = None,
-    port_mapping: bool = True,
-    announce: bool = True,
-    turn_limit: int = DEFAULT_TURN_LIMIT,
-    stun: Sequence[tuple[str, int]] = (),
-    udp: bool = True,
     answers: AnswerSource | None = None,
-    dht: DhtConfig | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Listen, announce the invite and code (a ``listening`` note), admit one player, play.
+
+    ``player`` is who hosts (:class:`~p2pkoikoi.transport.player.Player`: key,
+    name, record, time bounds, known peers); ``options`` how
+    (:class:`~p2pkoikoi.transport.open.options.HostOptions`: ``dht``, ``udp``,
+    ``stun``, ``port``, ``code``... below are its fields).
 
     With ``dht`` (and a code) the code also works across the internet: a fresh
     code's number is one no host announces on the DHT now, and while the host
@@ -139,16 +123,18 @@ async def open_host(
     may resume.
     """
     notify = notify or nop
-    listeners = await listen(port, bind)
+    o = options
+    code, bind = o.code, o.bind
+    listeners = await listen(o.port, bind)
     actual = int(listeners[0].socket.getsockname()[1])
     net = contextlib.AsyncExitStack()
     client: DhtClient | None = None
-    if dht is not None and code is not False and code is not None:
-        client = await net.enter_async_context(open_dht(dht))  # no await until `net` is on
+    if o.dht is not None and code is not False and code is not None:
+        client = await net.enter_async_context(open_dht(o.dht))  # no await until `net` is on
     short: ShortCode | None = code if isinstance(code, ShortCode) else None
     secret = os.urandom(SECRET_BYTES)
     ep: UdpEndpoint | None = None
-    if udp:
+    if o.udp:
         try:
             ep = UdpEndpoint(open_socket(actual, bind))
         except OSError as exc:  # the UDP port is taken: TCP only, as before
@@ -173,51 +159,37 @@ async def open_host(
 
                 async def gather_now() -> None:
                     assert ep is not None
-                    gathered.append(await gather(ep, stun))
+                    gathered.append(await gather(ep, o.stun))
                     done.set()
 
                 udp_nursery.start_soon(gather_now)
             else:
                 done.set()
             async with open_reachability(
-                actual, bind=bind, advertise=advertise, port_mapping=port_mapping
+                actual, bind=bind, advertise=o.advertise, port_mapping=o.port_mapping
             ) as (reach, candidates, waited):
                 await done.wait()
                 await picked.wait()
-                ad = None
-                if short is not None and announce:
-                    ad = LanAnnouncement(name, closest_preset(rules)[0], short.number)
                 host_udp = None
                 if ep is not None and gathered:
                     host_udp = HostUdp(ep, secret, gathered[0], notify)
                     host_udp.start(udp_nursery)
-                async with _hosting_match(
+                ready = _Ready(
                     listeners,
                     candidates,
-                    identity=identity,
-                    name=name,
-                    rules=rules,
-                    bind=bind,
-                    timeouts=timeouts,
-                    record_path=record_path,
-                    notify=notify,
-                    known_peers=known_peers,
-                    accept_timeout=accept_timeout,
+                    secret=secret,
                     short=short,
-                    gate_limits=gate_limits,
-                    announce_as=ad,
-                    turn_limit=turn_limit,
                     reachability={
                         **reach.to_event(),
                         "waited": round(waited, 3),
                         # no NAT on IPv6: reachable from the internet there unless a firewall says no
                         "ipv6": [str(c) for c in candidates if c.source == "ipv6"],
                     },
-                    secret=secret,
                     host_udp=host_udp,
-                    answers=answers,
-                    stun=stun,
                     dht=client,
+                )
+                async with _hosting_match(
+                    player, options, ready, notify=notify, answers=answers
                 ) as link:
                     yield link
             udp_nursery.cancel_scope.cancel()
@@ -241,32 +213,38 @@ class LanAnnouncement:
     number: int
 
 
+@dataclass(frozen=True)
+class _Ready:
+    """What :func:`open_host` found before it shows the invite: the listeners, the
+    candidate addresses, the invite's secret, the code, the reachability note, the
+    match socket's hole puncher and the DHT client."""
+
+    listeners: list[trio.SocketListener]
+    candidates: list[Candidate]
+    secret: bytes
+    short: ShortCode | None
+    reachability: Note
+    host_udp: HostUdp | None
+    dht: DhtClient | None
+
+
 @asynccontextmanager
 async def _hosting_match(
-    listeners: list[trio.SocketListener],
-    candidates: list[Candidate],
+    player: Player,
+    options: HostOptions,
+    ready: _Ready,
     *,
-    identity: Ed25519PrivateKey,
-    name: str,
-    rules: RuleSet,
-    bind: str | None,
-    timeouts: Timeouts | None,
-    record_path: Path | None,
     notify: Notify,
-    known_peers: KnownPeers | None,
-    accept_timeout: float | None,
-    short: ShortCode | None,
-    gate_limits: GateLimits | None,
-    announce_as: LanAnnouncement | None,
-    turn_limit: int,
-    reachability: Note,
-    secret: bytes,
-    host_udp: HostUdp | None = None,
-    answers: AnswerSource | None = None,
-    stun: Sequence[tuple[str, int]] = (),
-    dht: DhtClient | None = None,
+    answers: AnswerSource | None,
 ) -> AsyncIterator[NetworkLink]:
     """:func:`open_host` once the candidates are known: the invite, then one player."""
+    listeners, candidates, secret, short = (
+        ready.listeners,
+        ready.candidates,
+        ready.secret,
+        ready.short,
+    )
+    host_udp, dht, timeouts = ready.host_udp, ready.dht, player.timeouts
     actual = candidates[0].port
     room = 8 - len(candidates)
     reflexive = list(host_udp.gathered.reflexive[:room]) if host_udp is not None else []
@@ -284,31 +262,30 @@ async def _hosting_match(
         note["udp"] = [c.display for c in reflexive]
         note["nat"] = host_udp.gathered.nat
     notify(note)
-    notify(reachability)
+    notify(ready.reachability)
     if host_udp is not None and host_udp.gathered.nat == "d":
         notify({"event": "warning", "nat": "symmetric", "text": symmetric_text()})
-    sidecar = {"role": "host", "invite": invite, "port": actual, "bind": bind}
-    rc = Reconnect(identity=identity, sidecar=sidecar, wanted=True)
-    limit = math.inf if accept_timeout is None else accept_timeout
+    sidecar = {"role": "host", "invite": invite, "port": actual, "bind": options.bind}
+    rc = Reconnect(identity=player.identity, sidecar=sidecar, wanted=True)
+    limit = math.inf if options.accept_timeout is None else options.accept_timeout
 
     def make_session(code_now: ShortCode | None, invite_secret: bytes = secret) -> Session:
         """The host's side of one connection: the invite's secret (or a punched
         path's own), and the short code while it is the one guessed."""
         return Session(
             Role.HOST,
-            identity_key=identity,
+            identity_key=player.identity,
             invite_secret=invite_secret,
-            name=name,
+            name=player.name,
             entropy=session_entropy(),
-            rules=rules,
+            rules=options.rules,
             code=code_now,
-            turn_limit=turn_limit,
+            turn_limit=options.turn_limit,
         )
 
+    gate_limits = options.gate_limits
     if gate_limits is None:  # a stranger gets at most the handshake step's time
-        gate_limits = GateLimits(
-            deadline=min(GateLimits.deadline, (timeouts or Timeouts()).handshake)
-        )
+        gate_limits = GateLimits(deadline=min(GateLimits.deadline, timeouts.handshake))
 
     def session_for(stream: trio.abc.Stream) -> Session | None:
         special = host_udp.secret_for(stream) if host_udp is not None else None
@@ -336,13 +313,13 @@ async def _hosting_match(
 
             host_udp.spawn(read_answers)
         g = host_udp.gathered
-        if g.seen and stun:  # keep the reflexive mapping alive, notice a change
+        if g.seen and options.stun:  # keep the reflexive mapping alive, notice a change
             keeper = Keeper(host_udp.ep, g.seen[0][0], g.seen[0][1])
             host_udp.spawn(keeper.run, notify)
     local = [c.address for c in candidates if c.source in ("lan", "ipv6", "bind")]
     local = [a for a in local if not is_local_only(a)]
-    if announce_as is not None and local:  # bound to loopback: nobody else could come
-        ad = announce_as
+    if short is not None and options.announce and local:  # on loopback: nobody else could come
+        ad = LanAnnouncement(player.name, closest_preset(options.rules)[0], short.number)
         await lan.enter_async_context(
             announce(name=ad.name, rules=ad.rules, number=ad.number, port=actual, addresses=local)
         )
@@ -365,12 +342,6 @@ async def _hosting_match(
         if admitted is None:
             raise PeerTimeoutError(f"nobody joined within {limit:g}s")
         async with open_link(
-            admitted.stream,
-            admitted.session,
-            timeouts=timeouts,
-            record_path=record_path,
-            notify=notify,
-            known_peers=known_peers,
-            reconnect=rc,
+            admitted.stream, admitted.session, player, notify=notify, reconnect=rc
         ) as link:
             yield link

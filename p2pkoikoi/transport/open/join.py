@@ -14,15 +14,14 @@ redials the address that worked first (or re-punches the UDP path) after a drop.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+import dataclasses
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any
 
 import trio
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from p2pkoikoi.engine import RuleSet
 from p2pkoikoi.session import (
     Invite,
     Role,
@@ -40,7 +39,6 @@ from p2pkoikoi.transport.link.lifetime import open_link
 from p2pkoikoi.transport.link.network import NetworkLink
 from p2pkoikoi.transport.link.notes import Notify, nop
 from p2pkoikoi.transport.link.reconnect import Reconnect, session_entropy
-from p2pkoikoi.transport.lookup.dht import DhtConfig
 from p2pkoikoi.transport.lookup.find import answer_back, find_host_of
 from p2pkoikoi.transport.lookup.rendezvous import (
     Found,
@@ -60,34 +58,27 @@ from p2pkoikoi.transport.open.dialer import (
     dial_any,
     dial_authenticated,
 )
+from p2pkoikoi.transport.open.options import JoinOptions
 from p2pkoikoi.transport.open.race import AllAttemptsFailed
-from p2pkoikoi.transport.store.identity import KnownPeers
-
-#: how long a joiner that showed its answer waits for the host to use it
-ANSWER_WAIT: Final = 600.0
+from p2pkoikoi.transport.player import Player
 
 
 @asynccontextmanager
 async def open_join(
     invite: str | Invite | ShortCode,
+    player: Player,
+    options: JoinOptions | None = None,
     *,
-    address: Address | None = None,
-    identity: Ed25519PrivateKey,
-    name: str,
-    expected_rules: RuleSet | None = None,
-    decide_rules: DecideRules | None = None,
-    timeouts: Timeouts | None = None,
-    record_path: Path | None = None,
     notify: Notify | None = None,
-    known_peers: KnownPeers | None = None,
-    stun: Sequence[tuple[str, int]] = (),
-    udp: bool = True,
-    answer_wait: float = ANSWER_WAIT,
-    screen: bool = False,
-    min_turn_limit: int = 0,
-    dht: DhtConfig | None = None,
+    decide_rules: DecideRules | None = None,
 ) -> AsyncIterator[NetworkLink]:
     """Connect to the host named by ``invite`` and play.
+
+    ``player`` is who joins (:class:`~p2pkoikoi.transport.player.Player`);
+    ``options`` how (:class:`~p2pkoikoi.transport.open.options.JoinOptions`:
+    ``udp``, ``stun``, ``answer_wait``, ``screen``, ``address``... below are its
+    fields; None: the defaults).  ``decide_rules`` is asked about the host's rules
+    when ``options.expected_rules`` is None.
 
     With an invite (and ``udp``) the joiner also punches a UDP path
     (:class:`~p2pkoikoi.transport.nat.punch.JoinerUdp`): it checks the host's UDP
@@ -120,35 +111,20 @@ async def open_join(
     shown, goes back the same way.  A given ``address`` is tried instead of
     looking (a code) or first (an invite).
     """
+    options = options or JoinOptions()
     async with contextlib.AsyncExitStack() as dht_stack:
         notify = notify or nop
         address_list: list[Candidate] = []
-        found_by_dht = False  # an invite from the DHT is screened like one from a person
-        if isinstance(invite, ShortCode) and address is None:
-            found = await find_host_of(invite, notify, dht, dht_stack)
-            if isinstance(found, Found):
-                found_by_dht = True
+        if isinstance(invite, ShortCode) and options.address is None:
+            found = await find_host_of(invite, notify, options.dht, dht_stack)
+            if isinstance(found, Found):  # an invite from the DHT is screened like a person's
+                options = dataclasses.replace(options, screen=True)
                 invite = decode_invite(found.invite)
                 notify = await answer_back(found, notify, dht_stack)
             else:
                 address_list = found
         async with _open_join(
-            invite,
-            address=address,
-            listed=address_list,
-            identity=identity,
-            name=name,
-            expected_rules=expected_rules,
-            decide_rules=decide_rules,
-            timeouts=timeouts,
-            record_path=record_path,
-            notify=notify,
-            known_peers=known_peers,
-            stun=stun,
-            udp=udp,
-            answer_wait=answer_wait,
-            screen=screen or found_by_dht,
-            min_turn_limit=min_turn_limit,
+            invite, player, options, listed=address_list, notify=notify, decide_rules=decide_rules
         ) as link:
             yield link
 
@@ -156,24 +132,15 @@ async def open_join(
 @asynccontextmanager
 async def _open_join(
     invite: str | Invite | ShortCode,
+    player: Player,
+    options: JoinOptions,
     *,
-    address: Address | None,
     listed: list[Candidate],
-    identity: Ed25519PrivateKey,
-    name: str,
-    expected_rules: RuleSet | None,
-    decide_rules: DecideRules | None,
-    timeouts: Timeouts | None,
-    record_path: Path | None,
     notify: Notify,
-    known_peers: KnownPeers | None,
-    stun: Sequence[tuple[str, int]],
-    udp: bool,
-    answer_wait: float,
-    screen: bool,
-    min_turn_limit: int,
+    decide_rules: DecideRules | None,
 ) -> AsyncIterator[NetworkLink]:
     """:func:`open_join` once a code has been looked up (``listed``: its hosts here)."""
+    address = options.address
     given = [Candidate(address.host, address.port, "given")] if address is not None else []
     if isinstance(invite, ShortCode):
         code = invite
@@ -185,7 +152,7 @@ async def _open_join(
         inv = decode_invite(invite) if isinstance(invite, str) else invite
         code, secret, resume_as = None, inv.secret, str(inv)
         listed = [Candidate(a.host, a.port, "invite") for a in inv.addresses]
-        if screen:  # loopback or link-local: this machine's own services
+        if options.screen:  # loopback or link-local: this machine's own services
             listed, warnings = screen_invite(listed)
             for text in warnings:
                 notify({"event": "warning", "text": text})
@@ -196,13 +163,13 @@ async def _open_join(
         invite's secret or the code; a punched path with its answered secret)."""
         return Session(
             Role.JOINER,
-            identity_key=identity,
+            identity_key=player.identity,
             invite_secret=invite_secret,
             code=code,
-            name=name,
+            name=player.name,
             entropy=session_entropy(),
-            expected_rules=expected_rules,
-            min_turn_limit=min_turn_limit,
+            expected_rules=options.expected_rules,
+            min_turn_limit=options.min_turn_limit,
         )
 
     def session() -> Session:
@@ -212,9 +179,9 @@ async def _open_join(
         return lambda: joiner_session(special, None)
 
     punch: JoinerUdp | None = None
-    if udp and inv is not None:
+    if options.udp and inv is not None:
         try:
-            punch = JoinerUdp(UdpEndpoint(open_socket(0, None)), inv, stun, notify)
+            punch = JoinerUdp(UdpEndpoint(open_socket(0, None)), inv, options.stun, notify)
         except OSError:
             punch = None
     try:
@@ -224,48 +191,52 @@ async def _open_join(
                 stack.callback(punch.ep.close)
                 stack.callback(udp_nursery.cancel_scope.cancel)
                 await udp_nursery.start(punch.ep.run)
+            punched = None
+            if punch is not None:
+                punched = _Punched(punch, udp_session(punch.secret), options.answer_wait)
             async with _joining(
                 candidates,
                 session,
-                punch=punch,
-                udp_session=udp_session(punch.secret) if punch is not None else None,
-                answer_wait=answer_wait,
+                player,
+                punched=punched,
                 sidecar={
                     "role": "joiner",
                     **({"invite": resume_as} if resume_as else {}),
                     "address": str(Address(candidates[0].address, candidates[0].port)),
                     "addresses": [[c.address, c.port] for c in candidates],
                 },
-                identity=identity,
                 decide_rules=decide_rules,
-                timeouts=timeouts,
-                record_path=record_path,
                 notify=notify,
-                known_peers=known_peers,
             ) as link:
                 yield link
     except BaseExceptionGroup as group:  # the UDP side's nursery wraps the link's error
         raise_single(group)
 
 
+@dataclass(frozen=True)
+class _Punched:
+    """The UDP side of a join: the hole puncher, the session a punched path gets,
+    and how long a shown answer waits for the host."""
+
+    punch: JoinerUdp
+    session: Callable[[], Session]
+    answer_wait: float
+
+
 @asynccontextmanager
 async def _joining(
     candidates: list[Candidate],
     make_session: Callable[[], Session],
+    player: Player,
     *,
-    punch: JoinerUdp | None = None,
-    udp_session: Callable[[], Session] | None = None,
-    answer_wait: float = ANSWER_WAIT,
+    punched: _Punched | None,
     sidecar: dict[str, Any],
-    identity: Ed25519PrivateKey,
     decide_rules: DecideRules | None,
-    timeouts: Timeouts | None,
-    record_path: Path | None,
     notify: Notify,
-    known_peers: KnownPeers | None,
 ) -> AsyncIterator[NetworkLink]:
     """Race ``candidates`` to an authenticated host, then play over the winner."""
-    t = timeouts or Timeouts()
+    t = player.timeouts
+    punch = punched.punch if punched is not None else None
     first = candidates[0]
     notify(
         {
@@ -275,12 +246,12 @@ async def _joining(
             "addresses": [str(c) for c in candidates],
         }
     )
-    if punch is None or udp_session is None:
+    if punched is None:
         won = await dial_authenticated(
             candidates, make_session, connect=t.connect, handshake=t.handshake, stagger=t.stagger
         )
     else:
-        won = await _tcp_or_udp(candidates, make_session, punch, udp_session, t, answer_wait)
+        won = await _tcp_or_udp(candidates, make_session, punched, t)
     # redialing after a drop: the address that worked first, then the others
     order = [won.candidate] + [c for c in candidates if c != won.candidate]
 
@@ -289,15 +260,13 @@ async def _joining(
             return await punch.repunch((won.candidate.address, won.candidate.port), t.connect)
         return await dial_any(order, connect=t.connect)
 
-    rc = Reconnect(identity=identity, dial=dial, sidecar=sidecar)
+    rc = Reconnect(identity=player.identity, dial=dial, sidecar=sidecar)
     async with open_link(
         won.stream,
         won.session,
-        timeouts=t,
-        record_path=record_path,
+        player,
         notify=notify,
         decide_rules=decide_rules,
-        known_peers=known_peers,
         reconnect=rc,
         early=won.pending,
     ) as link:
@@ -311,16 +280,15 @@ def _all_refused(exc: AllAttemptsFailed[Any]) -> bool:
 async def _tcp_or_udp(
     candidates: list[Candidate],
     make_session: Callable[[], Session],
-    punch: JoinerUdp,
-    udp_session: Callable[[], Session],
+    punched: _Punched,
     t: Timeouts,
-    answer_wait: float,
 ) -> Authenticated:
     """The TCP race and the punched UDP paths at once: the first authenticated wins.
 
     A TCP race that fails leaves the UDP side running (with the answer shown),
     unless every address refused and the invite has no reflexive entry: then
     nobody is there, and the TCP line is the answer, as before."""
+    punch, udp_session, answer_wait = punched.punch, punched.session, punched.answer_wait
     won: list[Authenticated] = []
     tcp_failed: list[Exception] = []
     stop = trio.Event()

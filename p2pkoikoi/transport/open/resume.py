@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import trio
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2pkoikoi.session import (
     Role,
@@ -25,7 +23,6 @@ from p2pkoikoi.session import (
 from p2pkoikoi.session.codes.invite import decode_address
 from p2pkoikoi.session.records.record import Record
 from p2pkoikoi.transport.errors import ConfigError
-from p2pkoikoi.transport.limits import Timeouts
 from p2pkoikoi.transport.link.lifetime import open_link
 from p2pkoikoi.transport.link.network import NetworkLink
 from p2pkoikoi.transport.link.notes import Notify, nop
@@ -37,7 +34,7 @@ from p2pkoikoi.transport.open.dialer import (
     dial_any,
 )
 from p2pkoikoi.transport.open.listener import hosting, listen
-from p2pkoikoi.transport.store.identity import KnownPeers
+from p2pkoikoi.transport.player import Player
 from p2pkoikoi.transport.store.records import read_sidecar, sidecar_path
 
 
@@ -59,25 +56,23 @@ def _resume_addresses(side: dict[str, Any]) -> list[Candidate]:
 
 @asynccontextmanager
 async def open_resume(
-    record_path: Path,
-    record: Record,
-    *,
-    identity: Ed25519PrivateKey,
-    timeouts: Timeouts | None = None,
-    notify: Notify | None = None,
-    known_peers: KnownPeers | None = None,
+    record: Record, player: Player, *, notify: Notify | None = None
 ) -> AsyncIterator[NetworkLink]:
     """Continue the match of ``record`` after a crash (``p2pkoikoi resume``).
 
     ``record`` is :func:`~p2pkoikoi.transport.store.records.read_record` of
-    ``record_path``: after a crash usually a journal, maybe cut short; the link
-    starts a fresh journal there with everything ``record`` holds.
+    ``player.record_path`` (which must be given): after a crash usually a
+    journal, maybe cut short; the link starts a fresh journal there with
+    everything ``record`` holds.
 
     The resume file beside the record says who we were: a host listens on the
     same port again, a joiner dials the host; the opponent (in its own
     reconnect loop) must come back within ``timeouts.reconnect_window``.
     """
     notify = notify or nop
+    record_path, identity = player.record_path, player.identity
+    if record_path is None:
+        raise ConfigError("resuming needs the record file of the match")
     side = read_sidecar(record_path)
     role = Role(str(side["role"]))
     order = _resume_addresses(side)
@@ -99,22 +94,15 @@ async def open_resume(
         identity=identity, secret=resume_secret, sidecar=dict(side), hidden_secret=hidden
     )
     rc.sidecar = {k: v for k, v in side.items() if k not in ("format", "version")}
-    kw: dict[str, Any] = {
-        "timeouts": timeouts,
-        "record_path": record_path,
-        "notify": notify,
-        "known_peers": known_peers,
-        "reconnect": rc,
-    }
     first = order[0]
     if role is Role.JOINER:
 
         async def dial() -> trio.abc.Stream:
-            return await dial_any(order, connect=(timeouts or Timeouts()).connect)
+            return await dial_any(order, connect=player.timeouts.connect)
 
         rc.dial = dial
         notify({"event": "connecting", "host": first.address, "port": first.port})
-        async with open_link(None, session, **kw) as link:
+        async with open_link(None, session, player, notify=notify, reconnect=rc) as link:
             yield link
         return
     bind = side.get("bind")
@@ -123,5 +111,8 @@ async def open_resume(
     )
     actual = int(listeners[0].socket.getsockname()[1])
     notify({"event": "listening", "invite": side["invite"], "port": actual, "resume": True})
-    async with hosting(listeners, rc), open_link(None, session, **kw) as link:
+    async with (
+        hosting(listeners, rc),
+        open_link(None, session, player, notify=notify, reconnect=rc) as link,
+    ):
         yield link
